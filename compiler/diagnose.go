@@ -1,0 +1,393 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+)
+
+// translate turns CUE's evaluation errors into one Error per wrong field,
+// each saying what was expected and what was found.
+//
+// CUE reports a failed disjunction (a union, or a field with a default) as
+// one error per alternative; listing them all buries the point. Errors are
+// grouped by path and summarised: unknown fields first, then missing ones,
+// then value mismatches with every alternative the schema allowed.
+func (l *Loader) translate(file string, err error, data cue.Value, overrides []Override) Errors {
+	type group struct {
+		sels     []cue.Selector
+		path     string
+		pos      token.Pos
+		unknown  bool
+		missing  []string // names of required fields that are absent
+		expected []string
+		other    []string
+	}
+	var order []string
+	groups := map[string]*group{}
+	get := func(e cueerrors.Error) *group {
+		sels := selectorsOf(e.Path())
+		key := displayPath(sels)
+		g, ok := groups[key]
+		if !ok {
+			g = &group{sels: sels, path: key}
+			groups[key] = g
+			order = append(order, key)
+		}
+		for _, p := range e.InputPositions() {
+			if p.Filename() == file && !g.pos.IsValid() {
+				g.pos = p
+			}
+		}
+		return g
+	}
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		switch {
+		case strings.HasSuffix(format, "errors in empty disjunction:"):
+			get(e) // the per-alternative errors follow
+		case strings.HasPrefix(format, "field not allowed"):
+			get(e).unknown = true
+		case format == "required field missing: %s" && len(args) == 1:
+			g := get(e)
+			g.missing = append(g.missing, fmt.Sprint(args[0]))
+		case format == "field is required but not present":
+			g := get(e)
+			g.missing = append(g.missing, "")
+		case strings.HasPrefix(format, "undefined field"):
+			// #XTypes[x.type] with an unknown type: the type error says it.
+			g := get(e)
+			g.other = append(g.other, "")
+		case strings.HasPrefix(format, "conflicting values %s and %s") && len(args) >= 2:
+			g := get(e)
+			found := formatFound(data, g.sels)
+			a, b := fmt.Sprint(args[0]), fmt.Sprint(args[1])
+			switch found {
+			case a:
+				g.expected = append(g.expected, b)
+			case b:
+				g.expected = append(g.expected, a)
+			default:
+				g.expected = append(g.expected, a, b)
+			}
+		case format == "invalid value %v (out of bound %s)" && len(args) == 2:
+			g := get(e)
+			g.expected = append(g.expected, fmt.Sprint(args[1]))
+		case format == "invalid value %s (does not satisfy %s)" && len(args) == 2:
+			g := get(e)
+			g.expected = append(g.expected, fmt.Sprint(args[1]))
+		case strings.HasPrefix(format, "incomplete value"):
+			g := get(e)
+			g.missing = append(g.missing, "")
+		default:
+			g := get(e)
+			g.other = append(g.other, fmt.Sprintf(format, args...))
+		}
+	}
+
+	// A union whose chosen alternative has a wrong field also fails as a
+	// whole; the inner error is the one that says what to fix.
+	hasChild := func(key string) bool {
+		for _, k := range order {
+			if len(k) > len(key) && strings.HasPrefix(k, key) && (k[len(key)] == '.' || k[len(key)] == '[') {
+				return true
+			}
+		}
+		return false
+	}
+	var out Errors
+	for _, key := range order {
+		g := groups[key]
+		if len(g.expected) > 0 && hasChild(key) && !g.unknown && len(g.missing) == 0 {
+			continue
+		}
+		add := func(path string, sels []cue.Selector, msg string) {
+			pos := g.pos
+			if !pos.IsValid() {
+				pos = posOf(file, data, sels)
+			}
+			e := Error{File: file, Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg}
+			if !pos.IsValid() {
+				if o, ok := overrideFor(overrides, sels); ok {
+					e.File = "-O " + o.Text
+				}
+			}
+			out = append(out, e)
+		}
+		switch {
+		case g.unknown:
+			add(g.path, g.sels, unknownFieldMsg(l.recipe.Unify(data), g.sels))
+		case len(g.missing) > 0:
+			for _, m := range dedupe(g.missing) {
+				if m == "" {
+					add(g.path, g.sels, "missing required field")
+					continue
+				}
+				sels := append(slices.Clone(g.sels), cue.Str(m))
+				add(displayPath(sels), sels, "missing required field")
+			}
+		case len(g.expected) > 0:
+			exp := l.describeExpected(g.sels, dedupe(g.expected))
+			found := formatFound(data, g.sels)
+			var msg string
+			if len(exp) == 1 {
+				msg = "expected " + exp[0]
+			} else {
+				msg = "expected one of " + strings.Join(exp, ", ")
+			}
+			if found != "" {
+				msg += ", found " + found
+			}
+			add(g.path, g.sels, msg)
+		default:
+			var msgs []string
+			for _, m := range g.other {
+				if m != "" {
+					msgs = append(msgs, m)
+				}
+			}
+			if len(msgs) == 0 {
+				// Only the lookup of an unknown type failed; its type field
+				// has its own error unless it is the only one.
+				if _, typed := groups[displayPath(append(slices.Clone(g.sels), cue.Str("type")))]; typed {
+					continue
+				}
+				msgs = []string{"invalid value"}
+			}
+			add(g.path, g.sels, strings.Join(dedupe(msgs), "; "))
+		}
+	}
+	if len(out) == 0 {
+		out = Errors{{File: file, Msg: err.Error()}}
+	}
+	return out.sorted().truncated()
+}
+
+// selectorsOf maps an error path such as ["#Recipe" "benchmarks" "0" "name"]
+// to selectors on the user's data (the #Recipe root dropped).
+func selectorsOf(path []string) []cue.Selector {
+	if len(path) > 0 && path[0] == "#Recipe" {
+		path = path[1:]
+	}
+	sels := make([]cue.Selector, 0, len(path))
+	for _, p := range path {
+		if i, err := strconv.Atoi(p); err == nil && i >= 0 {
+			sels = append(sels, cue.Index(i))
+			continue
+		}
+		if uq, err := strconv.Unquote(p); err == nil {
+			p = uq
+		}
+		sels = append(sels, cue.Str(p))
+	}
+	return sels
+}
+
+// displayPath writes selectors the way users address fields:
+// benchmarks[2].solver.service.
+func displayPath(sels []cue.Selector) string {
+	var b strings.Builder
+	for _, s := range sels {
+		if s.Type() == cue.IndexLabel {
+			fmt.Fprintf(&b, "[%d]", s.Index())
+			continue
+		}
+		name := s.Unquoted()
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		if isPlainKey(name) {
+			b.WriteString(name)
+		} else {
+			b.WriteString(strconv.Quote(name))
+		}
+	}
+	return b.String()
+}
+
+func isPlainKey(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// formatFound prints the user's value at sels, briefly; "" if there is none.
+func formatFound(data cue.Value, sels []cue.Selector) string {
+	v := data.LookupPath(cue.MakePath(sels...))
+	if !v.Exists() {
+		return ""
+	}
+	switch v.IncompleteKind() {
+	case cue.StructKind:
+		return "a mapping"
+	case cue.ListKind:
+		return "a list"
+	}
+	s := fmt.Sprint(v)
+	if len(s) > 80 {
+		s = s[:77] + "…"
+	}
+	return s
+}
+
+// unknownFieldMsg names the unknown field and, when one is close, the field
+// the user probably meant.
+func unknownFieldMsg(v cue.Value, sels []cue.Selector) string {
+	if len(sels) == 0 {
+		return "unknown field"
+	}
+	name := sels[len(sels)-1].Unquoted()
+	parent := v.LookupPath(cue.MakePath(sels[:len(sels)-1]...))
+	var known []string
+	if it, err := parent.Fields(cue.Optional(true)); err == nil {
+		for it.Next() {
+			if f := it.Selector().Unquoted(); f != name {
+				known = append(known, f)
+			}
+		}
+	}
+	msg := fmt.Sprintf("unknown field %q", name)
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" {
+		return msg + fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	if len(known) > 0 && len(known) <= 30 {
+		slices.Sort(known)
+		return msg + "; expected one of: " + strings.Join(known, ", ")
+	}
+	return msg
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// describeExpected makes the alternatives CUE reports readable: a union's
+// type field lists every type the schema knows, an alternative subsumed by
+// another one (a default such as 1 beside >=1) is dropped, and regular
+// expressions are said in words where the schema uses well-known ones.
+func (l *Loader) describeExpected(sels []cue.Selector, exp []string) []string {
+	if types := l.unionTypes(sels); types != nil {
+		return types
+	}
+	vals := make([]cue.Value, len(exp))
+	for i, x := range exp {
+		vals[i] = l.ctx.CompileString(x)
+	}
+	var out []string
+	for i, x := range exp {
+		redundant := false
+		for j := range exp {
+			if i != j && vals[i].Err() == nil && vals[j].Err() == nil && vals[j].Subsume(vals[i]) == nil && vals[i].Subsume(vals[j]) != nil {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, describeConstraint(x))
+		}
+	}
+	return out
+}
+
+// unionTypes lists the values a union's `type` may take, from the schema.
+func (l *Loader) unionTypes(sels []cue.Selector) []string {
+	n := len(sels)
+	if n < 2 || sels[n-1].Unquoted() != "type" {
+		return nil
+	}
+	path := make([]string, n-1)
+	for i, s := range sels[:n-1] {
+		if s.Type() == cue.IndexLabel {
+			path[i] = "[]"
+		} else {
+			path[i] = s.Unquoted()
+		}
+	}
+	var def string
+	switch {
+	case len(path) == 2 && path[0] == "services":
+		def = "#ServiceTypes"
+	case len(path) == 2 && path[0] == "sandboxes", len(path) == 3 && path[0] == "benchmarks" && path[2] == "sandbox":
+		def = "#SandboxTypes"
+	case len(path) == 3 && path[0] == "benchmarks" && path[2] == "solver":
+		def = "#SolverTypes"
+	case len(path) == 5 && path[0] == "benchmarks" && path[3] == "metrics":
+		def = "#MetricTypes"
+	case len(path) == 1 && path[0] == "cluster":
+		def = "#ClusterTypes"
+	default:
+		return nil
+	}
+	it, err := l.schema.LookupPath(cue.ParsePath(def)).Fields()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for it.Next() {
+		out = append(out, strconv.Quote(it.Selector().Unquoted()))
+	}
+	return out
+}
+
+// describeConstraint says a schema constraint in words when it is one of
+// the regular expressions the schema uses, and leaves it as CUE otherwise.
+func describeConstraint(x string) string {
+	switch {
+	case strings.Contains(x, `\\$\\{[A-Za-z_]`):
+		return "a ${VAR} reference to an environment variable (secrets are passed by name, never written in a recipe)"
+	case strings.HasPrefix(x, `=~"^[A-Za-z_][A-Za-z0-9_]*$"`):
+		return "an environment variable name (letters, digits and _, not starting with a digit)"
+	case strings.HasPrefix(x, `=~"^https?://"`):
+		return "an http:// or https:// URL"
+	case strings.HasPrefix(x, `=~"^/"`):
+		return "a path starting with /"
+	case strings.HasPrefix(x, `=~"^[0-9]+(\\.[0-9]+)?[kKmMgGtT]`):
+		return "a size such as 512m or 4g"
+	case strings.HasPrefix(x, "=~"):
+		return "a string matching " + x[2:]
+	}
+	return x
+}

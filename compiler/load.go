@@ -1,0 +1,302 @@
+// Package compiler turns a recipe file into a validated recipe, its hashes, a
+// plan, and the job script that runs the plan: load → validate → canonicalize
+// → hash → plan → emit.
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	cuejson "cuelang.org/go/encoding/json"
+	cueyaml "cuelang.org/go/encoding/yaml"
+
+	schema "github.com/nel-eval/nel/cue"
+)
+
+// Limits that keep a hostile or mistaken input from turning into minutes of
+// evaluation. They are far above any real recipe.
+const (
+	MaxRecipeBytes = 8 << 20
+	MaxBenchmarks  = 1000
+	MaxServices    = 256
+)
+
+// Loader validates recipes against the embedded schema. A Loader is not safe
+// for concurrent use (cue.Context is not).
+type Loader struct {
+	ctx    *cue.Context
+	schema cue.Value // the whole schema file
+	recipe cue.Value // #Recipe
+}
+
+// NewLoader compiles the embedded schema.
+func NewLoader() (*Loader, error) {
+	ctx := cuecontext.New()
+	s := ctx.CompileString(schema.Source, cue.Filename(schema.Filename))
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("compile embedded schema: %w", err)
+	}
+	return &Loader{ctx: ctx, schema: s, recipe: s.LookupPath(cue.ParsePath("#Recipe"))}, nil
+}
+
+// Source is a validated recipe.
+type Source struct {
+	Path      string     // as given by the user
+	Dir       string     // directory relative paths in the recipe resolve against
+	Format    string     // "cue", "yaml" or "json"
+	Overrides []Override // applied before validation
+	Value     cue.Value  // the recipe unified with #Recipe: concrete, defaults filled
+	Recipe    *Recipe    // decoded from Value
+}
+
+// LoadFile reads and validates the recipe at path with the overrides applied.
+func (l *Loader) LoadFile(path string, overrides []Override) (*Source, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read recipe: %w", err)
+	}
+	if fi.IsDir() {
+		return nil, Errors{{File: path, Msg: "is a directory, expected a recipe file (.cue, .yaml, .yml or .json)"}}
+	}
+	if fi.Size() > MaxRecipeBytes {
+		return nil, Errors{{File: path, Msg: fmt.Sprintf("recipe is %d bytes, more than the %d a recipe may have", fi.Size(), MaxRecipeBytes)}}
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read recipe: %w", err)
+	}
+	return l.Load(path, src, overrides)
+}
+
+// Load validates recipe source text; path names it in errors and decides
+// the format by its extension.
+func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source, err error) {
+	// The CUE and YAML parsers are not written for hostile input; a panic
+	// deep inside them must still end as a positioned error, not a trace.
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, Errors{{File: path, Msg: fmt.Sprintf("cannot read recipe (parser failure: %v)", r)}}
+		}
+	}()
+	if len(src) > MaxRecipeBytes {
+		return nil, Errors{{File: path, Msg: fmt.Sprintf("recipe is %d bytes, more than the %d a recipe may have", len(src), MaxRecipeBytes)}}
+	}
+	format, err := formatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(src) || bytes.IndexByte(src, 0) >= 0 {
+		return nil, Errors{{File: path, Line: 1, Column: 1, Msg: "not a text file: expected UTF-8 " + format}}
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		return nil, Errors{{File: path, Msg: "recipe is empty: expected services and benchmarks"}}
+	}
+
+	data, err := l.parse(path, format, src, overrides)
+	if err != nil {
+		return nil, err
+	}
+	if err := data.Err(); err != nil {
+		return nil, l.translate(path, err, data, overrides)
+	}
+	if k := data.IncompleteKind(); k != cue.StructKind {
+		return nil, Errors{{File: path, Line: 1, Column: 1, Msg: fmt.Sprintf("expected a mapping with services and benchmarks, found %v", k)}}
+	}
+	if err := checkSizes(path, data); err != nil {
+		return nil, err
+	}
+
+	v := l.recipe.Unify(data)
+	if err := v.Validate(cue.Concrete(true), cue.Final(), cue.All()); err != nil {
+		return nil, l.translate(path, err, data, overrides)
+	}
+	r, err := decodeRecipe(v)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	s = &Source{
+		Path:      path,
+		Dir:       filepath.Dir(path),
+		Format:    format,
+		Overrides: overrides,
+		Value:     v,
+		Recipe:    r,
+	}
+	if errs := checkRules(s); len(errs) > 0 {
+		return nil, errs.sorted().truncated()
+	}
+	return s, nil
+}
+
+func formatOf(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".cue":
+		return "cue", nil
+	case ".yaml", ".yml":
+		return "yaml", nil
+	case ".json":
+		return "json", nil
+	}
+	return "", Errors{{File: path, Msg: "unknown recipe format: expected a .cue, .yaml, .yml or .json file"}}
+}
+
+// parse returns the recipe's data with the overrides applied. Values keep
+// their positions in the file so that errors can point at them.
+func (l *Loader) parse(path, format string, src []byte, overrides []Override) (cue.Value, error) {
+	var expr ast.Expr
+	switch format {
+	case "yaml":
+		f, err := cueyaml.Extract(path, src)
+		if err != nil {
+			return cue.Value{}, fromSyntaxError(path, err)
+		}
+		expr = fileExpr(f)
+	case "json":
+		x, err := cuejson.Extract(path, src)
+		if err != nil {
+			return cue.Value{}, fromSyntaxError(path, err)
+		}
+		expr = x
+	default:
+		v, err := l.parseCUE(path, src)
+		if err != nil || len(overrides) == 0 {
+			return v, err
+		}
+		// Overrides replace values, which CUE's unification cannot do:
+		// evaluate the user's CUE (references, comprehensions, hidden
+		// fields) down to data and edit that.
+		x, ok := v.Syntax(cue.Final(), cue.Docs(false), cue.Hidden(false), cue.Definitions(false)).(ast.Expr)
+		if !ok {
+			return cue.Value{}, Errors{{File: path, Line: 1, Column: 1, Msg: "expected a mapping with services and benchmarks"}}
+		}
+		expr = x
+	}
+	for _, o := range overrides {
+		var err error
+		if expr, err = o.apply(expr); err != nil {
+			return cue.Value{}, Errors{{File: path, Msg: err.Error()}}
+		}
+	}
+	return l.ctx.BuildExpr(expr, cue.Filename(path)), nil
+}
+
+func (l *Loader) parseCUE(path string, src []byte) (cue.Value, error) {
+	f, err := parser.ParseFile(path, src, parser.ParseComments)
+	if err != nil {
+		return cue.Value{}, fromSyntaxError(path, err)
+	}
+	for spec := range f.ImportSpecs() {
+		p := spec.Pos()
+		return cue.Value{}, Errors{{File: path, Line: p.Line(), Column: p.Column(), Msg: "imports are not supported in recipes: a recipe must be self-contained so its hash means one thing"}}
+	}
+	v := l.ctx.BuildFile(f)
+	if err := v.Err(); err != nil {
+		return cue.Value{}, l.translate(path, err, v, nil)
+	}
+	return v, nil
+}
+
+// fileExpr turns a data file (YAML or JSON extracted into CUE syntax) into
+// one struct expression.
+func fileExpr(f *ast.File) ast.Expr {
+	if len(f.Decls) == 1 {
+		if e, ok := f.Decls[0].(*ast.EmbedDecl); ok {
+			return e.Expr // a top-level list or scalar
+		}
+	}
+	return &ast.StructLit{Elts: f.Decls, Lbrace: f.Pos()}
+}
+
+// yamlErrRE matches the YAML decoder's plain errors: "file:line: message".
+var yamlErrRE = regexp.MustCompile(`^(?:yaml: )?(?:.*?):(\d+):(?:(\d+):)? (.*)$`)
+
+func fromSyntaxError(path string, err error) error {
+	var out Errors
+	for _, e := range cueerrors.Errors(err) {
+		p := e.Position()
+		msg := msgOf(e)
+		if !p.IsValid() {
+			if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
+				line, _ := strconv.Atoi(m[1])
+				col, _ := strconv.Atoi(m[2])
+				out = append(out, Error{File: path, Line: line, Column: max(col, 1), Msg: "invalid syntax: " + m[3]})
+				continue
+			}
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		out = append(out, Error{File: path, Line: p.Line(), Column: p.Column(), Msg: "invalid syntax: " + strings.TrimPrefix(msg, path+": ")})
+	}
+	if len(out) == 0 {
+		out = Errors{{File: path, Msg: err.Error()}}
+	}
+	return out.sorted().truncated()
+}
+
+func msgOf(e cueerrors.Error) string {
+	format, args := e.Msg()
+	return fmt.Sprintf(format, args...)
+}
+
+// checkSizes refuses recipes too large to be real before the schema spends
+// time on them.
+func checkSizes(path string, data cue.Value) error {
+	for _, c := range []struct {
+		field string
+		max   int
+	}{{"benchmarks", MaxBenchmarks}, {"services", MaxServices}} {
+		f := data.LookupPath(cue.MakePath(cue.Str(c.field)))
+		if !f.Exists() {
+			continue
+		}
+		n := 0
+		switch f.IncompleteKind() {
+		case cue.ListKind:
+			if it, err := f.List(); err == nil {
+				for it.Next() {
+					n++
+				}
+			}
+		case cue.StructKind:
+			if it, err := f.Fields(); err == nil {
+				for it.Next() {
+					n++
+				}
+			}
+		}
+		if n > c.max {
+			p := f.Pos()
+			return Errors{{File: path, Line: p.Line(), Column: p.Column(), Path: c.field,
+				Msg: fmt.Sprintf("expected at most %d entries, found %d", c.max, n)}}
+		}
+	}
+	return nil
+}
+
+// posOf finds where the value at path (or its nearest ancestor) was written
+// in the user's file.
+func posOf(file string, v cue.Value, sels []cue.Selector) token.Pos {
+	for n := len(sels); n >= 0; n-- {
+		x := v.LookupPath(cue.MakePath(sels[:n]...))
+		if !x.Exists() {
+			continue
+		}
+		if p := x.Pos(); p.IsValid() && p.Filename() == file {
+			return p
+		}
+	}
+	return token.NoPos
+}

@@ -1,0 +1,217 @@
+package compiler
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+)
+
+// Recipe is the validated recipe, decoded from the CUE value. The schema in
+// cue/schema.cue decides what is valid; these types only carry the result.
+// Unions are flattened: the Type field says which fields mean something.
+type Recipe struct {
+	Services   map[string]*Service `json:"services"`
+	Sandboxes  map[string]*Sandbox `json:"sandboxes"`
+	Benchmarks []*Benchmark        `json:"benchmarks"`
+	Cluster    Cluster             `json:"cluster"`
+	Output     Output              `json:"output"`
+}
+
+// Generation holds sampling parameters; nil means "not set" so that a solver
+// can override a service field by field.
+type Generation struct {
+	Temperature      *float64       `json:"temperature,omitempty"`
+	TopP             *float64       `json:"top_p,omitempty"`
+	TopK             *int64         `json:"top_k,omitempty"`
+	MaxTokens        *int64         `json:"max_tokens,omitempty"`
+	Seed             *int64         `json:"seed,omitempty"`
+	Stop             []string       `json:"stop,omitempty"`
+	FrequencyPenalty *float64       `json:"frequency_penalty,omitempty"`
+	PresencePenalty  *float64       `json:"presence_penalty,omitempty"`
+	ExtraBody        map[string]any `json:"extra_body,omitempty"`
+}
+
+// Service is any entry of `services`.
+type Service struct {
+	Type         string         `json:"type"`
+	Protocol     string         `json:"protocol"`
+	Generation   *Generation    `json:"generation"`
+	Interceptors []any          `json:"interceptors"`
+	Proxy        map[string]any `json:"proxy"`
+	ProxyVerbose *bool          `json:"proxy_verbose"`
+	DependsOn    []string       `json:"depends_on"`
+
+	// api
+	URL        string `json:"url"`
+	Model      string `json:"model"`
+	APIKey     string `json:"api_key"`
+	HealthPath string `json:"health_path"`
+
+	// managed servers (vllm, sglang, trt_llm) and process
+	ServedModelName      string            `json:"served_model_name"`
+	Image                string            `json:"image"`
+	TensorParallelSize   int               `json:"tensor_parallel_size"`
+	PipelineParallelSize int               `json:"pipeline_parallel_size"`
+	DataParallelSize     int               `json:"data_parallel_size"`
+	NumNodes             int               `json:"num_nodes"`
+	Port                 int               `json:"port"`
+	StartupTimeout       float64           `json:"startup_timeout"`
+	ExtraArgs            []string          `json:"extra_args"`
+	ExtraEnv             map[string]string `json:"extra_env"`
+	ContainerMounts      []string          `json:"container_mounts"`
+	NodePool             string            `json:"node_pool"`
+	Gpus                 any               `json:"gpus"`
+	SetupCommands        []string          `json:"setup_commands"`
+	PreCmd               string            `json:"pre_cmd"`
+	Command              []string          `json:"command"` // process
+
+	// later types keep their fields for messages only
+	Prefill any `json:"prefill"`
+	Decode  any `json:"decode"`
+}
+
+// Managed reports whether nel starts this service itself.
+func (s *Service) Managed() bool {
+	switch s.Type {
+	case "vllm", "sglang", "trt_llm", "process":
+		return true
+	}
+	return false
+}
+
+// Sandbox is a named or inline sandbox.
+type Sandbox struct {
+	Type            string            `json:"type"`
+	Image           string            `json:"image"`
+	ImageTemplate   string            `json:"image_template"`
+	Memory          string            `json:"memory"`
+	Cpus            float64           `json:"cpus"`
+	Timeout         float64           `json:"timeout"`
+	VerifyTimeout   float64           `json:"verify_timeout"`
+	Concurrency     int               `json:"concurrency"`
+	Network         string            `json:"network"`
+	NodePool        string            `json:"node_pool"`
+	SlotsPerNode    int               `json:"slots_per_node"`
+	ContainerEnv    map[string]string `json:"container_env"`
+	SifCacheDir     string            `json:"sif_cache_dir"`
+	MaxProcesses    int               `json:"max_processes"`
+	MaxFileSize     string            `json:"max_file_size"`
+	Stateful        bool              `json:"stateful"`
+	CaptureCmd      string            `json:"capture_cmd"`
+	ScrubGitHistory bool              `json:"scrub_git_history"`
+}
+
+// Benchmark is one entry of `benchmarks`.
+type Benchmark struct {
+	Name                string         `json:"name"`
+	Solver              Solver         `json:"solver"`
+	Repeats             int            `json:"repeats"`
+	MaxProblems         *int           `json:"max_problems"`
+	MaxConcurrent       int            `json:"max_concurrent"`
+	Fewshot             *int           `json:"fewshot"`
+	ContextWindow       *int           `json:"context_window"`
+	Timeout             float64        `json:"timeout"`
+	SkipFailed          bool           `json:"skip_failed"`
+	MaxSystemRetries    int            `json:"max_system_retries"`
+	InstructionTemplate *string        `json:"instruction_template"`
+	Verifier            string         `json:"verifier"`
+	ShuffleSeed         *int64         `json:"shuffle_seed"`
+	Sandbox             any            `json:"sandbox"` // string name or inline
+	Scoring             Scoring        `json:"scoring"`
+	Params              map[string]any `json:"params"`
+	SystemPrompt        *string        `json:"system_prompt"`
+	Generation          *Generation    `json:"generation"`
+	Playbook            string         `json:"playbook"`
+}
+
+// Solver is a benchmark's solver; only `simple` runs today.
+type Solver struct {
+	Type            string      `json:"type"`
+	Service         string      `json:"service"`
+	SystemPrompt    *string     `json:"system_prompt"`
+	Generation      *Generation `json:"generation"`
+	ImageDetail     string      `json:"image_detail"`
+	ResourceService string      `json:"resource_service"`
+	GymService      string      `json:"gym_service"`
+	SandboxTools    bool        `json:"sandbox_tools"`
+}
+
+// Scoring selects the metrics computed for each sample.
+type Scoring struct {
+	IncludeDefaults bool      `json:"include_defaults"`
+	Metrics         []*Metric `json:"metrics"`
+	Primary         *string   `json:"primary"`
+}
+
+// Metric is one scoring metric.
+type Metric struct {
+	Type            string   `json:"type"`
+	Name            string   `json:"name"`
+	Service         string   `json:"service"`
+	Rubric          *string  `json:"rubric"`
+	RubricFile      *string  `json:"rubric_file"`
+	SystemPrompt    *string  `json:"system_prompt"`
+	MaxScore        float64  `json:"max_score"`
+	SwapCheck       bool     `json:"swap_check"`
+	ReferenceFree   bool     `json:"reference_free"`
+	Temperature     float64  `json:"temperature"`
+	MaxTokens       int      `json:"max_tokens"`
+	Timeout         float64  `json:"timeout"`
+	MaxRetries      int      `json:"max_retries"`
+	AllowSelfJudge  bool     `json:"allow_self_judge"`
+	JudgeService    string   `json:"judge_service"`
+	BaselineService string   `json:"baseline_service"`
+	Services        []string `json:"services"`
+	Command         string   `json:"command"`
+}
+
+// Cluster says where the job runs.
+type Cluster struct {
+	Type             string               `json:"type"`
+	Account          string               `json:"account"`
+	Partition        string               `json:"partition"`
+	Walltime         string               `json:"walltime"`
+	NodePools        map[string]*NodePool `json:"node_pools"`
+	ContainerMounts  []string             `json:"container_mounts"`
+	ContainerEnv     map[string]string    `json:"container_env"`
+	MountHome        bool                 `json:"mount_home"`
+	AutoResume       bool                 `json:"auto_resume"`
+	MaxRetries       int                  `json:"max_retries"`
+	MaxWalltime      string               `json:"max_walltime"`
+	Shards           *int                 `json:"shards"`
+	SbatchComment    string               `json:"sbatch_comment"`
+	SbatchExtraFlags map[string]any       `json:"sbatch_extra_flags"`
+	CondaEnv         string               `json:"conda_env"`
+	EvalImage        string               `json:"eval_image"`
+	ShmSize          string               `json:"shm_size"`
+	Hostname         string               `json:"hostname"`
+	EvalPool         string               `json:"eval_pool"`
+	Gpus             []int                `json:"gpus"`
+}
+
+// NodePool is a named group of SLURM resources.
+type NodePool struct {
+	Partition        string         `json:"partition"`
+	Nodes            int            `json:"nodes"`
+	NtasksPerNode    int            `json:"ntasks_per_node"`
+	Gres             string         `json:"gres"`
+	GpusPerNode      *int           `json:"gpus_per_node"`
+	SbatchExtraFlags map[string]any `json:"sbatch_extra_flags"`
+}
+
+// Output says where results go.
+type Output struct {
+	Dir              string   `json:"dir"`
+	Timestamped      bool     `json:"timestamped"`
+	ProgressInterval float64  `json:"progress_interval"`
+	Report           []string `json:"report"`
+	Export           []string `json:"export"`
+}
+
+func decodeRecipe(v cue.Value) (*Recipe, error) {
+	var r Recipe
+	if err := v.Decode(&r); err != nil {
+		return nil, fmt.Errorf("decode recipe: %w", err)
+	}
+	return &r, nil
+}

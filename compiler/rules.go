@@ -1,0 +1,356 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+)
+
+// checkRules applies the cross-field rules that CUE cannot say well:
+// references between sections, GPU fit, dependency cycles, formats with
+// messages people can act on. Each rule has its own test in rules_test.go.
+func checkRules(s *Source) Errors {
+	c := &ruleChecker{s: s, r: s.Recipe}
+	c.serviceNames()
+	c.dependsOn()
+	c.benchmarks()
+	c.cluster()
+	return c.errs
+}
+
+type ruleChecker struct {
+	s    *Source
+	r    *Recipe
+	errs Errors
+}
+
+// at records an error at a path given as field names and list indices.
+func (c *ruleChecker) at(msg string, path ...any) {
+	sels := make([]cue.Selector, len(path))
+	for i, p := range path {
+		switch p := p.(type) {
+		case int:
+			sels[i] = cue.Index(p)
+		case string:
+			sels[i] = cue.Str(p)
+		}
+	}
+	pos := posOf(c.s.Path, c.s.Value, sels)
+	e := Error{File: c.s.Path, Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg}
+	if !pos.IsValid() {
+		if o, ok := overrideFor(c.s.Overrides, sels); ok {
+			e.File = "-O " + o.Text
+		}
+	}
+	c.errs = append(c.errs, e)
+}
+
+var reservedServiceNames = []string{"default", "none"}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+func (c *ruleChecker) serviceNames() {
+	seen := map[string]string{}
+	for _, name := range sortedKeys(c.r.Services) {
+		switch {
+		case slices.Contains(reservedServiceNames, name):
+			c.at(fmt.Sprintf("service name %q is reserved; choose another name", name), "services", name)
+		case !nameRE.MatchString(name):
+			c.at("expected a service name of letters, digits, '_', '.' and '-' (starting with a letter or digit), found "+strconv.Quote(name), "services", name)
+		default:
+			// Names become shell variables and file names; two that map to
+			// the same one would silently share them.
+			key := strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(name, "_"))
+			if other, ok := seen[key]; ok {
+				c.at(fmt.Sprintf("service names %q and %q differ only in punctuation; they would share variables in the job script", other, name), "services", name)
+			}
+			seen[key] = name
+		}
+	}
+	for _, name := range sortedKeys(c.r.Sandboxes) {
+		if !nameRE.MatchString(name) {
+			c.at("expected a sandbox name of letters, digits, '_', '.' and '-', found "+strconv.Quote(name), "sandboxes", name)
+		}
+	}
+}
+
+// modelServiceTypes can answer a solver's prompts.
+var modelServiceTypes = []string{"api", "vllm", "sglang", "trt_llm", "process", "nim", "docker_model", "dynamo"}
+
+func (c *ruleChecker) dependsOn() {
+	// Existence and self-reference first, then a DFS for cycles.
+	for _, name := range sortedKeys(c.r.Services) {
+		for i, d := range c.r.Services[name].DependsOn {
+			switch {
+			case d == name:
+				c.at("a service cannot depend on itself", "services", name, "depends_on", i)
+			case c.r.Services[d] == nil:
+				c.at(fmt.Sprintf("expected the name of a service, found %q%s", d, knownList(sortedKeys(c.r.Services))), "services", name, "depends_on", i)
+			}
+		}
+	}
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		state[n] = visiting
+		stack = append(stack, n)
+		for _, d := range c.r.Services[n].DependsOn {
+			if c.r.Services[d] == nil || d == n {
+				continue
+			}
+			switch state[d] {
+			case visiting:
+				i := slices.Index(stack, d)
+				cycle := append(slices.Clone(stack[i:]), d)
+				c.at("depends_on forms a cycle: "+strings.Join(cycle, " → "), "services", n, "depends_on")
+				return false
+			case unvisited:
+				if !visit(d) {
+					return false
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return true
+	}
+	for _, name := range sortedKeys(c.r.Services) {
+		if state[name] == unvisited {
+			stack = stack[:0]
+			if !visit(name) {
+				return // one cycle report is enough
+			}
+		}
+	}
+}
+
+func (c *ruleChecker) serviceRef(name string, kinds []string, what string, path ...any) {
+	svc := c.r.Services[name]
+	if svc == nil {
+		c.at(fmt.Sprintf("expected the name of a service, found %q%s", name, knownList(sortedKeys(c.r.Services))), path...)
+		return
+	}
+	if kinds != nil && !slices.Contains(kinds, svc.Type) {
+		c.at(fmt.Sprintf("service %q is of type %s, but %s needs %s", name, svc.Type, what, strings.Join(kinds, " or ")), path...)
+	}
+}
+
+func (c *ruleChecker) benchmarks() {
+	for i, b := range c.r.Benchmarks {
+		sv := b.Solver
+		if sv.Type != "oracle" && sv.Type != "custom" || sv.Service != "" {
+			c.serviceRef(sv.Service, modelServiceTypes, "a "+sv.Type+" solver", "benchmarks", i, "solver", "service")
+		}
+		if sv.ResourceService != "" {
+			c.serviceRef(sv.ResourceService, []string{"gym"}, "resource_service", "benchmarks", i, "solver", "resource_service")
+		}
+		if sv.GymService != "" {
+			c.serviceRef(sv.GymService, []string{"gym"}, "gym_service", "benchmarks", i, "solver", "gym_service")
+		}
+		if sv.Type == "tool_calling" && sv.ResourceService == "" && !sv.SandboxTools {
+			c.at("a tool_calling solver needs resource_service or sandbox_tools: true", "benchmarks", i, "solver")
+		}
+		if b.Verifier != "" {
+			c.serviceRef(b.Verifier, nil, "verifier", "benchmarks", i, "verifier")
+		}
+		if b.SystemPrompt != nil && sv.SystemPrompt != nil {
+			c.at("system_prompt is set both on the benchmark and on its solver; set it in one place", "benchmarks", i, "solver", "system_prompt")
+		}
+		if b.Generation != nil && sv.Generation != nil {
+			c.at("generation is set both on the benchmark and on its solver; set it in one place", "benchmarks", i, "solver", "generation")
+		}
+		c.sandboxRef(i, b, sv)
+		c.scoring(i, b)
+		if c.r.Cluster.Type == "slurm" && c.r.Cluster.Shards != nil && b.MaxProblems != nil && *c.r.Cluster.Shards > *b.MaxProblems {
+			c.at(fmt.Sprintf("cluster.shards is %d but this benchmark has at most %d problems: some shards would have nothing to do", *c.r.Cluster.Shards, *b.MaxProblems), "benchmarks", i, "max_problems")
+		}
+	}
+}
+
+func (c *ruleChecker) sandboxRef(i int, b *Benchmark, sv Solver) {
+	hasSandbox := false
+	switch sb := b.Sandbox.(type) {
+	case string:
+		if c.r.Sandboxes[sb] == nil {
+			c.at(fmt.Sprintf("expected the name of a sandbox, found %q%s", sb, knownList(sortedKeys(c.r.Sandboxes))), "benchmarks", i, "sandbox")
+		} else {
+			hasSandbox = c.r.Sandboxes[sb].Type != "none"
+		}
+	case map[string]any:
+		hasSandbox = sb["type"] != "none"
+	}
+	needs := sv.Type == "harbor" || sv.Type == "agent" || sv.Type == "openclaw" || sv.Type == "tool_calling" && sv.SandboxTools
+	if needs && !hasSandbox {
+		c.at(fmt.Sprintf("a %s solver needs a sandbox", sv.Type), "benchmarks", i, "sandbox")
+	}
+}
+
+func (c *ruleChecker) scoring(i int, b *Benchmark) {
+	names := map[string]int{}
+	for j, m := range b.Scoring.Metrics {
+		if k, dup := names[m.Name]; dup {
+			c.at(fmt.Sprintf("metric name %q is already used by metrics[%d]", m.Name, k), "benchmarks", i, "scoring", "metrics", j, "name")
+		}
+		names[m.Name] = j
+		mpath := []any{"benchmarks", i, "scoring", "metrics", j}
+		switch m.Type {
+		case "judge":
+			c.serviceRef(m.Service, modelServiceTypes, "a judge", append(mpath, "service")...)
+			if m.Service == b.Solver.Service && !m.AllowSelfJudge {
+				c.at(fmt.Sprintf("judge service %q is the solver's own service; use a separate service, or set allow_self_judge: true", m.Service), append(mpath, "service")...)
+			}
+			if m.Rubric != nil && m.RubricFile != nil {
+				c.at("set rubric or rubric_file, not both", append(mpath, "rubric_file")...)
+			}
+		case "reward_model":
+			c.serviceRef(m.Service, nil, "a reward model", append(mpath, "service")...)
+		case "pairwise_judge":
+			c.serviceRef(m.JudgeService, nil, "a pairwise judge", append(mpath, "judge_service")...)
+			c.serviceRef(m.BaselineService, nil, "a pairwise judge", append(mpath, "baseline_service")...)
+		case "ensemble_judge":
+			for k, s := range m.Services {
+				c.serviceRef(s, nil, "an ensemble judge", append(mpath, "services", k)...)
+			}
+		}
+	}
+	p := b.Scoring.Primary
+	switch {
+	case p != nil && names[*p] == 0 && (len(b.Scoring.Metrics) == 0 || b.Scoring.Metrics[0].Name != *p):
+		c.at(fmt.Sprintf("primary must name one of the metrics, found %q", *p), "benchmarks", i, "scoring", "primary")
+	case p == nil && len(b.Scoring.Metrics) > 1:
+		c.at("with more than one metric, set primary to the one the headline reports", "benchmarks", i, "scoring", "metrics")
+	}
+}
+
+// walltimeRE accepts the forms sbatch --time takes that we can add up:
+// MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
+var walltimeRE = regexp.MustCompile(`^(\d+)$|^(\d+):(\d{1,2})$|^(\d+):(\d{1,2}):(\d{1,2})$|^(\d+)-(\d{1,2})(:(\d{1,2})(:(\d{1,2}))?)?$`)
+
+// ParseWalltime returns a SLURM time limit in seconds.
+func ParseWalltime(s string) (int, error) {
+	m := walltimeRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("expected a SLURM time such as HH:MM:SS or D-HH:MM:SS, found %q", s)
+	}
+	n := func(x string) int { v, _ := strconv.Atoi(x); return v }
+	var secs int
+	switch {
+	case m[1] != "":
+		secs = n(m[1]) * 60
+	case m[2] != "":
+		secs = n(m[2])*60 + n(m[3])
+	case m[4] != "":
+		secs = n(m[4])*3600 + n(m[5])*60 + n(m[6])
+	default:
+		secs = n(m[7])*86400 + n(m[8])*3600 + n(m[10])*60 + n(m[12])
+	}
+	if secs == 0 {
+		return 0, fmt.Errorf("expected a time limit above zero, found %q", s)
+	}
+	return secs, nil
+}
+
+var gresGPURE = regexp.MustCompile(`(?:^|,)gpu(?::[^:,]+)?:(\d+)(?:,|$)`)
+
+// gpusPerNode says how many GPUs a pool's nodes have, from gres (gpu:N or
+// gpu:type:N) or gpus_per_node; ok is false when the pool says nothing.
+func gpusPerNode(p *NodePool) (int, bool) {
+	if m := gresGPURE.FindStringSubmatch(p.Gres); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, true
+	}
+	if p.GpusPerNode != nil {
+		return *p.GpusPerNode, true
+	}
+	return 0, false
+}
+
+func (c *ruleChecker) cluster() {
+	cl := c.r.Cluster
+	if cl.Type != "slurm" {
+		return
+	}
+	if _, err := ParseWalltime(cl.Walltime); err != nil {
+		c.at(err.Error(), "cluster", "walltime")
+	}
+	if cl.MaxWalltime != "" {
+		if _, err := ParseWalltime(cl.MaxWalltime); err != nil {
+			c.at(err.Error(), "cluster", "max_walltime")
+		}
+	}
+	if len(cl.NodePools) == 0 {
+		c.at("expected at least one node pool", "cluster", "node_pools")
+		return
+	}
+	for _, name := range sortedKeys(cl.NodePools) {
+		p := cl.NodePools[name]
+		if p.Partition == "" && cl.Partition == "" {
+			continue // the site's default partition
+		}
+		if p.Gres != "" && strings.Contains(p.Gres, "gpu") && gresGPURE.FindStringSubmatch(p.Gres) == nil {
+			c.at(fmt.Sprintf("expected gres as gpu:N or gpu:TYPE:N, found %q", p.Gres), "cluster", "node_pools", name, "gres")
+		}
+	}
+	pool := func(ref string, path ...any) *NodePool {
+		if ref == "" {
+			return nil
+		}
+		p := cl.NodePools[ref]
+		if p == nil {
+			c.at(fmt.Sprintf("expected the name of a node pool, found %q%s", ref, knownList(sortedKeys(cl.NodePools))), path...)
+		}
+		return p
+	}
+	pool(cl.EvalPool, "cluster", "eval_pool")
+	multiNode := map[string]string{}
+	for _, name := range sortedKeys(c.r.Services) {
+		s := c.r.Services[name]
+		p := pool(s.NodePool, "services", name, "node_pool")
+		if p == nil || !s.Managed() {
+			continue
+		}
+		if s.NumNodes > p.Nodes {
+			c.at(fmt.Sprintf("num_nodes is %d but node pool %q has %d node(s)", s.NumNodes, s.NodePool, p.Nodes), "services", name, "num_nodes")
+		}
+		if s.NumNodes > 1 {
+			if other, ok := multiNode[s.NodePool]; ok {
+				c.at(fmt.Sprintf("services %q and %q are both multi-node in node pool %q; use separate node pools", other, name, s.NodePool), "services", name, "node_pool")
+			}
+			multiNode[s.NodePool] = name
+		}
+		gpus, known := gpusPerNode(p)
+		need := s.TensorParallelSize * s.PipelineParallelSize * s.DataParallelSize
+		perNode := (need + s.NumNodes - 1) / s.NumNodes
+		if known && s.Type != "process" && perNode > gpus {
+			c.at(fmt.Sprintf("needs %d GPUs per node (tensor_parallel_size %d × pipeline_parallel_size %d × data_parallel_size %d over %d node(s)) but node pool %q has %d",
+				perNode, s.TensorParallelSize, s.PipelineParallelSize, s.DataParallelSize, s.NumNodes, s.NodePool, gpus), "services", name, "tensor_parallel_size")
+		}
+	}
+	for _, name := range sortedKeys(c.r.Sandboxes) {
+		sb := c.r.Sandboxes[name]
+		pool(sb.NodePool, "sandboxes", name, "node_pool")
+		if sb.Type == "apptainer" && sb.NodePool != "" && sb.SifCacheDir == "" {
+			c.at("an apptainer sandbox on a node pool needs sif_cache_dir (a directory every node sees)", "sandboxes", name, "sif_cache_dir")
+		}
+	}
+}
+
+func knownList(names []string) string {
+	if len(names) == 0 {
+		return " (none are declared)"
+	}
+	if len(names) > 12 {
+		names = append(names[:12:12], "…")
+	}
+	return " (declared: " + strings.Join(names, ", ") + ")"
+}
