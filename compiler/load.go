@@ -59,6 +59,10 @@ type Source struct {
 	Overrides []Override // applied before validation
 	Value     cue.Value  // the recipe unified with #Recipe: concrete, defaults filled
 	Recipe    *Recipe    // decoded from Value
+
+	// defaultSlurm is the schema's slurm cluster with one default node
+	// pool: where a recipe for a local run goes when compiled for SLURM.
+	defaultSlurm Cluster
 }
 
 // LoadFile reads and validates the recipe at path with the overrides applied.
@@ -111,7 +115,10 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 	if err := data.Err(); err != nil {
 		return nil, l.translate(path, err, data, overrides)
 	}
-	if k := data.IncompleteKind(); k != cue.StructKind {
+	if k := data.IncompleteKind(); k == cue.TopKind {
+		// Only comments (or a YAML document marker): nothing was written.
+		return nil, Errors{{File: path, Msg: "recipe is empty: expected services and benchmarks"}}
+	} else if k != cue.StructKind {
 		return nil, Errors{{File: path, Line: 1, Column: 1, Msg: fmt.Sprintf("expected a mapping with services and benchmarks, found %v", k)}}
 	}
 	if err := checkSizes(path, data); err != nil {
@@ -133,6 +140,11 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 		Overrides: overrides,
 		Value:     v,
 		Recipe:    r,
+	}
+	def := l.schema.LookupPath(cue.ParsePath("#SlurmCluster")).
+		FillPath(cue.ParsePath("node_pools.default"), map[string]any{})
+	if err := def.Decode(&s.defaultSlurm); err != nil {
+		return nil, fmt.Errorf("schema default slurm cluster: %w", err)
 	}
 	if errs := checkRules(s); len(errs) > 0 {
 		return nil, errs.sorted().truncated()
@@ -160,7 +172,7 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (c
 	case "yaml":
 		f, err := cueyaml.Extract(path, src)
 		if err != nil {
-			return cue.Value{}, fromSyntaxError(path, err)
+			return cue.Value{}, yamlTabHint(fromSyntaxError(path, err), src)
 		}
 		expr = fileExpr(f)
 	case "json":
@@ -246,6 +258,27 @@ func fromSyntaxError(path string, err error) error {
 	return out.sorted().truncated()
 }
 
+// yamlTabHint says what the YAML parser's "found character that cannot
+// start any token" means when its line holds a tab, the usual cause, and
+// points at the tab.
+func yamlTabHint(err error, src []byte) error {
+	es, ok := err.(Errors)
+	if !ok {
+		return err
+	}
+	lines := bytes.Split(src, []byte("\n"))
+	for i, e := range es {
+		if e.Line < 1 || e.Line > len(lines) || !strings.Contains(e.Msg, "cannot start any token") {
+			continue
+		}
+		if t := bytes.IndexByte(lines[e.Line-1], '\t'); t >= 0 {
+			es[i].Column = t + 1
+			es[i].Msg += " (a tab: YAML indents with spaces only)"
+		}
+	}
+	return es
+}
+
 func msgOf(e cueerrors.Error) string {
 	format, args := e.Msg()
 	return fmt.Sprintf(format, args...)
@@ -296,6 +329,15 @@ func posOf(file string, v cue.Value, sels []cue.Selector) token.Pos {
 		}
 		if p := x.Pos(); p.IsValid() && p.Filename() == file {
 			return p
+		}
+		// A value unified with the schema may report the schema's
+		// position; the user's own conjunct still has the file's.
+		if op, args := x.Expr(); op == cue.AndOp {
+			for _, a := range args {
+				if p := a.Pos(); p.IsValid() && p.Filename() == file {
+					return p
+				}
+			}
 		}
 	}
 	return token.NoPos

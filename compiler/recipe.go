@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/nel-eval/nel/runtime/plan"
 
 	"cuelang.org/go/cue"
 )
@@ -18,18 +19,9 @@ type Recipe struct {
 }
 
 // Generation holds sampling parameters; nil means "not set" so that a solver
-// can override a service field by field.
-type Generation struct {
-	Temperature      *float64       `json:"temperature,omitempty"`
-	TopP             *float64       `json:"top_p,omitempty"`
-	TopK             *int64         `json:"top_k,omitempty"`
-	MaxTokens        *int64         `json:"max_tokens,omitempty"`
-	Seed             *int64         `json:"seed,omitempty"`
-	Stop             []string       `json:"stop,omitempty"`
-	FrequencyPenalty *float64       `json:"frequency_penalty,omitempty"`
-	PresencePenalty  *float64       `json:"presence_penalty,omitempty"`
-	ExtraBody        map[string]any `json:"extra_body,omitempty"`
-}
+// can override a service field by field. It is the plan's type: what the
+// recipe says is what nel-run sends.
+type Generation = plan.Generation
 
 // Service is any entry of `services`.
 type Service struct {

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 )
@@ -8,3 +9,5 @@ import (
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -1,0 +1,57 @@
+# Build, test and lint nel. Run `make help` for the targets.
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+# staticcheck 2026.2.2; works with Go 1.26. Run through `go run` so it is
+# not a module dependency.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Fuzz targets as PACKAGE:FuzzName, each run for FUZZTIME.
+FUZZ_TARGETS ?= ./templates:FuzzQuote
+FUZZTIME ?= 30s
+
+.PHONY: all help build test lint tools bench fuzz clean
+
+all: build
+
+help:
+	@echo 'Targets:'
+	@echo '  build  static binaries bin/nel and bin/nel-run (VERSION=$(VERSION))'
+	@echo '  test   go test -count=1 ./...'
+	@echo '  lint   gofmt, go vet, staticcheck $(STATICCHECK_VERSION), shellcheck .ci/run'
+	@echo '  tools  fetch and build the lint tools'
+	@echo '  bench  run the benchmarks'
+	@echo '  fuzz   run each of FUZZ_TARGETS for FUZZTIME ($(FUZZTIME))'
+	@echo '  clean  remove bin/'
+
+build:
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/nel ./cmd/nel
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/nel-run ./cmd/nel-run
+
+test:
+	go test -count=1 ./...
+
+lint:
+	@unformatted="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	go vet ./...
+	$(STATICCHECK) ./...
+	shellcheck .ci/run
+
+tools:
+	$(STATICCHECK) -version
+
+bench:
+	go test -run '^$$' -bench . -benchmem ./...
+
+fuzz:
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		pkg="$${target%%:*}"; name="$${target#*:}"; \
+		echo "==> $$name in $$pkg for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+	done
+
+clean:
+	rm -rf bin

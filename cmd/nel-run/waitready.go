@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/nel-eval/nel/runtime/serve"
+)
+
+var waitReadyCommand = &command{
+	name: "wait-ready",
+	summary: `Poll --url with HTTP GET until it answers 200 OK. Refused connections (vLLM
+while loading) and other answers such as 503 (SGLang while starting) mean
+"not yet"; progress is reported on stderr every 30s.
+
+Fails (exit 1) when --timeout passes, or at once when the process --pid no
+longer exists; the message then includes the last 50 lines of --log.
+
+Example:
+  vllm serve MODEL --port 8000 >server.log 2>&1 &
+  nel-run wait-ready --url http://localhost:8000/health --pid $! --log server.log --name vllm`,
+	flags: func(fs *flag.FlagSet) func(context.Context, *env) int {
+		var opts serve.WaitOptions
+		fs.StringVar(&opts.URL, "url", "", "health `URL` to poll, e.g. http://localhost:8000/health (required)")
+		fs.IntVar(&opts.PID, "pid", 0, "`PID` of the server process; fail fast if it exits")
+		fs.StringVar(&opts.LogFile, "log", "", "server log `FILE` whose tail is shown on failure")
+		fs.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "give up after this long")
+		fs.DurationVar(&opts.Interval, "interval", serve.DefaultInterval, "pause between polls")
+		fs.StringVar(&opts.Name, "name", "", "server `NAME` used in messages (default: the URL's host)")
+		return func(ctx context.Context, e *env) int {
+			return waitReady(ctx, e, fs, opts)
+		}
+	},
+}
+
+func waitReady(ctx context.Context, e *env, fs *flag.FlagSet, opts serve.WaitOptions) int {
+	switch {
+	case opts.URL == "":
+		return usageError(e, fs, "--url is required")
+	case opts.PID < 0:
+		return usageError(e, fs, "--pid must not be negative")
+	case opts.Timeout <= 0:
+		return usageError(e, fs, "--timeout must be positive")
+	case opts.Interval <= 0:
+		return usageError(e, fs, "--interval must be positive")
+	}
+	opts.Logger = e.log
+	opts.Progress = func(msg string) { e.errorf("%s", msg) }
+
+	err := serve.WaitReady(ctx, opts)
+	if err == nil {
+		return exitOK
+	}
+	var werr *serve.WaitError
+	if errors.As(err, &werr) {
+		e.errorf("%v", err)
+	} else {
+		e.errorf("wait-ready: %v", err)
+	}
+	return exitFailure
+}
+
+// usageError reports a bad command line for fs's command.
+func usageError(e *env, fs *flag.FlagSet, msg string) int {
+	fmt.Fprintf(e.stderr, "%s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return exitUsage
+}

@@ -1,0 +1,408 @@
+package compiler
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/templates"
+)
+
+// CompileOptions are the inputs of Compile besides the recipe.
+type CompileOptions struct {
+	Target       string // "slurm" (default) or "make"
+	NelVersion   string
+	NelRun       string // path of nel-run on the nodes
+	NelRunSHA256 string // its sha256 (hex)
+	Reproduce    string // the command line that compiles this again
+}
+
+// Compile emits the job for a validated recipe: an sbatch script or a
+// Makefile. The output depends only on its inputs: the same recipe,
+// options and nel version give the same bytes.
+func Compile(s *Source, opts CompileOptions) ([]byte, error) {
+	h, _, err := ComputeHashes(s)
+	if err != nil {
+		return nil, err
+	}
+	p, err := BuildPlan(s, h, opts.NelVersion)
+	if err != nil {
+		return nil, err
+	}
+	j, err := newJob(s, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	t, err := templates.Parse(map[string]any{"shardFile": plan.ShardFile})
+	if err != nil {
+		return nil, err
+	}
+	name := "sbatch"
+	switch opts.Target {
+	case "", "slurm":
+	case "make":
+		name = "makefile"
+		if err := checkMakeSafe(s, j); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown target %q: expected slurm or make", opts.Target)
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, j); err != nil {
+		return nil, fmt.Errorf("render %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// job is the template's view of a plan: every value that reaches a shell
+// line is already quoted (templates.Quote) or known to be plain.
+type job struct {
+	NelVersion, Recipe, RecipeHash, PlanHash, Reproduce string
+	OutputDir, NelRun, NelRunSHA256                     string
+	PlanJSON, PlanSHA256, PlanDelim, PlanID             string
+	Groups                                              []sbatchGroup
+	Het, Array, AutoResume                              bool
+	MaxRetries                                          int
+	Secrets                                             []secret
+	Levels                                              [][]server
+	Servers                                             []server
+	Benchmarks                                          []plan.Benchmark
+	Shards, EvalGroup, EvalNodes                        int
+	EvalPool                                            string
+}
+
+type sbatchGroup struct {
+	Pool  string
+	Lines []string
+}
+
+type secret struct{ Name, Where string }
+
+type server struct {
+	Name, Type, Image, Var, FileName string
+	URLEnv, NodeListVar, HealthPath  string
+	Port, Timeout, NumNodes          int
+	SrunFlags, Pyxis                 string // pre-quoted
+	Argv                             []string
+	Env                              []string // complete shell statements
+}
+
+var hexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
+	r := s.Recipe
+	if !hexRE.MatchString(opts.NelRunSHA256) {
+		return nil, fmt.Errorf("nel-run sha256 %q: expected 64 lowercase hex digits", opts.NelRunSHA256)
+	}
+	pj, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	sum := sha256.Sum256(append(slices.Clone(pj), '\n'))
+	j := &job{
+		NelVersion:   opts.NelVersion,
+		Recipe:       s.Path,
+		RecipeHash:   p.RecipeHash,
+		PlanHash:     p.PlanHash,
+		Reproduce:    opts.Reproduce,
+		OutputDir:    p.OutputDir,
+		NelRun:       opts.NelRun,
+		NelRunSHA256: opts.NelRunSHA256,
+		PlanJSON:     string(pj),
+		PlanSHA256:   hex.EncodeToString(sum[:]),
+		PlanDelim:    templates.HeredocDelimiter(string(pj), "NEL_PLAN_EOF"),
+		PlanID:       strings.TrimPrefix(p.PlanHash, "sha256:")[:12],
+		Benchmarks:   p.Benchmarks,
+		Shards:       p.Shards,
+		EvalNodes:    1,
+	}
+	for _, sv := range p.Services {
+		if sv.APIKey != nil && sv.APIKey.Default == nil {
+			j.Secrets = append(j.Secrets, secret{Name: sv.APIKey.Name, Where: "services." + sv.Name + ".api_key"})
+		}
+		for _, e := range sv.Env {
+			if e.From != nil && e.From.Default == nil {
+				j.Secrets = append(j.Secrets, secret{Name: e.From.Name, Where: "services." + sv.Name + ".extra_env." + e.Name})
+			}
+		}
+		for _, name := range envRefsIn(sv.URL) {
+			if name != "" && !strings.Contains(sv.URL, "${"+name+":-") {
+				j.Secrets = append(j.Secrets, secret{Name: name, Where: "services." + sv.Name + ".url"})
+			}
+		}
+	}
+	if opts.Target == "make" {
+		for _, sv := range p.Services {
+			if sv.Managed {
+				j.Servers = append(j.Servers, server{Name: sv.Name})
+			}
+		}
+		return j, nil
+	}
+	if r.Cluster.Type != "slurm" {
+		// A recipe written for a local run still compiles to SLURM: one
+		// node of the site's default partition with the schema's defaults.
+		r = shallowCopy(r)
+		r.Cluster = s.defaultSlurm
+		s = &Source{Path: s.Path, Dir: s.Dir, Recipe: r, Value: s.Value}
+	}
+	j.AutoResume = r.Cluster.AutoResume
+	j.MaxRetries = r.Cluster.MaxRetries
+	if err := j.layout(s, p); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// layout decides the SLURM shape: which node pools become het-job
+// components, where servers and shards run, and the #SBATCH lines.
+func (j *job) layout(s *Source, p *plan.Plan) error {
+	r := s.Recipe
+	cl := r.Cluster
+	order := poolOrder(s.Value)
+	if len(order) == 0 {
+		order = sortedKeys(cl.NodePools)
+	}
+	evalPool := cl.EvalPool
+	if evalPool == "" {
+		evalPool = order[0]
+	}
+	poolOf := func(name string) string {
+		if name == "" {
+			return evalPool
+		}
+		return name
+	}
+	used := map[string]bool{evalPool: true}
+	for _, sv := range p.Services {
+		if sv.Managed {
+			used[poolOf(r.Services[sv.Name].NodePool)] = true
+		}
+	}
+	for _, name := range sortedKeys(r.Sandboxes) {
+		if sb := r.Sandboxes[name]; sb.NodePool != "" {
+			used[sb.NodePool] = true
+		}
+	}
+	var pools []string
+	for _, name := range order {
+		if used[name] {
+			pools = append(pools, name)
+		}
+	}
+	j.Het = len(pools) > 1
+	j.Array = !j.Het && p.Shards > 1
+	j.EvalPool = evalPool
+	j.EvalGroup = slices.Index(pools, evalPool)
+	j.EvalNodes = cl.NodePools[evalPool].Nodes
+
+	jobName := "nel-" + safeDir(p.Benchmarks[0].Key)
+	if len(p.Benchmarks) > 1 {
+		jobName = "nel-suite"
+	}
+	for gi, name := range pools {
+		np := cl.NodePools[name]
+		g := sbatchGroup{Pool: name}
+		add := func(flag string, v any) error {
+			if v == nil {
+				return nil
+			}
+			switch v := v.(type) {
+			case bool:
+				if v {
+					g.Lines = append(g.Lines, "--"+flag)
+				}
+				return nil
+			case string:
+				q, err := templates.SbatchValue(v)
+				if err != nil {
+					return Errors{{File: s.Path, Path: "cluster", Msg: fmt.Sprintf("--%s: %v", flag, err)}}
+				}
+				g.Lines = append(g.Lines, "--"+flag+"="+q)
+			default:
+				g.Lines = append(g.Lines, fmt.Sprintf("--%s=%v", flag, v))
+			}
+			return nil
+		}
+		nodes := np.Nodes
+		for _, sv := range p.Services {
+			if sv.Managed && poolOf(r.Services[sv.Name].NodePool) == name {
+				nodes = max(nodes, r.Services[sv.Name].NumNodes)
+			}
+		}
+		var errs []error
+		if gi == 0 {
+			errs = append(errs, add("job-name", jobName))
+			out := "%x-%j.out"
+			if j.Array {
+				out = "%x-%A_%a.out"
+			}
+			errs = append(errs, add("output", out))
+			errs = append(errs, add("time", cl.Walltime))
+			errs = append(errs, add("no-requeue", true))
+			if cl.Account != "" {
+				errs = append(errs, add("account", cl.Account))
+			}
+			if cl.SbatchComment != "" {
+				errs = append(errs, add("comment", cl.SbatchComment))
+			}
+			if j.Array {
+				errs = append(errs, add("array", fmt.Sprintf("0-%d", p.Shards-1)))
+			}
+		}
+		part := np.Partition
+		if part == "" {
+			part = cl.Partition
+		}
+		if part != "" {
+			errs = append(errs, add("partition", part))
+		}
+		if j.Het && gi > 0 {
+			errs = append(errs, add("time", cl.Walltime))
+		}
+		errs = append(errs, add("nodes", nodes), add("ntasks-per-node", np.NtasksPerNode))
+		if np.Gres != "" {
+			errs = append(errs, add("gres", np.Gres))
+		}
+		if np.GpusPerNode != nil {
+			errs = append(errs, add("gpus-per-node", *np.GpusPerNode))
+		}
+		for _, k := range sortedKeys(np.SbatchExtraFlags) {
+			errs = append(errs, add(k, np.SbatchExtraFlags[k]))
+		}
+		if gi == 0 {
+			for _, k := range sortedKeys(cl.SbatchExtraFlags) {
+				errs = append(errs, add(k, cl.SbatchExtraFlags[k]))
+			}
+		}
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		j.Groups = append(j.Groups, g)
+	}
+
+	// Servers, started level by level so a service starts after those it
+	// depends on are ready.
+	level := map[string]int{}
+	var depth func(name string) int
+	depth = func(name string) int {
+		if d, ok := level[name]; ok {
+			return d
+		}
+		d := 0
+		for _, dep := range r.Services[name].DependsOn {
+			if r.Services[dep].Managed() {
+				d = max(d, depth(dep)+1)
+			}
+		}
+		level[name] = d
+		return d
+	}
+	for _, sv := range p.Services {
+		if !sv.Managed {
+			continue
+		}
+		rs := r.Services[sv.Name]
+		pool := poolOf(rs.NodePool)
+		gi := slices.Index(pools, pool)
+		srv := server{
+			Name: sv.Name, Type: sv.Type, Image: rs.Image,
+			Var:        templates.EnvName(sv.Name),
+			FileName:   safeDir(sv.Name),
+			URLEnv:     sv.URLEnv,
+			HealthPath: sv.HealthPath,
+			Port:       sv.Port,
+			Timeout:    int(sv.StartupTimeout),
+			NumNodes:   rs.NumNodes,
+			Argv:       sv.Command,
+		}
+		srv.NodeListVar = "SLURM_JOB_NODELIST"
+		flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
+		if j.Het {
+			srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
+			flags = append(flags, "--het-group="+strconv.Itoa(gi))
+		}
+		srv.SrunFlags = strings.Join(flags, " ")
+		// The cluster's container_env applies to every server; a server's
+		// own extra_env wins.
+		env := slices.Clone(sv.Env)
+		for _, k := range sortedKeys(cl.ContainerEnv) {
+			if slices.ContainsFunc(env, func(e plan.EnvVar) bool { return e.Name == k }) {
+				continue
+			}
+			e := plan.EnvVar{Name: k, Value: cl.ContainerEnv[k]}
+			if ref, ok := parseWholeEnvRef(e.Value); ok {
+				e = plan.EnvVar{Name: k, From: &plan.EnvRef{Name: ref.Name, Default: ref.Default}}
+			}
+			env = append(env, e)
+		}
+		var names []string
+		for _, e := range env {
+			names = append(names, e.Name)
+			switch {
+			case e.From == nil:
+				srv.Env = append(srv.Env, "export "+e.Name+"="+templates.Quote(e.Value))
+			case e.From.Default == nil:
+				srv.Env = append(srv.Env, "export "+e.Name+`="$`+e.From.Name+`"`)
+			default:
+				srv.Env = append(srv.Env, fmt.Sprintf(`if [ -n "${%s+x}" ]; then export %s="$%s"; else export %s=%s; fi`,
+					e.From.Name, e.Name, e.From.Name, e.Name, templates.Quote(*e.From.Default)))
+			}
+		}
+		if rs.Image != "" {
+			srv.Pyxis = pyxisFlags(cl, rs, names, p.OutputDir)
+		}
+		d := depth(sv.Name)
+		for len(j.Levels) <= d {
+			j.Levels = append(j.Levels, nil)
+		}
+		j.Levels[d] = append(j.Levels[d], srv)
+		j.Servers = append(j.Servers, srv)
+	}
+	return nil
+}
+
+// pyxisFlags are the srun flags that run a server in its container image.
+func pyxisFlags(cl Cluster, s *Service, envNames []string, out string) string {
+	mounts := slices.Clone(cl.ContainerMounts)
+	mounts = append(mounts, s.ContainerMounts...)
+	var f []string
+	f = append(f, "--container-image="+templates.Quote(s.Image))
+	if len(mounts) > 0 {
+		f = append(f, "--container-mounts="+templates.Quote(strings.Join(mounts, ",")))
+	}
+	if cl.MountHome {
+		f = append(f, "--container-mount-home")
+	} else {
+		f = append(f, "--no-container-mount-home")
+	}
+	if len(envNames) > 0 {
+		f = append(f, "--container-env="+strings.Join(envNames, ","))
+	}
+	return strings.Join(f, " ") + " "
+}
+
+var makeSafeRE = regexp.MustCompile(`^[A-Za-z0-9._/+-]+$`)
+
+// checkMakeSafe refuses values make cannot carry in target names.
+func checkMakeSafe(s *Source, j *job) error {
+	if !makeSafeRE.MatchString(j.OutputDir) {
+		return Errors{{File: s.Path, Path: "output.dir", Msg: fmt.Sprintf("-t make needs an output directory of letters, digits and ._/+- (make cannot quote target names), found %q", j.OutputDir)}}
+	}
+	return nil
+}
+
+func shallowCopy(r *Recipe) *Recipe {
+	c := *r
+	return &c
+}

@@ -1,0 +1,196 @@
+package compiler
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/templates"
+)
+
+// BuildPlan turns a validated recipe into the plan nel-run executes.
+// It refuses what this nel cannot run yet.
+func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
+	if errs := unsupported(s); len(errs) > 0 {
+		return nil, errs.truncated()
+	}
+	r := s.Recipe
+	p := &plan.Plan{
+		PlanVersion:      plan.Version,
+		NelVersion:       nelVersion,
+		ScoringVersion:   ScoringVersion,
+		RecipeHash:       h.Recipe,
+		PlanHash:         h.Plan,
+		Recipe:           filepath.ToSlash(s.Path),
+		RecipeDir:        filepath.ToSlash(s.Dir),
+		OutputDir:        filepath.ToSlash(filepath.Clean(r.Output.Dir)),
+		Shards:           1,
+		ProgressInterval: r.Output.ProgressInterval,
+		Reports:          r.Output.Report,
+	}
+	if r.Cluster.Shards != nil {
+		p.Shards = *r.Cluster.Shards
+	}
+	for _, name := range sortedKeys(r.Services) {
+		p.Services = append(p.Services, planService(name, r.Services[name]))
+	}
+	dirs := map[string]bool{}
+	for i, b := range r.Benchmarks {
+		key := BenchmarkKey(r, i)
+		dir := safeDir(key)
+		for dirs[dir] {
+			dir += "_"
+		}
+		dirs[dir] = true
+		pb := plan.Benchmark{
+			Key:              key,
+			Name:             b.Name,
+			Dir:              dir,
+			Hash:             h.Benchmarks[key],
+			Repeats:          b.Repeats,
+			MaxProblems:      b.MaxProblems,
+			MaxConcurrent:    b.MaxConcurrent,
+			Timeout:          b.Timeout,
+			ShuffleSeed:      b.ShuffleSeed,
+			Fewshot:          b.Fewshot,
+			Params:           b.Params,
+			SkipFailed:       b.SkipFailed,
+			MaxSystemRetries: b.MaxSystemRetries,
+			Solver: plan.Solver{
+				Type:         b.Solver.Type,
+				Service:      b.Solver.Service,
+				SystemPrompt: effectiveSystemPrompt(b),
+				Generation:   EffectiveGeneration(r, b),
+				ImageDetail:  b.Solver.ImageDetail,
+			},
+			Scoring: plan.Scoring{IncludeDefaults: b.Scoring.IncludeDefaults, Primary: b.Scoring.Primary, Metrics: []plan.Metric{}},
+		}
+		if len(pb.Params) == 0 {
+			pb.Params = nil
+		}
+		for _, m := range b.Scoring.Metrics {
+			pb.Scoring.Metrics = append(pb.Scoring.Metrics, plan.Metric{
+				Type: m.Type, Name: m.Name, Service: m.Service, Rubric: m.Rubric, RubricFile: m.RubricFile,
+				SystemPrompt: m.SystemPrompt, MaxScore: m.MaxScore, Temperature: m.Temperature,
+				MaxTokens: m.MaxTokens, Timeout: m.Timeout, MaxRetries: m.MaxRetries, AllowSelfJudge: m.AllowSelfJudge,
+			})
+		}
+		if sb := resolveSandbox(r, b); sb != nil && sb.Type != "none" {
+			name, _ := b.Sandbox.(string)
+			pb.Sandbox = &plan.Sandbox{
+				Name: name, Type: sb.Type, Image: sb.Image, Memory: sb.Memory, Cpus: sb.Cpus,
+				Timeout: sb.Timeout, Concurrency: sb.Concurrency, Network: sb.Network,
+				MaxProcesses: sb.MaxProcesses, MaxFileSize: sb.MaxFileSize, SlotsPerNode: sb.SlotsPerNode,
+				Env: sb.ContainerEnv,
+			}
+			if len(pb.Sandbox.Env) == 0 {
+				pb.Sandbox.Env = nil
+			}
+		}
+		p.Benchmarks = append(p.Benchmarks, pb)
+	}
+	return p, nil
+}
+
+func planService(name string, s *Service) plan.Service {
+	ps := plan.Service{
+		Name:       name,
+		Type:       s.Type,
+		Protocol:   s.Protocol,
+		Model:      s.Model,
+		Managed:    s.Managed(),
+		Generation: derefGeneration(s.Generation),
+	}
+	if ref, ok := parseWholeEnvRef(s.APIKey); ok {
+		ps.APIKey = &plan.EnvRef{Name: ref.Name, Default: ref.Default}
+	}
+	if !ps.Managed {
+		ps.URL = s.URL
+		return ps
+	}
+	ps.URLEnv = "NEL_SERVICE_" + templates.EnvName(name) + "_URL"
+	ps.Port = s.Port
+	ps.HealthPath = s.HealthPath
+	ps.StartupTimeout = s.StartupTimeout
+	ps.Command = serverCommand(name, s)
+	if s.Type != "process" {
+		ps.Model = servedName(name, s)
+	}
+	for _, k := range sortedKeys(s.ExtraEnv) {
+		v := s.ExtraEnv[k]
+		if ref, ok := parseWholeEnvRef(v); ok {
+			ps.Env = append(ps.Env, plan.EnvVar{Name: k, From: &plan.EnvRef{Name: ref.Name, Default: ref.Default}})
+		} else {
+			ps.Env = append(ps.Env, plan.EnvVar{Name: k, Value: v})
+		}
+	}
+	return ps
+}
+
+func derefGeneration(g *Generation) Generation {
+	if g == nil {
+		return Generation{}
+	}
+	return *g
+}
+
+// servedName is the model id a managed server answers to: served_model_name,
+// or the service's own name (as NeMo Evaluator does).
+func servedName(name string, s *Service) string {
+	if s.ServedModelName != "" {
+		return s.ServedModelName
+	}
+	return name
+}
+
+// serverCommand is the argv that starts a managed server. It binds all
+// interfaces: in a heterogeneous job the clients are on other nodes.
+func serverCommand(name string, s *Service) []string {
+	itoa := strconv.Itoa
+	var argv []string
+	switch s.Type {
+	case "process":
+		return slices.Clone(s.Command)
+	case "vllm":
+		argv = []string{"vllm", "serve", s.Model, "--host", "0.0.0.0", "--port", itoa(s.Port),
+			"--served-model-name", servedName(name, s), "--tensor-parallel-size", itoa(s.TensorParallelSize)}
+		if s.PipelineParallelSize > 1 {
+			argv = append(argv, "--pipeline-parallel-size", itoa(s.PipelineParallelSize))
+		}
+		if s.DataParallelSize > 1 {
+			argv = append(argv, "--data-parallel-size", itoa(s.DataParallelSize))
+		}
+		if s.NumNodes > 1 {
+			argv = append(argv, "--distributed-executor-backend", "ray")
+		}
+	case "sglang":
+		argv = []string{"python3", "-m", "sglang.launch_server", "--model-path", s.Model, "--host", "0.0.0.0",
+			"--port", itoa(s.Port), "--served-model-name", servedName(name, s), "--tp-size", itoa(s.TensorParallelSize)}
+		if s.PipelineParallelSize > 1 {
+			argv = append(argv, "--pp-size", itoa(s.PipelineParallelSize))
+		}
+		if s.DataParallelSize > 1 {
+			argv = append(argv, "--dp-size", itoa(s.DataParallelSize))
+		}
+	case "trt_llm":
+		argv = []string{"trtllm-serve", "serve", s.Model, "--host", "0.0.0.0", "--port", itoa(s.Port),
+			"--tp_size", itoa(s.TensorParallelSize), "--pp_size", itoa(s.PipelineParallelSize)}
+	}
+	return append(argv, s.ExtraArgs...)
+}
+
+var unsafeDirRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// safeDir maps a benchmark key to a directory name (no separators, no
+// leading dot).
+func safeDir(key string) string {
+	d := unsafeDirRE.ReplaceAllString(key, "_")
+	d = strings.TrimLeft(d, ".")
+	if d == "" {
+		d = "benchmark"
+	}
+	return d
+}

@@ -1,0 +1,203 @@
+// Package plan is the contract between nel (the compiler) and nel-run (the
+// node runtime): the compiled plan, embedded as JSON in every job script.
+//
+// It links no CUE: nel-run reads plans with encoding/json only. Everything a
+// node needs to run a shard is here; nothing secret is (keys are named by
+// the environment variable that holds them).
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Version is the plan format version. nel-run refuses plans of another one.
+const Version = 1
+
+// Plan is one compiled recipe.
+type Plan struct {
+	PlanVersion    int    `json:"plan_version"`
+	NelVersion     string `json:"nel_version"`
+	ScoringVersion string `json:"scoring_version"`
+	RecipeHash     string `json:"recipe_hash"`
+	PlanHash       string `json:"plan_hash"`
+	// Recipe is the recipe's path as given to nel compile; relative paths in
+	// it (params.data_path) resolve against RecipeDir, itself relative to the
+	// directory the job was submitted from.
+	Recipe    string `json:"recipe"`
+	RecipeDir string `json:"recipe_dir"`
+	OutputDir string `json:"output_dir"`
+	// Shards is how many shards every benchmark is split into (≥ 1).
+	Shards           int         `json:"shards"`
+	ProgressInterval float64     `json:"progress_interval"`
+	Reports          []string    `json:"reports"`
+	Services         []Service   `json:"services"`
+	Benchmarks       []Benchmark `json:"benchmarks"`
+}
+
+// Service is a model endpoint the benchmarks talk to.
+type Service struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process
+	Protocol string `json:"protocol"`
+	// Model is the id sent in requests.
+	Model string `json:"model"`
+	// URL is an api service's endpoint as written; ${VAR} references in it
+	// are expanded by nel-run from its environment, never at compile time.
+	URL string `json:"url,omitempty"`
+	// URLEnv names the variable holding a managed server's base URL
+	// (http://host:port/v1); the job script sets it once the server is up.
+	URLEnv string `json:"url_env,omitempty"`
+	// APIKey is the ${VAR} reference to the key, never the key.
+	APIKey     *EnvRef    `json:"api_key,omitempty"`
+	Generation Generation `json:"generation"`
+	Managed    bool       `json:"managed"`
+	Port       int        `json:"port,omitempty"`
+	HealthPath string     `json:"health_path,omitempty"`
+	// StartupTimeout is in seconds.
+	StartupTimeout float64 `json:"startup_timeout,omitempty"`
+	// Command is the server's argv (managed services), run without a shell.
+	Command []string `json:"command,omitempty"`
+	Env     []EnvVar `json:"env,omitempty"`
+}
+
+// EnvRef is a ${VAR} or ${VAR:-default} reference to the environment.
+type EnvRef struct {
+	Name    string  `json:"name"`
+	Default *string `json:"default,omitempty"`
+}
+
+// EnvVar is one variable a server is started with: a literal Value, or the
+// value of another variable of the submitting environment (From).
+type EnvVar struct {
+	Name  string  `json:"name"`
+	Value string  `json:"value,omitempty"`
+	From  *EnvRef `json:"from,omitempty"`
+}
+
+// Generation holds sampling parameters; nil fields are not sent.
+type Generation struct {
+	Temperature      *float64       `json:"temperature,omitempty"`
+	TopP             *float64       `json:"top_p,omitempty"`
+	TopK             *int64         `json:"top_k,omitempty"`
+	MaxTokens        *int64         `json:"max_tokens,omitempty"`
+	Seed             *int64         `json:"seed,omitempty"`
+	Stop             []string       `json:"stop,omitempty"`
+	FrequencyPenalty *float64       `json:"frequency_penalty,omitempty"`
+	PresencePenalty  *float64       `json:"presence_penalty,omitempty"`
+	ExtraBody        map[string]any `json:"extra_body,omitempty"`
+}
+
+// Benchmark is one benchmark of the plan.
+type Benchmark struct {
+	// Key is unique in the plan (the name, or name#2 for a repeat); Dir is
+	// the directory under OutputDir its results go to.
+	Key  string `json:"key"`
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+	// Hash is the benchmark hash: its methodology without the model.
+	Hash             string         `json:"hash"`
+	Solver           Solver         `json:"solver"`
+	Repeats          int            `json:"repeats"`
+	MaxProblems      *int           `json:"max_problems,omitempty"`
+	MaxConcurrent    int            `json:"max_concurrent"`
+	Timeout          float64        `json:"timeout"` // seconds per sample
+	ShuffleSeed      *int64         `json:"shuffle_seed"`
+	Fewshot          *int           `json:"fewshot,omitempty"`
+	Params           map[string]any `json:"params,omitempty"`
+	Scoring          Scoring        `json:"scoring"`
+	Sandbox          *Sandbox       `json:"sandbox,omitempty"`
+	SkipFailed       bool           `json:"skip_failed"`
+	MaxSystemRetries int            `json:"max_system_retries"`
+}
+
+// Solver says how a benchmark talks to its model.
+type Solver struct {
+	Type         string     `json:"type"`
+	Service      string     `json:"service"`
+	SystemPrompt *string    `json:"system_prompt,omitempty"`
+	Generation   Generation `json:"generation"` // merged: service ← benchmark/solver
+	ImageDetail  string     `json:"image_detail,omitempty"`
+}
+
+// Scoring lists the metrics of a benchmark.
+type Scoring struct {
+	IncludeDefaults bool     `json:"include_defaults"`
+	Primary         *string  `json:"primary,omitempty"`
+	Metrics         []Metric `json:"metrics"`
+}
+
+// Metric is one scoring metric.
+type Metric struct {
+	Type           string  `json:"type"`
+	Name           string  `json:"name"`
+	Service        string  `json:"service,omitempty"`
+	Rubric         *string `json:"rubric,omitempty"`
+	RubricFile     *string `json:"rubric_file,omitempty"`
+	SystemPrompt   *string `json:"system_prompt,omitempty"`
+	MaxScore       float64 `json:"max_score,omitempty"`
+	Temperature    float64 `json:"temperature,omitempty"`
+	MaxTokens      int     `json:"max_tokens,omitempty"`
+	Timeout        float64 `json:"timeout,omitempty"`
+	MaxRetries     int     `json:"max_retries,omitempty"`
+	AllowSelfJudge bool    `json:"allow_self_judge,omitempty"`
+}
+
+// Sandbox is where generated code runs.
+type Sandbox struct {
+	Name         string            `json:"name,omitempty"`
+	Type         string            `json:"type"`
+	Image        string            `json:"image,omitempty"`
+	Memory       string            `json:"memory,omitempty"`
+	Cpus         float64           `json:"cpus,omitempty"`
+	Timeout      float64           `json:"timeout,omitempty"`
+	Concurrency  int               `json:"concurrency,omitempty"`
+	Network      string            `json:"network,omitempty"`
+	MaxProcesses int               `json:"max_processes,omitempty"`
+	MaxFileSize  string            `json:"max_file_size,omitempty"`
+	SlotsPerNode int               `json:"slots_per_node,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+}
+
+// Read loads and checks a plan file.
+func Read(path string) (*Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	}
+	if p.PlanVersion != Version {
+		return nil, fmt.Errorf("read plan %s: plan version %d, this nel-run reads version %d", path, p.PlanVersion, Version)
+	}
+	return &p, nil
+}
+
+// Benchmark returns the benchmark with the given key.
+func (p *Plan) Benchmark(key string) (*Benchmark, bool) {
+	for i := range p.Benchmarks {
+		if p.Benchmarks[i].Key == key {
+			return &p.Benchmarks[i], true
+		}
+	}
+	return nil, false
+}
+
+// Service returns the service with the given name.
+func (p *Plan) Service(name string) (*Service, bool) {
+	for i := range p.Services {
+		if p.Services[i].Name == name {
+			return &p.Services[i], true
+		}
+	}
+	return nil, false
+}
+
+// ShardFile names the Parquet file of shard i of n, under
+// <output>/<benchmark dir>/shards/. Zero-padded so names sort in shard order.
+func ShardFile(i, n int) string {
+	return fmt.Sprintf("shard-%05d-of-%05d.parquet", i, n)
+}
