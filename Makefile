@@ -9,16 +9,17 @@ STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # Fuzz targets as PACKAGE:FuzzName, each run for FUZZTIME.
-FUZZ_TARGETS ?= ./templates:FuzzQuote
+FUZZ_TARGETS ?= ./templates:FuzzQuote ./compiler:FuzzLoad
 FUZZTIME ?= 30s
 
-.PHONY: all help build test lint tools bench fuzz clean
+.PHONY: all help build example test lint tools bench fuzz clean
 
 all: build
 
 help:
 	@echo 'Targets:'
 	@echo '  build  static binaries bin/nel and bin/nel-run (VERSION=$(VERSION))'
+	@echo '  example  build, then compile examples/hetero.cue to its sbatch script (stdout)'
 	@echo '  test   go test -count=1 ./...'
 	@echo '  lint   gofmt, go vet, staticcheck $(STATICCHECK_VERSION), shellcheck .ci/run'
 	@echo '  tools  fetch and build the lint tools'
@@ -29,6 +30,10 @@ help:
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/nel ./cmd/nel
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/nel-run ./cmd/nel-run
+
+# The README's main command: what `nel compile recipe | sbatch` submits.
+example: build
+	@bin/nel compile examples/hetero.cue
 
 test:
 	go test -count=1 ./...
