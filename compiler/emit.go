@@ -139,6 +139,9 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 			}
 		}
 	}
+	// One check per variable, however many fields name it.
+	slices.SortStableFunc(j.Secrets, func(a, b secret) int { return strings.Compare(a.Name, b.Name) })
+	j.Secrets = slices.CompactFunc(j.Secrets, func(a, b secret) bool { return a.Name == b.Name })
 	if opts.Target == "make" {
 		for _, sv := range p.Services {
 			if sv.Managed {
