@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,6 +99,13 @@ func writeString(b *bytes.Buffer, s string) {
 func canonicalNumber(s string) (string, error) {
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return strconv.FormatInt(i, 10), nil
+	}
+	if !strings.ContainsAny(s, ".eE") {
+		// An integer beyond int64 (CUE ints are unbounded): all its
+		// digits, or two different values would share a hash.
+		if i, ok := new(big.Int).SetString(s, 10); ok {
+			return i.String(), nil
+		}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
