@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // Payloads that do something if a shell ever reads them as code, or end a
@@ -27,23 +28,26 @@ var injPayloads = []string{
 	`'\''`, `*`, `~`, `!`, `{a,b}`, `%`, "ünïcødé ✓ 世界 \u202e",
 }
 
-// hostile holds every payload; tag names the field it was written to, so a
-// value that lands in the wrong place is recognized.
-func hostile(tag string) string {
-	return tag + ": " + strings.Join(injPayloads, " ") + " end"
+// payloadSet renders payloads into field values; tag names the field a
+// value was written to, so a value that lands in the wrong place is
+// recognized.
+type payloadSet []string
+
+func (p payloadSet) hostile(tag string) string {
+	return tag + ": " + strings.Join(p, " ") + " end"
 }
 
 // hostileLine is hostile without line breaks, for #SBATCH values, which
 // cannot carry one (a newline is refused; see TestInjectSbatchNewline).
-func hostileLine(tag string) string {
-	return strings.ReplaceAll(hostile(tag), "\n", " ")
+func (p payloadSet) hostileLine(tag string) string {
+	return strings.NewReplacer("\n", " ", "\r", " ").Replace(p.hostile(tag))
 }
 
 // hostileNoRef is hostile without "${": extra_env values are either a
 // whole ${VAR} reference or plain text (a partial ${VAR} is refused; see
 // TestInjectExtraEnvPartialRef).
-func hostileNoRef(tag string) string {
-	return strings.ReplaceAll(hostile(tag), "${", "$ {")
+func (p payloadSet) hostileNoRef(tag string) string {
+	return strings.ReplaceAll(p.hostile(tag), "${", "$ {")
 }
 
 // injRecipe is the recipe of TestInjectScript: every string that reaches
@@ -57,7 +61,10 @@ type injRecipe struct {
 	procEnv, vllmEnv, clusterEnv                                      map[string]string
 }
 
-func newInjRecipe() injRecipe {
+func newInjRecipe(payloads []string) injRecipe {
+	p := payloadSet(payloads)
+	hostile, hostileLine, hostileNoRef := p.hostile, p.hostileLine, p.hostileNoRef
+	injPayloads := payloads
 	return injRecipe{
 		procCommand:   append([]string{"fake server " + hostile("argv0"), hostile("argv1"), ""}, injPayloads...),
 		vllmExtraArgs: append([]string{hostile("extra_args"), "--flag=" + hostile("flag")}, injPayloads...),
@@ -182,7 +189,26 @@ func nulFields(b []byte) []string {
 	return strings.Split(string(b), "\x00")
 }
 
-func TestInjectScript(t *testing.T) {
+func TestInjectScript(t *testing.T) { checkInjectScript(t, injPayloads) }
+
+// FuzzInjectScript feeds arbitrary strings, as payloads, into every field
+// of the recipe that reaches the compiled script, runs the script with
+// fake SLURM commands, and checks that nothing executes and every value
+// arrives unchanged.
+func FuzzInjectScript(f *testing.F) {
+	for _, p := range injPayloads {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, payload string) {
+		// CUE strings are UTF-8 text; NUL cannot reach a shell at all.
+		if !utf8.ValidString(payload) || strings.ContainsRune(payload, 0) {
+			t.Skip()
+		}
+		checkInjectScript(t, []string{payload})
+	})
+}
+
+func checkInjectScript(t *testing.T, payloads []string) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
@@ -192,7 +218,7 @@ func TestInjectScript(t *testing.T) {
 			t.Skipf("no %s", tool)
 		}
 	}
-	r := newInjRecipe()
+	r := newInjRecipe(payloads)
 	s, err := loadCUE(t, injRecipePath, r.cue())
 	if err != nil {
 		t.Fatalf("load: %v\n%s", err, r.cue())
@@ -209,12 +235,15 @@ func TestInjectScript(t *testing.T) {
 		}
 	}
 	envNames := []string{"PROC_PLAIN", "PROC_DEFAULT", "PROC_FROM", "VLLM_PLAIN", "CLUSTER_PLAIN"}
+	// The fake srun records its environment, then its argv (the argv file
+	// marks a complete record); the fake wait-ready waits for that record,
+	// so the script cannot end and kill a server before it is recorded.
 	writeExe(t, filepath.Join(bin, "srun"), `#!/bin/bash
 f="$NEL_TEST_REC/srun.$$"
-printf '%s\0' "$@" > "$f.argv"
 for n in `+strings.Join(envNames, " ")+`; do
   if [ -n "${!n+x}" ]; then printf '%s=%s\0' "$n" "${!n}"; fi
 done > "$f.env"
+printf '%s\0' "$@" > "$f.argv.tmp" && mv "$f.argv.tmp" "$f.argv"
 exec sleep 10
 `)
 	writeExe(t, filepath.Join(bin, "scontrol"), "#!/bin/bash\necho node1\n")
@@ -223,6 +252,11 @@ exec sleep 10
 	nelRun := filepath.Join(nelDir, "nel-run")
 	writeExe(t, nelRun, `#!/bin/bash
 printf '%s\0' "$@" > "$NEL_TEST_REC/nel-run.$$.$1"
+if [ "$1" = wait-ready ]; then
+  pid=""
+  while [ $# -gt 0 ]; do [ "$1" = --pid ] && pid=$2; shift; done
+  for _ in $(seq 250); do [ -e "$NEL_TEST_REC/srun.$pid.argv" ] && break; sleep 0.02; done
+fi
 exit 0
 `)
 	nr, err := os.ReadFile(nelRun)
@@ -566,7 +600,7 @@ func unSbatch(v string) string {
 // cannot carry a line break; compile refuses it rather than letting the rest
 // of the value become a new directive or a command.
 func TestInjectSbatchNewline(t *testing.T) {
-	base := newInjRecipe()
+	base := newInjRecipe(injPayloads)
 	for _, c := range []struct {
 		name string
 		set  func(*injRecipe)
