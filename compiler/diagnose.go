@@ -44,6 +44,11 @@ func (l *Loader) translate(file string, err error, data cue.Value, overrides []O
 				g.pos = p
 			}
 		}
+		// Errors in the user's own CUE (an undefined reference) carry no
+		// input positions, only their own.
+		if p := e.Position(); !g.pos.IsValid() && p.Filename() == file {
+			g.pos = p
+		}
 		return g
 	}
 	for _, e := range cueerrors.Errors(err) {
@@ -65,8 +70,14 @@ func (l *Loader) translate(file string, err error, data cue.Value, overrides []O
 			g.other = append(g.other, "")
 		case strings.HasPrefix(format, "conflicting values %s and %s") && len(args) >= 2:
 			g := get(e)
-			found := formatFound(data, g.sels)
 			a, b := fmt.Sprint(args[0]), fmt.Sprint(args[1])
+			if data.LookupPath(cue.MakePath(g.sels...)).Err() != nil {
+				// The recipe contradicts itself (a YAML key written twice,
+				// or CUE's 1 & 2): there is no schema alternative to name.
+				g.other = append(g.other, fmt.Sprintf("found two different values, %s and %s (is the field set twice?)", b, a))
+				continue
+			}
+			found := formatFound(data, g.sels)
 			switch found {
 			case a:
 				g.expected = append(g.expected, b)
@@ -83,7 +94,37 @@ func (l *Loader) translate(file string, err error, data cue.Value, overrides []O
 			g.expected = append(g.expected, fmt.Sprint(args[1]))
 		case strings.HasPrefix(format, "incomplete value"):
 			g := get(e)
+			if found := formatFound(data, g.sels); found != "" && found != "a mapping" && found != "a list" {
+				// The user wrote a constraint (>5, string) where a
+				// value is needed.
+				g.other = append(g.other, "expected a concrete value, found "+found)
+				continue
+			}
 			g.missing = append(g.missing, "")
+		case format == "incompatible list lengths (%d and %d)" && len(args) == 2:
+			// An open list with a minimum length ([X, ...X]) given fewer
+			// entries; a closed-list mismatch between the user's own
+			// values keeps CUE's wording.
+			g := get(e)
+			a, b := fmt.Sprint(args[0]), fmt.Sprint(args[1])
+			if data.LookupPath(cue.MakePath(g.sels...)).Err() != nil {
+				g.other = append(g.other, fmt.Sprintf(format, args...)) // two lists in the user's CUE
+				continue
+			}
+			// One length is the user's list, the other the schema's
+			// minimum ([X, ...X]) or a fixed-length alternative.
+			have, _ := strconv.Atoi(listLen(data, g.sels))
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(b)
+			if have == x && y > x || have == y && x > y {
+				least := strconv.Itoa(max(x, y))
+				g.other = append(g.other, fmt.Sprintf("expected at least %s %s, found %d", least, plural(least, "entry", "entries"), have))
+				continue
+			}
+			// A fixed-length alternative, such as the default
+			// ["markdown"], that a longer list does not fit: the
+			// alternative that applies says what is wrong.
+			g.other = append(g.other, "")
 		default:
 			g := get(e)
 			g.other = append(g.other, fmt.Sprintf(format, args...))
@@ -107,21 +148,37 @@ func (l *Loader) translate(file string, err error, data cue.Value, overrides []O
 			continue
 		}
 		add := func(path string, sels []cue.Selector, msg string) {
+			// A value an -O override wrote is the override's fault: the
+			// file position nearest to it (its parent's) would send the
+			// user looking for a field that is not in the file.
+			if o, ok := overrideFor(overrides, sels); ok {
+				out = append(out, Error{File: "-O " + o.Text, Path: path, Msg: msg})
+				return
+			}
 			pos := g.pos
 			if !pos.IsValid() {
 				pos = posOf(file, data, sels)
 			}
-			e := Error{File: file, Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg}
-			if !pos.IsValid() {
-				if o, ok := overrideFor(overrides, sels); ok {
-					e.File = "-O " + o.Text
-				}
-			}
-			out = append(out, e)
+			out = append(out, Error{File: file, Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg})
 		}
 		switch {
 		case g.unknown:
-			add(g.path, g.sels, unknownFieldMsg(l.recipe.Unify(data), g.sels))
+			uni := l.recipe.Unify(data)
+			isUnknown := func(sels []cue.Selector) bool {
+				u, ok := groups[displayPath(sels)]
+				return ok && u.unknown
+			}
+			// When the recipe has other errors too, CUE may report
+			// the fields inside an unknown section instead of the
+			// section itself (clustr.type for clustr). Only the top
+			// level can be asked: below it, unions hide what is allowed.
+			if len(g.sels) > 1 && g.sels[0].IsString() && !l.recipe.Allows(g.sels[0]) {
+				sels := g.sels[:1]
+				g.pos = posOf(file, data, sels)
+				add(displayPath(sels), sels, unknownFieldMsg(uni, sels, isUnknown))
+				continue
+			}
+			add(g.path, g.sels, unknownFieldMsg(uni, g.sels, isUnknown))
 		case len(g.missing) > 0:
 			for _, m := range dedupe(g.missing) {
 				if m == "" {
@@ -157,9 +214,33 @@ func (l *Loader) translate(file string, err error, data cue.Value, overrides []O
 				if _, typed := groups[displayPath(append(slices.Clone(g.sels), cue.Str("type")))]; typed {
 					continue
 				}
+				// A disjunction that failed because of an entry inside
+				// it (output.report: ["pdf"]): the entry's error says it.
+				if hasChild(key) {
+					continue
+				}
 				msgs = []string{"invalid value"}
 			}
 			add(g.path, g.sels, strings.Join(dedupe(msgs), "; "))
+		}
+	}
+	// With other errors in the recipe, CUE may leave an unknown top-level
+	// field (clustr: 1) unreported.
+	if it, ferr := data.Fields(); ferr == nil {
+		for it.Next() {
+			sel := it.Selector()
+			path := displayPath([]cue.Selector{sel})
+			if !sel.IsString() || l.recipe.Allows(sel) || slices.ContainsFunc(out, func(e Error) bool { return e.Path == path }) {
+				continue
+			}
+			sels := []cue.Selector{sel}
+			e := Error{File: file, Path: path, Msg: unknownFieldMsg(l.recipe, sels, func([]cue.Selector) bool { return false })}
+			if o, ok := overrideFor(overrides, sels); ok {
+				e.File = "-O " + o.Text
+			} else if p := posOf(file, data, sels); p.IsValid() {
+				e.Line, e.Column = p.Line(), p.Column()
+			}
+			out = append(out, e)
 		}
 	}
 	if len(out) == 0 {
@@ -242,9 +323,10 @@ func formatFound(data cue.Value, sels []cue.Selector) string {
 }
 
 // unknownFieldMsg names the unknown field and, when one is close, the field
-// the user probably meant.
-func unknownFieldMsg(v cue.Value, sels []cue.Selector) string {
-	if len(sels) == 0 {
+// the user probably meant. unknown reports the user's other unknown fields,
+// which are no alternative to suggest.
+func unknownFieldMsg(v cue.Value, sels []cue.Selector, unknown func([]cue.Selector) bool) string {
+	if len(sels) == 0 || !sels[len(sels)-1].IsString() {
 		return "unknown field"
 	}
 	name := sels[len(sels)-1].Unquoted()
@@ -252,7 +334,8 @@ func unknownFieldMsg(v cue.Value, sels []cue.Selector) string {
 	var known []string
 	if it, err := parent.Fields(cue.Optional(true)); err == nil {
 		for it.Next() {
-			if f := it.Selector().Unquoted(); f != name {
+			sel := it.Selector()
+			if f := sel.Unquoted(); f != name && !unknown(append(slices.Clone(sels[:len(sels)-1]), sel)) {
 				known = append(known, f)
 			}
 		}
@@ -335,7 +418,7 @@ func (l *Loader) describeExpected(sels []cue.Selector, exp []string) []string {
 // unionTypes lists the values a union's `type` may take, from the schema.
 func (l *Loader) unionTypes(sels []cue.Selector) []string {
 	n := len(sels)
-	if n < 2 || sels[n-1].Unquoted() != "type" {
+	if n < 2 || !sels[n-1].IsString() || sels[n-1].Unquoted() != "type" {
 		return nil
 	}
 	path := make([]string, n-1)
@@ -388,6 +471,27 @@ func describeConstraint(x string) string {
 		return "a size such as 512m or 4g"
 	case strings.HasPrefix(x, "=~"):
 		return "a string matching " + x[2:]
+	case strings.HasPrefix(x, "{"):
+		return "a mapping" // a schema definition's body says nothing to a user
+	case strings.HasPrefix(x, "["):
+		return "a list"
 	}
 	return x
+}
+
+// listLen is the number of entries of the list at sels in the user's data,
+// in decimal, or "" when there is no list there.
+func listLen(data cue.Value, sels []cue.Selector) string {
+	n, err := data.LookupPath(cue.MakePath(sels...)).Len().Int64()
+	if err != nil {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func plural(n, one, many string) string {
+	if n == "1" {
+		return one
+	}
+	return many
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -172,7 +173,7 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (c
 	case "yaml":
 		f, err := cueyaml.Extract(path, src)
 		if err != nil {
-			return cue.Value{}, yamlTabHint(fromSyntaxError(path, err), src)
+			return cue.Value{}, yamlSyntaxHints(fromSyntaxError(path, err), src)
 		}
 		expr = fileExpr(f)
 	case "json":
@@ -193,6 +194,7 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (c
 		if !ok {
 			return cue.Value{}, Errors{{File: path, Line: 1, Column: 1, Msg: "expected a mapping with services and benchmarks"}}
 		}
+		carryPositions(x, v)
 		expr = x
 	}
 	for _, o := range overrides {
@@ -218,6 +220,53 @@ func (l *Loader) parseCUE(path string, src []byte) (cue.Value, error) {
 		return cue.Value{}, l.translate(path, err, v, nil)
 	}
 	return v, nil
+}
+
+// carryPositions copies the positions of v's values onto x, the syntax
+// exported from v, which has none of its own: errors in a CUE recipe given
+// -O overrides still point into the file.
+func carryPositions(x ast.Expr, v cue.Value) {
+	switch n := x.(type) {
+	case *ast.StructLit:
+		for _, d := range n.Elts {
+			f, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, _, err := ast.LabelName(f.Label)
+			if err != nil {
+				continue
+			}
+			fv := v.LookupPath(cue.MakePath(cue.Str(name)))
+			if !fv.Exists() {
+				continue
+			}
+			label, value := fv.Pos(), fv.Pos()
+			if src, ok := fv.Source().(*ast.Field); ok && src.Value != nil {
+				label, value = src.Label.Pos(), src.Value.Pos()
+			}
+			setPos(f.Label, label)
+			setPos(f.Value, value)
+			carryPositions(f.Value, fv)
+		}
+	case *ast.ListLit:
+		for i, e := range n.Elts {
+			ev := v.LookupPath(cue.MakePath(cue.Index(i)))
+			if !ev.Exists() {
+				continue
+			}
+			if src := ev.Source(); src != nil {
+				setPos(e, src.Pos())
+			}
+			carryPositions(e, ev)
+		}
+	}
+}
+
+func setPos(n ast.Node, p token.Pos) {
+	if p.IsValid() {
+		ast.SetPos(n, p)
+	}
 }
 
 // fileExpr turns a data file (YAML or JSON extracted into CUE syntax) into
@@ -258,17 +307,35 @@ func fromSyntaxError(path string, err error) error {
 	return out.sorted().truncated()
 }
 
-// yamlTabHint says what the YAML parser's "found character that cannot
-// start any token" means when its line holds a tab, the usual cause, and
-// points at the tab.
-func yamlTabHint(err error, src []byte) error {
+// yamlParserProblems are the messages of yaml.v3's parser (as opposed to
+// its scanner). For these it reports a 0-based line: the line where the
+// enclosing block or flow collection starts, or, when that is the first
+// line, the offending token's.
+var yamlParserProblems = []string{
+	"did not find expected",
+	"found duplicate %",
+	"found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// yamlSyntaxHints corrects the line of the YAML parser's errors and says
+// what two of its terse messages usually mean.
+func yamlSyntaxHints(err error, src []byte) error {
 	es, ok := err.(Errors)
 	if !ok {
 		return err
 	}
 	lines := bytes.Split(src, []byte("\n"))
 	for i, e := range es {
-		if e.Line < 1 || e.Line > len(lines) || !strings.Contains(e.Msg, "cannot start any token") {
+		msg := strings.TrimPrefix(e.Msg, "invalid syntax: ")
+		if e.Line > 0 && slices.ContainsFunc(yamlParserProblems, func(p string) bool { return strings.HasPrefix(msg, p) }) {
+			es[i].Line++
+			if msg == "did not find expected key" {
+				es[i].Msg += " (in the mapping that starts on this line: is a line below it indented differently from its siblings?)"
+			}
+			continue
+		}
+		if e.Line < 1 || e.Line > len(lines) || !strings.Contains(msg, "cannot start any token") {
 			continue
 		}
 		if t := bytes.IndexByte(lines[e.Line-1], '\t'); t >= 0 {

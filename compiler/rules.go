@@ -39,14 +39,14 @@ func (c *ruleChecker) at(msg string, path ...any) {
 			sels[i] = cue.Str(p)
 		}
 	}
-	pos := posOf(c.s.Path, c.s.Value, sels)
-	e := Error{File: c.s.Path, Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg}
-	if !pos.IsValid() {
-		if o, ok := overrideFor(c.s.Overrides, sels); ok {
-			e.File = "-O " + o.Text
-		}
+	// A value an -O override wrote is named by the override, not by the
+	// nearest position in the file (which would be its parent's).
+	if o, ok := overrideFor(c.s.Overrides, sels); ok {
+		c.errs = append(c.errs, Error{File: "-O " + o.Text, Path: displayPath(sels), Msg: msg})
+		return
 	}
-	c.errs = append(c.errs, e)
+	pos := posOf(c.s.Path, c.s.Value, sels)
+	c.errs = append(c.errs, Error{File: c.s.Path, Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg})
 }
 
 var reservedServiceNames = []string{"default", "none"}
@@ -354,3 +354,6 @@ func knownList(names []string) string {
 	}
 	return " (declared: " + strings.Join(names, ", ") + ")"
 }
+
+// envRefRE matches ${VAR} and ${VAR:-default}, as the schema's #EnvRef does.
+var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
