@@ -72,8 +72,8 @@ type job struct {
 	Het, Array, AutoResume                              bool
 	MaxRetries                                          int
 	Secrets                                             []secret
-	Levels                                              [][]server
-	Servers                                             []server
+	Levels                                              [][]server // sbatch: servers in start order
+	Servers                                             []server   // make: the managed services
 	Benchmarks                                          []plan.Benchmark
 	Shards, EvalGroup, EvalNodes                        int
 	EvalPool                                            string
@@ -370,7 +370,6 @@ func (j *job) layout(s *Source, p *plan.Plan) error {
 			j.Levels = append(j.Levels, nil)
 		}
 		j.Levels[d] = append(j.Levels[d], srv)
-		j.Servers = append(j.Servers, srv)
 	}
 	return nil
 }

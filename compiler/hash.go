@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"cuelang.org/go/cue"
@@ -244,9 +245,10 @@ func resolveSandbox(r *Recipe, b *Benchmark) *Sandbox {
 	case string:
 		return r.Sandboxes[sb]
 	case map[string]any:
+		// An inline sandbox was validated as a struct; re-decode it.
 		var out Sandbox
-		if c, err := Canonical(sb); err == nil {
-			_ = jsonUnmarshal(c, &out)
+		if b, err := json.Marshal(sb); err == nil {
+			_ = json.Unmarshal(b, &out)
 		}
 		return &out
 	}

@@ -37,9 +37,10 @@ const (
 // Loader validates recipes against the embedded schema. A Loader is not safe
 // for concurrent use (cue.Context is not).
 type Loader struct {
-	ctx    *cue.Context
-	schema cue.Value // the whole schema file
-	recipe cue.Value // #Recipe
+	ctx          *cue.Context
+	schema       cue.Value // the whole schema file
+	recipe       cue.Value // #Recipe
+	defaultSlurm Cluster   // see Source.defaultSlurm
 }
 
 // NewLoader compiles the embedded schema.
@@ -49,7 +50,13 @@ func NewLoader() (*Loader, error) {
 	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("compile embedded schema: %w", err)
 	}
-	return &Loader{ctx: ctx, schema: s, recipe: s.LookupPath(cue.ParsePath("#Recipe"))}, nil
+	l := &Loader{ctx: ctx, schema: s, recipe: s.LookupPath(cue.ParsePath("#Recipe"))}
+	def := s.LookupPath(cue.ParsePath("#SlurmCluster")).
+		FillPath(cue.ParsePath("node_pools.default"), map[string]any{})
+	if err := def.Decode(&l.defaultSlurm); err != nil {
+		return nil, fmt.Errorf("schema default slurm cluster: %w", err)
+	}
+	return l, nil
 }
 
 // Source is a validated recipe.
@@ -141,11 +148,8 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 		Overrides: overrides,
 		Value:     v,
 		Recipe:    r,
-	}
-	def := l.schema.LookupPath(cue.ParsePath("#SlurmCluster")).
-		FillPath(cue.ParsePath("node_pools.default"), map[string]any{})
-	if err := def.Decode(&s.defaultSlurm); err != nil {
-		return nil, fmt.Errorf("schema default slurm cluster: %w", err)
+
+		defaultSlurm: l.defaultSlurm,
 	}
 	if errs := checkRules(s); len(errs) > 0 {
 		return nil, errs.sorted().truncated()

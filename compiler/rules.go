@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"github.com/nel-eval/nel/templates"
 	"regexp"
 	"slices"
 	"strconv"
@@ -64,7 +65,7 @@ func (c *ruleChecker) serviceNames() {
 		default:
 			// Names become shell variables and file names; two that map to
 			// the same one would silently share them.
-			key := strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(name, "_"))
+			key := templates.EnvName(name)
 			if other, ok := seen[key]; ok {
 				c.at(fmt.Sprintf("service names %q and %q differ only in punctuation; they would share variables in the job script", other, name), "services", name)
 			}

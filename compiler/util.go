@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 )
@@ -9,5 +8,3 @@ import (
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

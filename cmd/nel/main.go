@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/templates"
 )
 
 // version is stamped by the build (make build).
@@ -167,9 +168,15 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return &exitError{2, errors.New("validate: no recipe given")}
 	}
+	// One Loader for every file: compiling the schema is a good part of
+	// the cost of a small recipe.
+	l, err := compiler.NewLoader()
+	if err != nil {
+		return err
+	}
 	var all compiler.Errors
 	for _, f := range files {
-		s, err := load(f, ovs)
+		s, err := l.LoadFile(f, ovs)
 		var errs compiler.Errors
 		switch {
 		case errors.As(err, &errs):
@@ -290,7 +297,7 @@ func cmdCompile(_ context.Context, args []string, stdout, stderr io.Writer) erro
 func shellJoin(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
-		q[i] = quoteArg(a)
+		q[i] = templates.Quote(a)
 	}
 	return strings.Join(q, " ")
 }

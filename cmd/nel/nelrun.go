@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/nel-eval/nel/templates"
 )
 
 // locateNelRun finds the nel-run binary the compiled job will call and
@@ -41,5 +39,3 @@ func locateNelRun(flagPath string) (path, sum string, err error) {
 	}
 	return path, hex.EncodeToString(h.Sum(nil)), nil
 }
-
-func quoteArg(s string) string { return templates.Quote(s) }
