@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,5 +336,58 @@ func TestDataCache(t *testing.T) {
 	plain := runAll(t, p, filepath.Join(dir, "plain"))
 	if !reflect.DeepEqual(normalize(cached), normalize(plain)) {
 		t.Error("rows differ with a shared data cache")
+	}
+}
+
+// The first max_concurrent launches are paced at RampRate; with pacing off
+// they go out together. Each request reaches the server after it was
+// launched, so the k-th arrival cannot come before k paces after the start.
+func TestRampPacesFirstWave(t *testing.T) {
+	const conc, rate = 20, 50.0 // one launch every 20 ms
+	pace := time.Duration(float64(time.Second) / rate)
+	arrivals := func(rampRate float64) []time.Duration {
+		dir := t.TempDir()
+		data := writeGSM8K(t, dir, conc)
+		b, _ := bench.Lookup("gsm8k")
+		set, err := b.Load(context.Background(), dataset.NewLoader(dataset.Options{Offline: true}), map[string]any{"data_path": data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sim.New(sim.Config{Accuracy: 1, Latency: 50 * time.Millisecond, Seed: 1}, sim.Dataset{Benchmark: b, Items: set.Items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var at []time.Duration
+		start := time.Now()
+		h := s.Handler()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			at = append(at, time.Since(start))
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		}))
+		defer srv.Close()
+		p := testPlan(srv.URL, data, 1, 1, nil, nil)
+		p.Benchmarks[0].MaxConcurrent = conc
+		res, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "gsm8k", Shard: 0, Of: 1, OutDir: filepath.Join(dir, "out"), RampRate: rampRate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rows != conc {
+			t.Fatalf("%d rows, want %d", res.Rows, conc)
+		}
+		slices.Sort(at)
+		return at
+	}
+	paced := arrivals(rate)
+	for k, a := range paced {
+		if a < time.Duration(k)*pace {
+			t.Errorf("paced: request %d arrived at %v, before %v", k, a, time.Duration(k)*pace)
+		}
+	}
+	unpaced := arrivals(-1)
+	if span := unpaced[conc-1] - unpaced[0]; span >= time.Duration(conc-1)*pace {
+		t.Errorf("unpaced: %d requests took %v to arrive, as long as pacing would", conc, span)
 	}
 }
