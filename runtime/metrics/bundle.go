@@ -1,0 +1,198 @@
+// Package metrics turns a benchmark's merged rows into its bundle,
+// eval.json: the headline and pass@k with labelled intervals, the variance
+// decomposition and minimum detectable effect, per-category and extra
+// scorer metrics, runtime statistics computed from the rows themselves,
+// failure analysis and provenance. nel-run merge writes it beside
+// results.parquet; nel report, compare and gate read it.
+package metrics
+
+// BundleVersion is the version of the eval.json format.
+const BundleVersion = 1
+
+// FileName is the bundle's name in a benchmark's directory.
+const FileName = "eval.json"
+
+// Bundle is eval.json. The same rows and metadata always give the same
+// bytes: nothing in it depends on when or where it was computed.
+type Bundle struct {
+	BundleVersion int    `json:"bundle_version"`
+	Benchmark     string `json:"benchmark"` // the plan's benchmark key
+	// Name is the benchmark's name (gsm8k), what compare and gate match
+	// runs by.
+	Name       string     `json:"name"`
+	Provenance Provenance `json:"provenance"`
+	// Methodology is the plan's benchmark without its deployment fields
+	// (max_concurrent, dir, key) and its hash: what compare shows when two runs'
+	// benchmark hashes differ.
+	Methodology map[string]any `json:"methodology,omitempty"`
+
+	Samples int `json:"samples"` // rows
+	Items   int `json:"items"`   // distinct item_id
+	Repeats int `json:"repeats"`
+	// Binary is true when every reward is 0 or 1; the headline is then
+	// pass@1, otherwise mean_reward.
+	Binary bool `json:"binary"`
+
+	// Headline is Metrics[0]: pass@1 or mean_reward.
+	Headline Score `json:"headline"`
+	// Metrics: the headline, pass@k for k = 2, 4, … ≤ repeats and k =
+	// repeats (binary only), then scorer:<name> for every extra scorer.
+	Metrics    []Score    `json:"metrics"`
+	Variance   *Variance  `json:"variance,omitempty"`
+	Categories []Category `json:"categories,omitempty"`
+	Runtime    Runtime    `json:"runtime"`
+	Failures   Failures   `json:"failures"`
+	// Notes say what a reader must know before trusting the numbers:
+	// "no rows", "every sample failed (timeout 40)", "simulated endpoint".
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Score is one metric with its intervals. Value is nil when it is
+// undefined (no rows); intervals are nil when they cannot be computed
+// (fewer than two items), never NaN.
+type Score struct {
+	Metric string   `json:"metric"` // "pass@1", "pass@4", "mean_reward", "scorer:exact_match"
+	Value  *float64 `json:"value"`
+	// N is the number of items the value averages over (items are the
+	// unit: repeats stay with their item).
+	N int `json:"n"`
+	// CLT is the normal interval on the item means, with the clustered
+	// standard error when items carry clusters (Method "clt_clustered":
+	// mean ± t_{G−1}·SE over G clusters),
+	// clipped to [0, 1] when every per-item value lies there.
+	CLT *Interval `json:"ci_clt,omitempty"`
+	// Bootstrap is the seeded percentile bootstrap over items (for pass@k,
+	// over the per-item estimates).
+	Bootstrap *Interval `json:"ci_bootstrap,omitempty"`
+}
+
+// Interval is a labelled confidence interval.
+type Interval struct {
+	// Method is "clt", "clt_clustered" or "bootstrap_percentile".
+	Method string  `json:"method"`
+	Level  float64 `json:"level"` // 0.95
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	// SE is the standard error (CLT methods).
+	SE float64 `json:"se,omitempty"`
+	// Clusters is the number of clusters (clt_clustered).
+	Clusters int `json:"clusters,omitempty"`
+	// Resamples and Seed describe a bootstrap.
+	Resamples int    `json:"resamples,omitempty"`
+	Seed      uint64 `json:"seed,omitempty"`
+}
+
+// Variance is the headline's variance decomposition (Miller 2024): the
+// score of item i on a repeat is s = x_i + ε, Var(s) = Var(x) + E[σ_i²].
+type Variance struct {
+	// Between is Var(x), the variance of the items' true scores
+	// (estimated: variance of item means minus Within/Repeats, ≥ 0).
+	Between float64 `json:"between_item"`
+	// Within is E[σ_i²], the mean within-item (sampling) variance; 0 with
+	// one repeat (not estimable: WithinEstimated is false).
+	Within          float64 `json:"within_item"`
+	WithinEstimated bool    `json:"within_estimated"`
+	// SE of the headline implied by the decomposition at this run's items
+	// and repeats.
+	SE float64 `json:"se"`
+	// OptimalRepeats minimises the standard error per unit of compute,
+	// K* = sqrt(Within/Between · ItemCost), where a sample costs 1 and
+	// adding an item costs ItemCost more (prompt, loading); at least 1.
+	OptimalRepeats int     `json:"optimal_repeats"`
+	ItemCost       float64 `json:"item_cost"`
+	// MDE is the smallest true difference this run detects with 80% power
+	// at two-sided α = 0.05 against an independent run of the same design:
+	// (z_0.975 + z_0.8)·sqrt(2)·SE.
+	MDE   float64 `json:"mde"`
+	Alpha float64 `json:"alpha"`
+	Power float64 `json:"power"`
+}
+
+// Category is the headline restricted to one category's items.
+type Category struct {
+	Name  string `json:"name"`
+	Score Score  `json:"score"`
+}
+
+// Runtime statistics, from the merged rows (never from shard summaries).
+type Runtime struct {
+	// LatencyMS percentiles over every sample's model latency.
+	LatencyMS Percentiles `json:"latency_ms"`
+	// WallSeconds is the run's span (earliest shard start to latest end).
+	WallSeconds      float64 `json:"wall_seconds"`
+	SamplesPerSecond float64 `json:"samples_per_second"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	// TokensPerSecond is completion tokens over WallSeconds (throughput);
+	// DecodeTokensPerSecondP50 the median of each sample's completion
+	// tokens over its latency.
+	TokensPerSecond          float64        `json:"tokens_per_second"`
+	DecodeTokensPerSecondP50 float64        `json:"decode_tokens_per_second_p50"`
+	FinishReasons            map[string]int `json:"finish_reasons"`
+	// Attempts counts samples by how many times infrastructure started
+	// them ("1": 990, "2": 10); Interrupted is the samples with more than
+	// one.
+	Attempts    map[string]int `json:"attempts"`
+	Interrupted int            `json:"interrupted"`
+	// CacheHits is set when the run used a response cache.
+	CacheHits *int `json:"cache_hits,omitempty"`
+}
+
+// Percentiles of a distribution (linear interpolation between order
+// statistics, numpy's default).
+type Percentiles struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+	// Histogram: counts per bucket of width BucketMS from 0, for plots.
+	BucketMS  float64 `json:"bucket_ms,omitempty"`
+	Histogram []int   `json:"histogram,omitempty"`
+}
+
+// Failures is the failure analysis.
+type Failures struct {
+	Samples    int               `json:"samples"`
+	Failed     int               `json:"failed"`
+	Rate       float64           `json:"rate"`
+	Categories []FailureCategory `json:"categories,omitempty"` // by count, descending
+}
+
+// FailureCategory is one error_category with up to three exemplars.
+type FailureCategory struct {
+	Category  string     `json:"category"`
+	Count     int        `json:"count"`
+	Share     float64    `json:"share"` // of all samples
+	Exemplars []Exemplar `json:"exemplars"`
+}
+
+// Exemplar is one failed sample.
+type Exemplar struct {
+	ItemID  string `json:"item_id"`
+	ItemIdx int64  `json:"item_idx"`
+	Repeat  int64  `json:"repeat"`
+	Error   string `json:"error"` // the trajectory's error, or the extracted answer
+}
+
+// Provenance says exactly what produced the numbers.
+type Provenance struct {
+	RecipeHash     string `json:"recipe_hash"`
+	PlanHash       string `json:"plan_hash"`
+	BenchmarkHash  string `json:"benchmark_hash"`
+	NelVersion     string `json:"nel_version"`
+	ScoringVersion string `json:"scoring_version"`
+	DatasetDigest  string `json:"dataset_digest"`
+	Model          string `json:"model"`
+	Simulated      bool   `json:"simulated"`
+	Shards         int    `json:"shards"`
+	StartedAt      string `json:"started_at"`
+	EndedAt        string `json:"ended_at"`
+}
+
+// RowKey names one sample.
+type RowKey struct {
+	ItemID string
+	Repeat int64
+}

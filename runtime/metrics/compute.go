@@ -1,0 +1,499 @@
+package metrics
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/stats"
+)
+
+// Input is what Compute needs.
+type Input struct {
+	// Rows are the merged rows, sorted by item (item_idx, item_id), then
+	// repeat, as merge writes them.
+	Rows []results.Row
+	// Meta is the merged results file's key-value metadata.
+	Meta map[string]string
+	// Benchmark is the plan's benchmark; nil when unknown.
+	Benchmark *plan.Benchmark
+	// Errors holds the error text of failed samples (from the
+	// trajectories), for the failure exemplars; may be nil.
+	Errors map[RowKey]string
+	// Resamples, Seed and Level configure the intervals; zero values mean
+	// 10,000, 42 and 0.95.
+	Resamples int
+	Seed      uint64
+	Level     float64
+}
+
+// item is one item's rows, as Compute groups them.
+type item struct {
+	id       string
+	idx      int64
+	category string
+	rewards  []float64
+	correct  int // rewards > 0, as pass@k counts them
+	scores   map[string][]float64
+}
+
+// Compute builds the bundle of one benchmark from its merged rows.
+func Compute(in Input) *Bundle {
+	if in.Resamples <= 0 {
+		in.Resamples = stats.DefaultResamples
+	}
+	if in.Seed == 0 {
+		in.Seed = stats.DefaultSeed
+	}
+	if in.Level <= 0 || in.Level >= 1 {
+		in.Level = 0.95
+	}
+	b := &Bundle{
+		BundleVersion: BundleVersion,
+		Benchmark:     in.Meta[results.MetaBenchmark],
+		Provenance:    provenance(in.Meta),
+		Samples:       len(in.Rows),
+	}
+	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
+	if in.Benchmark != nil {
+		b.Benchmark, b.Name = in.Benchmark.Key, in.Benchmark.Name
+		b.Repeats = in.Benchmark.Repeats
+		b.Methodology = methodology(in.Benchmark)
+	}
+	if r, err := strconv.Atoi(in.Meta[metaRepeats]); err == nil && b.Repeats == 0 {
+		b.Repeats = r
+	}
+	items := group(in.Rows)
+	b.Items = len(items)
+	b.Binary = len(in.Rows) > 0
+	for _, r := range in.Rows {
+		if r.Reward != 0 && r.Reward != 1 {
+			b.Binary = false
+			break
+		}
+	}
+	if b.Repeats == 0 {
+		for _, it := range items {
+			b.Repeats = max(b.Repeats, len(it.rewards))
+		}
+	}
+
+	c := &computer{in: in, items: items}
+	c.clusters()
+	headline := "mean_reward"
+	if b.Binary {
+		headline = "pass@1"
+	}
+	means := make([]float64, len(items))
+	for i, it := range items {
+		means[i] = stats.Mean(it.rewards)
+	}
+	b.Headline = c.score(headline, means, c.cluster)
+	b.Metrics = append(b.Metrics, b.Headline)
+	if b.Binary {
+		for _, k := range passKs(b.Repeats) {
+			b.Metrics = append(b.Metrics, c.passAt(k))
+		}
+	}
+	for _, name := range scorerNames(items) {
+		var vals []float64
+		var cl []int
+		for i, it := range items {
+			if vs := it.scores[name]; len(vs) > 0 {
+				vals = append(vals, stats.Mean(vs))
+				if c.cluster != nil {
+					cl = append(cl, c.cluster[i])
+				}
+			}
+		}
+		b.Metrics = append(b.Metrics, c.score(name, vals, cl))
+	}
+	b.Variance = c.variance(b.Headline)
+	b.Categories = c.categories(headline, means)
+	b.Runtime = runtimeStats(in.Rows, b.Provenance)
+	b.Failures = failures(in.Rows, in.Errors)
+	b.Notes = notes(b)
+	return b
+}
+
+// metaRepeats mirrors shard.MetaRepeats (metrics must not import the
+// shard runner).
+const metaRepeats = "nel.repeats"
+
+// group collects rows into items, in the rows' order (merge sorts them by
+// item then repeat). Rows of one item need not be adjacent.
+func group(rows []results.Row) []*item {
+	var items []*item
+	byID := map[string]*item{}
+	var last *item
+	for i := range rows {
+		r := &rows[i]
+		it := last
+		if it == nil || it.id != r.ItemID {
+			it = byID[r.ItemID]
+			if it == nil {
+				it = &item{id: r.ItemID, idx: r.ItemIdx, category: r.Category}
+				byID[r.ItemID] = it
+				items = append(items, it)
+			}
+			last = it
+		}
+		it.rewards = append(it.rewards, r.Reward)
+		if r.Reward > 0 {
+			it.correct++
+		}
+		for name, v := range r.Scores {
+			if it.scores == nil {
+				it.scores = map[string][]float64{}
+			}
+			it.scores[name] = append(it.scores[name], v)
+		}
+	}
+	return items
+}
+
+type computer struct {
+	in    Input
+	items []*item
+	// cluster[i] is item i's cluster (its category) when every item has
+	// one and there are at least two; nil otherwise.
+	cluster  []int
+	nCluster int
+}
+
+func (c *computer) clusters() {
+	ids := map[string]int{}
+	cl := make([]int, len(c.items))
+	for i, it := range c.items {
+		if it.category == "" {
+			return
+		}
+		id, ok := ids[it.category]
+		if !ok {
+			id = len(ids)
+			ids[it.category] = id
+		}
+		cl[i] = id
+	}
+	if len(ids) >= 2 {
+		c.cluster, c.nCluster = cl, len(ids)
+	}
+}
+
+// score is a metric over per-item values, with both intervals.
+func (c *computer) score(metric string, vals []float64, cluster []int) Score {
+	s := Score{Metric: metric, N: len(vals)}
+	if len(vals) == 0 {
+		return s
+	}
+	mean, se, lo, hi := stats.CLT(vals, c.in.Level)
+	s.Value = &mean
+	if len(vals) < 2 {
+		return s
+	}
+	ci := &Interval{Method: "clt", Level: c.in.Level, Lo: lo, Hi: hi, SE: se}
+	if cluster != nil {
+		cse, g := stats.ClusteredSE(vals, cluster)
+		if g >= 2 {
+			// Student's t with G−1 degrees of freedom: with few clusters
+			// the z interval under-covers (50 clusters: 94.5% for a
+			// nominal 95%; t gives 95.1% — runtime/stats coverage tests).
+			q := stats.TQuantile((1+c.in.Level)/2, float64(g-1))
+			ci = &Interval{Method: "clt_clustered", Level: c.in.Level, Lo: mean - q*cse, Hi: mean + q*cse, SE: cse, Clusters: g}
+		}
+	}
+	// A normal interval can reach past the scale (0.99 ± 0.02 on pass@k);
+	// scores that live in [0, 1] keep their interval there.
+	if unitInterval(vals) {
+		ci.Lo, ci.Hi = max(ci.Lo, 0), min(ci.Hi, 1)
+	}
+	s.CLT = ci
+	blo, bhi := stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
+	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
+	return s
+}
+
+func unitInterval(vals []float64) bool {
+	for _, v := range vals {
+		if v < 0 || v > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// passKs are the k of pass@k beyond 1: 2, 4, 8, … ≤ repeats, and repeats.
+func passKs(repeats int) []int {
+	var ks []int
+	for k := 2; k <= repeats; k *= 2 {
+		ks = append(ks, k)
+	}
+	if repeats > 1 && !slices.Contains(ks, repeats) {
+		ks = append(ks, repeats)
+	}
+	return ks
+}
+
+// passAt is pass@k over the items with at least k samples.
+func (c *computer) passAt(k int) Score {
+	var vals []float64
+	var cl []int
+	for i, it := range c.items {
+		if len(it.rewards) < k {
+			continue
+		}
+		vals = append(vals, stats.PassAtK(len(it.rewards), it.correct, k))
+		if c.cluster != nil {
+			cl = append(cl, c.cluster[i])
+		}
+	}
+	return c.score(fmt.Sprintf("pass@%d", k), vals, cl)
+}
+
+func scorerNames(items []*item) []string {
+	set := map[string]bool{}
+	for _, it := range items {
+		for name := range it.scores {
+			set[name] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// variance decomposes the headline's variance; nil without two items.
+func (c *computer) variance(h Score) *Variance {
+	if len(c.items) < 2 || h.CLT == nil {
+		return nil
+	}
+	per := make([][]float64, len(c.items))
+	k := 0
+	for i, it := range c.items {
+		per[i] = it.rewards
+		k = max(k, len(it.rewards))
+	}
+	between, within, ok := stats.Decompose(per)
+	const itemCost, alpha, power = 1.0, 0.05, 0.8
+	v := &Variance{
+		Between: between, Within: within, WithinEstimated: ok,
+		SE:       stats.SEFromDecomposition(between, within, len(c.items), k),
+		ItemCost: itemCost, Alpha: alpha, Power: power,
+		// Against an independent run of the same design the difference
+		// has twice the variance of one run's score.
+		MDE: stats.MDE(math.Sqrt2*h.CLT.SE, alpha, power),
+	}
+	v.OptimalRepeats = 1
+	if ok {
+		v.OptimalRepeats = stats.OptimalRepeats(between, within, itemCost)
+	}
+	return v
+}
+
+// categories scores the headline per category (nil with fewer than two
+// categories: the headline already is that).
+func (c *computer) categories(metric string, means []float64) []Category {
+	byCat := map[string][]float64{}
+	for i, it := range c.items {
+		if it.category != "" {
+			byCat[it.category] = append(byCat[it.category], means[i])
+		}
+	}
+	if len(byCat) < 2 {
+		return nil
+	}
+	names := make([]string, 0, len(byCat))
+	for name := range byCat {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]Category, 0, len(names))
+	for _, name := range names {
+		out = append(out, Category{Name: name, Score: c.score(metric, byCat[name], nil)})
+	}
+	return out
+}
+
+func provenance(meta map[string]string) Provenance {
+	p := Provenance{
+		RecipeHash:     meta[results.MetaRecipeHash],
+		PlanHash:       meta[results.MetaPlanHash],
+		BenchmarkHash:  meta[results.MetaBenchmarkHash],
+		NelVersion:     meta[results.MetaNelVersion],
+		ScoringVersion: meta[results.MetaScoring],
+		DatasetDigest:  meta[results.MetaDataset],
+		Model:          meta[results.MetaModel],
+		Simulated:      meta[results.MetaSimulated] == "true",
+		StartedAt:      meta[results.MetaStartedAt],
+		EndedAt:        meta[results.MetaEndedAt],
+	}
+	// "merged/N" after merge, "i/N" for a single shard.
+	if _, n, ok := strings.Cut(meta[results.MetaShard], "/"); ok {
+		p.Shards, _ = strconv.Atoi(n)
+	}
+	return p
+}
+
+// methodology is the plan's benchmark without what only says where and how
+// fast it ran.
+func methodology(b *plan.Benchmark) map[string]any {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	for _, k := range []string{"key", "dir", "hash", "max_concurrent"} {
+		delete(m, k)
+	}
+	return m
+}
+
+// runtimeStats are computed from every row, never from shard summaries.
+func runtimeStats(rows []results.Row, p Provenance) Runtime {
+	rt := Runtime{FinishReasons: map[string]int{}, Attempts: map[string]int{}}
+	lat := make([]float64, 0, len(rows))
+	var decode []float64
+	for i := range rows {
+		r := &rows[i]
+		lat = append(lat, r.LatencyMS)
+		rt.PromptTokens += r.PromptTokens
+		rt.CompletionTokens += r.CompletionTokens
+		rt.ReasoningTokens += r.ReasoningTokens
+		fr := r.FinishReason
+		if fr == "" {
+			fr = "(none)"
+		}
+		rt.FinishReasons[fr]++
+		rt.Attempts[strconv.FormatInt(r.Attempts, 10)]++
+		if r.Attempts > 1 {
+			rt.Interrupted++
+		}
+		if r.LatencyMS > 0 && r.CompletionTokens > 0 {
+			decode = append(decode, float64(r.CompletionTokens)/(r.LatencyMS/1000))
+		}
+	}
+	rt.LatencyMS = percentiles(lat)
+	if len(decode) > 0 {
+		slices.Sort(decode)
+		rt.DecodeTokensPerSecondP50 = stats.Percentile(decode, 50)
+	}
+	start, err1 := time.Parse(time.RFC3339Nano, p.StartedAt)
+	end, err2 := time.Parse(time.RFC3339Nano, p.EndedAt)
+	if err1 == nil && err2 == nil && end.After(start) {
+		rt.WallSeconds = end.Sub(start).Seconds()
+		rt.SamplesPerSecond = float64(len(rows)) / rt.WallSeconds
+		rt.TokensPerSecond = float64(rt.CompletionTokens) / rt.WallSeconds
+	}
+	return rt
+}
+
+// histogramBuckets is how many buckets the latency histogram has; the last
+// one also holds everything beyond it.
+const histogramBuckets = 40
+
+// percentiles sorts xs in place.
+func percentiles(xs []float64) Percentiles {
+	var p Percentiles
+	if len(xs) == 0 {
+		return p
+	}
+	slices.Sort(xs)
+	p.P50 = stats.Percentile(xs, 50)
+	p.P90 = stats.Percentile(xs, 90)
+	p.P99 = stats.Percentile(xs, 99)
+	p.Mean = stats.Mean(xs)
+	p.Max = xs[len(xs)-1]
+	// Buckets of a round width covering up to the 99th percentile.
+	if top := p.P99; top > 0 {
+		p.BucketMS = niceWidth(top / (histogramBuckets - 1))
+		p.Histogram = make([]int, histogramBuckets)
+		for _, x := range xs {
+			i := int(x / p.BucketMS)
+			p.Histogram[min(max(i, 0), histogramBuckets-1)]++
+		}
+	}
+	return p
+}
+
+// niceWidth rounds w up to 1, 2 or 5 times a power of ten.
+func niceWidth(w float64) float64 {
+	e := math.Pow(10, math.Floor(math.Log10(w)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*e >= w {
+			return m * e
+		}
+	}
+	return 10 * e
+}
+
+func failures(rows []results.Row, errs map[RowKey]string) Failures {
+	f := Failures{Samples: len(rows)}
+	byCat := map[string]*FailureCategory{}
+	for i := range rows {
+		r := &rows[i]
+		if r.ErrorCategory == "" {
+			continue
+		}
+		f.Failed++
+		fc := byCat[r.ErrorCategory]
+		if fc == nil {
+			fc = &FailureCategory{Category: r.ErrorCategory, Exemplars: []Exemplar{}}
+			byCat[r.ErrorCategory] = fc
+		}
+		fc.Count++
+		if len(fc.Exemplars) < 3 {
+			msg := errs[RowKey{r.ItemID, r.Repeat}]
+			if msg == "" && r.Extracted != "" {
+				msg = "extracted: " + r.Extracted
+			}
+			fc.Exemplars = append(fc.Exemplars, Exemplar{ItemID: r.ItemID, ItemIdx: r.ItemIdx, Repeat: r.Repeat, Error: msg})
+		}
+	}
+	if len(rows) > 0 {
+		f.Rate = float64(f.Failed) / float64(len(rows))
+	}
+	for _, fc := range byCat {
+		fc.Share = float64(fc.Count) / float64(len(rows))
+		f.Categories = append(f.Categories, *fc)
+	}
+	slices.SortFunc(f.Categories, func(a, b FailureCategory) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Category, b.Category))
+	})
+	return f
+}
+
+func notes(b *Bundle) []string {
+	var ns []string
+	if b.Provenance.Simulated {
+		ns = append(ns, "answers came from nel's simulated endpoint, not a model: the scores test the pipeline, not a model")
+	}
+	switch {
+	case b.Samples == 0:
+		ns = append(ns, "no rows: nothing was evaluated, so there is no score")
+	case b.Failures.Failed == b.Samples:
+		var parts []string
+		for _, fc := range b.Failures.Categories {
+			parts = append(parts, fmt.Sprintf("%s %d", fc.Category, fc.Count))
+		}
+		ns = append(ns, fmt.Sprintf("every sample failed (%s): the score measures the failures, not the model", strings.Join(parts, ", ")))
+	case b.Failures.Rate >= 0.1:
+		ns = append(ns, fmt.Sprintf("%.1f%% of samples failed: see the failure analysis before trusting the score", 100*b.Failures.Rate))
+	}
+	if b.Items == 1 {
+		ns = append(ns, "one item: no interval can be computed")
+	}
+	return ns
+}

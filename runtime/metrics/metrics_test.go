@@ -1,0 +1,274 @@
+package metrics_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/results"
+)
+
+func row(item string, idx, repeat int64, reward float64, cat string) results.Row {
+	c := reward == 1
+	return results.Row{
+		RecipeHash: "sha256:r", Benchmark: "gsm8k", ItemID: item, ItemIdx: idx, Repeat: repeat,
+		Category: cat, Reward: reward, Correct: &c, LatencyMS: float64(100 * (idx + 1)),
+		CompletionTokens: 10, PromptTokens: 20, Attempts: 1, FinishReason: "stop",
+	}
+}
+
+var meta = map[string]string{
+	results.MetaBenchmark: "gsm8k", results.MetaRecipeHash: "sha256:r", results.MetaPlanHash: "sha256:p",
+	results.MetaBenchmarkHash: "sha256:b", results.MetaModel: "m", results.MetaShard: "merged/4",
+	results.MetaStartedAt: "2026-11-21T10:00:00Z", results.MetaEndedAt: "2026-11-21T10:00:10Z",
+	"nel.repeats": "2",
+}
+
+func near(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9 {
+		t.Errorf("%s = %.12g, want %.12g", what, got, want)
+	}
+}
+
+// Three items × 2 repeats, rewards [1 1] [1 0] [0 0], worked by hand.
+func TestComputeByHand(t *testing.T) {
+	rows := []results.Row{
+		row("a", 0, 0, 1, ""), row("a", 0, 1, 1, ""),
+		row("b", 1, 0, 1, ""), row("b", 1, 1, 0, ""),
+		row("c", 2, 0, 0, ""), row("c", 2, 1, 0, ""),
+	}
+	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 2000})
+	if !b.Binary || b.Items != 3 || b.Samples != 6 || b.Repeats != 2 {
+		t.Fatalf("binary %v items %d samples %d repeats %d", b.Binary, b.Items, b.Samples, b.Repeats)
+	}
+	if b.Headline.Metric != "pass@1" || b.Headline.Value == nil {
+		t.Fatalf("headline %+v", b.Headline)
+	}
+	near(t, "pass@1", *b.Headline.Value, 0.5)
+	// Item means 1, .5, 0: s = 0.5, SE = 0.5/√3.
+	se := 0.5 / math.Sqrt(3)
+	near(t, "SE", b.Headline.CLT.SE, se)
+	// 0.5 ∓ 1.96·0.2887 = −0.066 … 1.066, clipped to the scale.
+	near(t, "CLT lo", b.Headline.CLT.Lo, 0)
+	near(t, "CLT hi", b.Headline.CLT.Hi, 1)
+	if b.Headline.CLT.Method != "clt" {
+		t.Errorf("method %s", b.Headline.CLT.Method)
+	}
+	// The bootstrap of three values stays within their range.
+	if bs := b.Headline.Bootstrap; bs == nil || bs.Lo < 0 || bs.Hi > 1 || bs.Lo > 0.5 || bs.Hi < 0.5 || bs.Resamples != 2000 {
+		t.Errorf("bootstrap %+v", bs)
+	}
+	if len(b.Metrics) != 2 || b.Metrics[1].Metric != "pass@2" {
+		t.Fatalf("metrics %+v", b.Metrics)
+	}
+	// pass@2: item a 1, item b 1 − C(1,2)/C(2,2) = 1, item c 0.
+	near(t, "pass@2", *b.Metrics[1].Value, 2.0/3)
+	// Within: item variances 0, 0.5, 0 → 1/6; between: Var(means) 0.25 − (1/6)/2.
+	v := b.Variance
+	near(t, "within", v.Within, 1.0/6)
+	near(t, "between", v.Between, 0.25-1.0/12)
+	near(t, "MDE", v.MDE, (1.959963984540054+0.8416212335729143)*math.Sqrt2*se)
+	if v.OptimalRepeats != 1 { // sqrt((1/6)/(1/6)) = 1
+		t.Errorf("optimal repeats %d", v.OptimalRepeats)
+	}
+	if b.Provenance.Shards != 4 || b.Provenance.BenchmarkHash != "sha256:b" {
+		t.Errorf("provenance %+v", b.Provenance)
+	}
+	near(t, "wall", b.Runtime.WallSeconds, 10)
+	near(t, "tokens/s", b.Runtime.TokensPerSecond, 6)
+	if b.Runtime.FinishReasons["stop"] != 6 || b.Runtime.Attempts["1"] != 6 {
+		t.Errorf("runtime %+v", b.Runtime)
+	}
+}
+
+// Latency percentiles use numpy's linear interpolation: for 1..100,
+// p50 = 50.5, p90 = 90.1, p99 = 99.01.
+func TestLatencyPercentiles(t *testing.T) {
+	var rows []results.Row
+	for i := range 100 {
+		r := row(string(rune('A'+i%26))+strings.Repeat("x", i/26), int64(i), 0, 1, "")
+		r.LatencyMS = float64(100 - i)
+		rows = append(rows, r)
+	}
+	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 100})
+	p := b.Runtime.LatencyMS
+	near(t, "p50", p.P50, 50.5)
+	near(t, "p90", p.P90, 90.1)
+	near(t, "p99", p.P99, 99.01)
+	near(t, "max", p.Max, 100)
+	total := 0
+	for _, n := range p.Histogram {
+		total += n
+	}
+	if total != 100 || p.BucketMS <= 0 {
+		t.Errorf("histogram of %d samples, bucket %v", total, p.BucketMS)
+	}
+}
+
+// Categories: per-category scores and a clustered interval for the
+// headline.
+func TestCategoriesAndClusters(t *testing.T) {
+	var rows []results.Row
+	for i := range 40 {
+		cat := "algebra"
+		if i%2 == 1 {
+			cat = "geometry"
+		}
+		reward := 0.0
+		if i%4 < 3 {
+			reward = 1
+		}
+		rows = append(rows, row(string(rune('a'+i%26))+strings.Repeat("z", i/26), int64(i), 0, reward, cat))
+	}
+	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 500})
+	if b.Headline.CLT.Method != "clt_clustered" || b.Headline.CLT.Clusters != 2 {
+		t.Errorf("headline interval %+v", b.Headline.CLT)
+	}
+	if len(b.Categories) != 2 || b.Categories[0].Name != "algebra" || b.Categories[1].Name != "geometry" {
+		t.Fatalf("categories %+v", b.Categories)
+	}
+	// algebra: i%4 ∈ {0,2} → rewards 1,1 → 1.0; geometry: {1,3} → 1,0 → 0.5.
+	near(t, "algebra", *b.Categories[0].Score.Value, 1)
+	near(t, "geometry", *b.Categories[1].Score.Value, 0.5)
+	if b.Categories[1].Score.N != 20 {
+		t.Errorf("geometry n %d", b.Categories[1].Score.N)
+	}
+}
+
+// Fractional rewards give mean_reward; extra scorers get their own metric.
+func TestFractionalAndScorers(t *testing.T) {
+	rows := []results.Row{
+		row("a", 0, 0, 0.5, ""), row("b", 1, 0, 0.25, ""), row("c", 2, 0, 1, ""),
+	}
+	for i := range rows {
+		rows[i].Correct = nil
+		rows[i].Scores = map[string]float64{"scorer:exact_match": float64(i % 2)}
+	}
+	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 500})
+	if b.Binary || b.Headline.Metric != "mean_reward" {
+		t.Fatalf("headline %+v", b.Headline)
+	}
+	near(t, "mean_reward", *b.Headline.Value, 1.75/3)
+	if len(b.Metrics) != 2 || b.Metrics[1].Metric != "scorer:exact_match" {
+		t.Fatalf("metrics %+v", b.Metrics)
+	}
+	near(t, "exact_match", *b.Metrics[1].Value, 1.0/3)
+}
+
+// Failures: counts, shares and at most three exemplars each, with the
+// trajectory's error text; all-failed and empty runs say so.
+func TestFailuresAndNotes(t *testing.T) {
+	var rows []results.Row
+	errs := map[metrics.RowKey]string{}
+	for i := range 5 {
+		r := row(string(rune('a'+i)), int64(i), 0, 0, "")
+		r.ErrorCategory = "timeout"
+		errs[metrics.RowKey{ItemID: r.ItemID, Repeat: 0}] = "deadline exceeded " + r.ItemID
+		rows = append(rows, r)
+	}
+	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Errors: errs, Resamples: 100})
+	f := b.Failures
+	if f.Failed != 5 || f.Rate != 1 || len(f.Categories) != 1 || f.Categories[0].Count != 5 || len(f.Categories[0].Exemplars) != 3 {
+		t.Fatalf("failures %+v", f)
+	}
+	if e := f.Categories[0].Exemplars[0]; e.ItemID != "a" || e.Error != "deadline exceeded a" {
+		t.Errorf("exemplar %+v", e)
+	}
+	if !strings.Contains(strings.Join(b.Notes, "\n"), "every sample failed (timeout 5)") {
+		t.Errorf("notes %q", b.Notes)
+	}
+
+	empty := metrics.Compute(metrics.Input{Meta: meta})
+	if empty.Headline.Value != nil || empty.Headline.CLT != nil || empty.Variance != nil {
+		t.Errorf("empty headline %+v", empty.Headline)
+	}
+	data, err := metrics.Marshal(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "NaN") || !strings.Contains(string(data), "no rows") {
+		t.Errorf("empty bundle:\n%s", data)
+	}
+}
+
+// The bundle is a pure function of its input: same bytes every time, and
+// it round-trips through eval.json.
+func TestDeterministicRoundTrip(t *testing.T) {
+	var rows []results.Row
+	for i := range 50 {
+		for r := range 3 {
+			rows = append(rows, row(string(rune('a'+i%26))+strings.Repeat("q", i/26), int64(i), int64(r), float64((i+r)%2), ""))
+		}
+	}
+	pb := &plan.Benchmark{Key: "gsm8k", Name: "gsm8k", Dir: "gsm8k", Hash: "sha256:b", Repeats: 3, MaxConcurrent: 64}
+	b1 := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: pb})
+	b2 := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: pb})
+	j1, _ := metrics.Marshal(b1)
+	j2, _ := metrics.Marshal(b2)
+	if string(j1) != string(j2) {
+		t.Fatal("two computations of the same rows differ")
+	}
+	if _, ok := b1.Methodology["max_concurrent"]; ok {
+		t.Error("methodology keeps max_concurrent, a deployment field")
+	}
+	if b1.Methodology["repeats"] != 3.0 {
+		t.Errorf("methodology %v", b1.Methodology)
+	}
+	// pass@k for k = 2 and 3 (repeats), after pass@1.
+	var names []string
+	for _, m := range b1.Metrics {
+		names = append(names, m.Metric)
+	}
+	if strings.Join(names, ",") != "pass@1,pass@2,pass@3" {
+		t.Errorf("metrics %v", names)
+	}
+
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if err := os.MkdirAll(filepath.Join(run, "gsm8k"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := metrics.WriteFile(filepath.Join(run, "gsm8k", metrics.FileName), b1); err != nil {
+		t.Fatal(err)
+	}
+	// A second benchmark merged without eval.json is computed from Parquet.
+	if err := os.MkdirAll(filepath.Join(run, "mmlu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m2 := map[string]string{}
+	for k, v := range meta {
+		m2[k] = v
+	}
+	m2[results.MetaBenchmark] = "mmlu"
+	if err := results.WriteRows(filepath.Join(run, "mmlu", "results.parquet"), rows, m2); err != nil {
+		t.Fatal(err)
+	}
+	suite, err := metrics.ReadDir(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suite) != 2 || suite[0].Benchmark != "gsm8k" || suite[1].Benchmark != "mmlu" {
+		t.Fatalf("suite %d bundles", len(suite))
+	}
+	j3, _ := metrics.Marshal(suite[0])
+	if string(j3) != string(j1) {
+		t.Error("eval.json does not round-trip")
+	}
+	if *suite[1].Headline.Value != *b1.Headline.Value {
+		t.Errorf("from Parquet %v, from rows %v", *suite[1].Headline.Value, *b1.Headline.Value)
+	}
+	if _, err := metrics.ReadDir(filepath.Join(dir, "nothing")); err == nil {
+		t.Error("a missing directory reads")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metrics.ReadDir(filepath.Join(dir, "empty")); err == nil || !strings.Contains(err.Error(), "no eval.json or results.parquet") {
+		t.Errorf("empty dir: %v", err)
+	}
+}
