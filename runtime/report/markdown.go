@@ -1,0 +1,272 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/metrics"
+)
+
+// mdEscaper backslash-escapes the characters that markdown (CommonMark and
+// GitHub tables) would read as markup, and the HTML that renderers pass
+// through: text from a bundle prints as itself.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
+	`<`, `\<`, `>`, `\>`, `|`, `\|`, `#`, `\#`, `&`, `\&`, `~`, `\~`,
+	"\r\n", " ", "\n", " ", "\r", " ",
+)
+
+// mdText escapes s for markdown text, tables included.
+func mdText(s string) string { return mdEscaper.Replace(s) }
+
+// mdCode writes s as an inline code span, whatever backticks it holds: the
+// fence is one backtick longer than the longest run inside, with spaces
+// padding content that starts or ends with one. In a table cell '|' is
+// escaped (GitHub splits cells before it reads code spans).
+func mdCode(s string, inTable bool) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return ""
+	}
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	if inTable {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	return fence + s + fence
+}
+
+type mdWriter struct {
+	w   *bufio.Writer
+	err error
+}
+
+func (m *mdWriter) printf(format string, args ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format, args...)
+	}
+}
+
+// table writes a GitHub table; cells must already be escaped.
+func (m *mdWriter) table(head []string, rows [][]string, align string) {
+	m.printf("| %s |\n|", strings.Join(head, " | "))
+	for i := range head {
+		if i < len(align) && align[i] == 'r' {
+			m.printf("---:|")
+		} else {
+			m.printf("---|")
+		}
+	}
+	m.printf("\n")
+	for _, r := range rows {
+		m.printf("| %s |\n", strings.Join(r, " | "))
+	}
+	m.printf("\n")
+}
+
+func renderMarkdown(w io.Writer, suite []*metrics.Bundle, opts Options) error {
+	m := &mdWriter{w: bufio.NewWriter(w)}
+	m.printf("# %s\n\n", mdText(opts.title()))
+	if opts.Source != "" {
+		m.printf("Run: %s · %d benchmark(s)\n\n", mdCode(opts.Source, false), len(suite))
+	}
+	if simulated(suite) {
+		m.printf("> **⚠ %s** Affected: ", simulatedWarning)
+		var names []string
+		for _, b := range suite {
+			if b.Provenance.Simulated {
+				names = append(names, mdCode(key(b), false))
+			}
+		}
+		m.printf("%s.\n\n", strings.Join(names, ", "))
+	}
+	if len(suite) == 0 {
+		m.printf("No benchmarks.\n")
+		return m.flush()
+	}
+
+	m.printf("## Summary\n\n")
+	level := ciLevel(suite)
+	var rows [][]string
+	for _, b := range suite {
+		h := headlineScore(b)
+		value := num(h.Value)
+		if b.Provenance.Simulated {
+			value += " (simulated)"
+		}
+		rows = append(rows, []string{
+			"[" + mdText(key(b)) + "](#" + anchor(b) + ")", mdCode(h.Metric, true), "**" + value + "**",
+			ivCell(h.CLT), ivCell(h.Bootstrap), count(b.Items), count(b.Repeats), failuresCell(b.Failures),
+		})
+	}
+	m.table([]string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Failures"}, rows, "__rrrrrr")
+
+	for _, b := range suite {
+		m.benchmark(b)
+	}
+	return m.flush()
+}
+
+func (m *mdWriter) flush() error {
+	if m.err != nil {
+		return m.err
+	}
+	return m.w.Flush()
+}
+
+// anchor is the id of a benchmark's section (GitHub's slug of its
+// heading is unpredictable with punctuation, so sections carry an explicit
+// anchor).
+func anchor(b *metrics.Bundle) string {
+	var s strings.Builder
+	s.WriteString("bench-")
+	for _, r := range strings.ToLower(key(b)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			s.WriteRune(r)
+		} else {
+			s.WriteByte('-')
+		}
+	}
+	return s.String()
+}
+
+// ivCell is an interval for a table cell, with its method when it is not
+// the column's plain one.
+func ivCell(iv *metrics.Interval) string {
+	if iv == nil {
+		return NA
+	}
+	if iv.Method == "clt_clustered" {
+		return rangeStr(iv) + " (clustered)"
+	}
+	return rangeStr(iv)
+}
+
+// scoreRows are the rows of a metric table.
+func scoreRows(scores []metrics.Score, name func(metrics.Score) string) [][]string {
+	var rows [][]string
+	for _, s := range scores {
+		rows = append(rows, []string{name(s), num(s.Value), ivCell(s.CLT), ivCell(s.Bootstrap), count(s.N)})
+	}
+	return rows
+}
+
+// mdHeadline is headline(s) with the metric's name escaped (the rest is
+// numbers and labels this package writes).
+func mdHeadline(s metrics.Score) string {
+	out := headline(s)
+	if s.Metric != "" {
+		out = mdText(s.Metric) + strings.TrimPrefix(out, s.Metric)
+	}
+	return out
+}
+
+func (m *mdWriter) benchmark(b *metrics.Bundle) {
+	m.printf("<a id=\"%s\"></a>\n\n## %s\n\n", anchor(b), mdText(title(b)))
+	if b.Provenance.Simulated {
+		m.printf("> **⚠ %s**\n\n", simulatedWarning)
+	}
+	h := headlineScore(b)
+	m.printf("**%s** · %s", mdHeadline(h), design(b))
+	if b.Binary {
+		m.printf(" · binary rewards")
+	}
+	m.printf("\n\n")
+	if len(b.Notes) > 0 {
+		m.printf("**Notes**\n\n")
+		for _, n := range b.Notes {
+			m.printf("- %s\n", mdText(n))
+		}
+		m.printf("\n")
+	}
+	level := ciLevel([]*metrics.Bundle{b})
+	head := []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}
+	metricName := func(s metrics.Score) string { return mdCode(s.Metric, true) }
+
+	if ks := passAtK(b); len(ks) > 0 {
+		m.printf("### pass@k\n\n")
+		m.table(head, scoreRows(append([]metrics.Score{h}, ks...), metricName), "_rrrr")
+	}
+
+	m.printf("### Variance decomposition\n\n")
+	if v := b.Variance; v != nil {
+		m.printf("- between-item variance %s · within-item variance %s\n", fix(v.Between, 4), withinStr(v))
+		m.printf("- standard error of the headline at %s items × %s repeats: %s\n", count(b.Items), count(b.Repeats), fix(v.SE, 4))
+		m.printf("- optimal repeats: %s\n", optimalSentence(b, v))
+		m.printf("- minimum detectable effect: **%s**\n\n", mdeSentence(v))
+	} else {
+		m.printf("Not available (fewer than two items).\n\n")
+	}
+
+	if len(b.Categories) > 0 {
+		m.printf("### Categories\n\n")
+		var rows [][]string
+		for _, c := range b.Categories {
+			s := c.Score
+			rows = append(rows, []string{mdText(c.Name), num(s.Value), ivCell(s.CLT), ivCell(s.Bootstrap), count(s.N)})
+		}
+		m.table([]string{"Category", mdCode(h.Metric, true), level + " (clt)", level + " (bootstrap)", "n items"}, rows, "_rrrr")
+	}
+
+	if sc := append(scorerMetrics(b), otherMetrics(b)...); len(sc) > 0 {
+		m.printf("### Scorer metrics\n\n")
+		m.table(head, scoreRows(sc, metricName), "_rrrr")
+	}
+
+	m.printf("### Runtime\n\n")
+	var rows [][]string
+	for _, r := range runtimeRows(b) {
+		rows = append(rows, []string{r[0], mdText(r[1])})
+	}
+	m.table([]string{"Statistic", "Value"}, rows, "_r")
+
+	m.printf("### Failures\n\n")
+	f := b.Failures
+	if f.Failed == 0 {
+		m.printf("No failed samples (%s samples).\n\n", count(f.Samples))
+	} else {
+		m.printf("%s.\n\n", failuresSummary(f))
+		var rows [][]string
+		for _, fc := range f.Categories {
+			rows = append(rows, []string{mdCode(fc.Category, true), count(fc.Count), pct(fc.Share)})
+		}
+		m.table([]string{"Category", "Count", "Share of samples"}, rows, "_rr")
+		for _, fc := range f.Categories {
+			ex := exemplars(fc)
+			if len(ex) == 0 {
+				continue
+			}
+			m.printf("Examples of %s:\n\n", mdCode(fc.Category, false))
+			for _, e := range ex {
+				m.printf("- item %s (index %d, repeat %d): %s\n", mdCode(e.ItemID, false), e.ItemIdx, e.Repeat, mdCode(exemplarText(e.Error), false))
+			}
+			m.printf("\n")
+		}
+	}
+
+	m.printf("### Provenance\n\n")
+	rows = rows[:0]
+	for _, r := range provenanceRows(b) {
+		v := mdCode(r[1], true)
+		if r[0] == "Simulated" && b.Provenance.Simulated {
+			v = "**" + mdText(r[1]) + "**"
+		} else if r[0] == "Simulated" || r[0] == "Shards" || r[0] == "Time span" || r[1] == NA {
+			v = mdText(r[1])
+		}
+		rows = append(rows, []string{r[0], v})
+	}
+	m.table([]string{"Field", "Value"}, rows, "__")
+}

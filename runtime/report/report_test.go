@@ -1,0 +1,453 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/metrics"
+)
+
+func renderString(t *testing.T, suite []*metrics.Bundle, format Format) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Render(&buf, suite, format, Options{Source: "out/run-1"}); err != nil {
+		t.Fatalf("Render %s: %v", format, err)
+	}
+	return buf.String()
+}
+
+func mustContain(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+}
+
+func mustNotContain(t *testing.T, what, out string, bad ...string) {
+	t.Helper()
+	for _, b := range bad {
+		if strings.Contains(out, b) {
+			t.Errorf("%s contains %q", what, b)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]Format{
+		"markdown": Markdown, "md": Markdown, "HTML": HTML, "json": JSON, "csv": CSV, "latex": LaTeX, "tex": LaTeX,
+	} {
+		if got, err := ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	_, err := ParseFormat("pdf")
+	if err == nil {
+		t.Fatal("ParseFormat(pdf) succeeded")
+	}
+	mustContain(t, "error", err.Error(), `"pdf"`, "markdown, html, json, csv, latex")
+
+	for path, want := range map[string]Format{"r.md": Markdown, "a/b/R.HTML": HTML, "x.json": JSON, "x.csv": CSV, "paper/t.tex": LaTeX} {
+		if got, ok := FormatForPath(path); !ok || got != want {
+			t.Errorf("FormatForPath(%q) = %q, %v; want %q", path, got, ok, want)
+		}
+	}
+	for _, path := range []string{"report", "x.pdf", "dir.md/file"} {
+		if got, ok := FormatForPath(path); ok {
+			t.Errorf("FormatForPath(%q) = %q, want none", path, got)
+		}
+	}
+	if err := Render(&bytes.Buffer{}, nil, "pdf", Options{}); err == nil {
+		t.Error("Render with an unknown format succeeded")
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{num(nil), "n/a"},
+		{num(f(0.812)), "0.8120"},
+		{fix(-0.00001, 4), "0.0000"},
+		{count(1234567), "1,234,567"},
+		{count(-1234), "-1,234"},
+		{count(12), "12"},
+		{ms(1830.5), "1.83 s"},
+		{ms(14020), "14.0 s"},
+		{ms(840), "840 ms"},
+		{ms(5), "5.0 ms"},
+		{duration(2533), "42 min 13 s"},
+		{duration(7300), "2 h 01 min"},
+		{duration(0), "n/a"},
+		{headline(metrics.Score{Metric: "pass@1", Value: f(0.812), CLT: clt(0.7911, 0.8329, 0), Bootstrap: boot(0.7905, 0.8324)}),
+			"pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]"},
+		{headline(metrics.Score{Metric: "pass@1", Value: f(1)}), "pass@1 1.0000 (no interval: fewer than two items)"},
+		{headline(metrics.Score{Metric: "mean_reward"}), "mean_reward n/a"},
+		{mdCode("a`b", false), "``a`b``"},
+		{mdCode("```x```", false), "```` ```x``` ````"},
+		{mdCode("a|b", true), "`a\\|b`"},
+		{mdCode("two\nlines", false), "`two lines`"},
+		{tex(`50% & $a_1$ {~^\} #`), `50\% \& \$a\_1\$ \{\textasciitilde{}\textasciicircum{}\textbackslash{}\} \#`},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	iv := intervals(metrics.Score{CLT: &metrics.Interval{Method: "clt_clustered", Level: 0.9, Lo: 0.1, Hi: 0.2, Clusters: 7}, Bootstrap: boot(0.1, 0.3)})
+	if want := "[90% CI clt clustered (7 clusters) 0.1000–0.2000; 95% CI bootstrap 0.1000–0.3000]"; iv != want {
+		t.Errorf("intervals = %q, want %q", iv, want)
+	}
+}
+
+// cells splits a markdown table row on its unescaped pipes.
+func cells(line string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line):
+			cur.WriteByte(line[i])
+			cur.WriteByte(line[i+1])
+			i++
+		case line[i] == '|':
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(line[i])
+		}
+	}
+	return append(out, cur.String())
+}
+
+func TestMarkdown(t *testing.T) {
+	out := renderString(t, testSuite(), Markdown)
+	mustContain(t, "markdown", out,
+		"# nel evaluation report\n",
+		"Run: `out/run-1` · 4 benchmark(s)",
+		"## Summary",
+		"| Benchmark | Metric | Value | 95% CI (clt) | 95% CI (bootstrap) | Items | Repeats | Failures |",
+		"| [gsm8k](#bench-gsm8k) | `pass@1` | **0.8120** | 0.7911–0.8329 | 0.7905–0.8324 | 500 | 4 | 12 (0.6%) |",
+		"| [mmlu\\_pro](#bench-mmlu-pro) | `mean_reward` | **n/a** | n/a | n/a | 0 | 1 | 0 |",
+		// the headline, both intervals labelled
+		"**pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]** · 500 items × 4 repeats (2,000 samples) · binary rewards",
+		"**mean\\_reward 0.4567 [95% CI clt clustered (60 clusters) 0.4102–0.5032; bootstrap 0.4111–0.5019]**",
+		"**mean\\_reward n/a** · 0 items × 1 repeats (0 samples)",
+		"- no rows: nothing was evaluated, so there is no score",
+		// pass@k
+		"| `pass@2` | 0.8731 | 0.8552–0.8910 | 0.8547–0.8905 | 500 |",
+		"| `pass@4` | 0.9102 |",
+		// variance and MDE
+		"between-item variance 0.1203 · within-item variance 0.0315",
+		"optimal repeats: 2 repeats per item minimise the standard error per unit of compute (adding an item costs 1 sample more than a repeat); this run used 4",
+		"this run detects differences ≥ 3.0 pp at 80% power",
+		"within-item variance not estimable (one repeat)",
+		// categories, with the hostile name escaped for a table cell
+		"| arithmetic | 0.8610 | 0.8321–0.8899 | 0.8315–0.8893 | 220 |",
+		`| \<script\>alert("x")\</script\> \| 50% \& $a\_1$ {\~^\\} | 0.7800 |`,
+		"| one\\_item | 1.0000 | n/a | n/a | 1 |",
+		// scorer metrics
+		"| `scorer:format_ok` | 0.9935 |",
+		// runtime
+		"| Latency p50 / p90 / p99 | 1.83 s / 3.95 s / 7.60 s |",
+		"| Finish reasons | stop 1,978 · length 14 · (none) 8 |",
+		"| Interrupted samples | 10 (attempts 1: 1,990 · 2: 9 · 10: 1) |",
+		"| Completion tokens/s (throughput) | 157.4 |",
+		"| Cache hits | 120 |",
+		// failures and exemplars: backticks inside a longer fence
+		"12 of 2,000 samples failed (0.6%).",
+		"| `timeout` | 8 | 0.4% |",
+		"- item `gsm8k-0017` (index 17, repeat 2): `request timed out after 120s`",
+		"- item `gsm8k-0101` (index 101, repeat 0): ````model said ```rm -rf /``` | <b>bold</b> & 100% $_#{}~^\\ done````",
+		"- item `gsm8k-0230` (index 230, repeat 3): `request timed out after 120s`",
+		"- item `gsm8k-0005` (index 5, repeat 1): ```extracted: `` (empty)```",
+		"- item `HumanEval/0` (index 0, repeat 1): `(no error text)`",
+		"No failed samples (300 samples).",
+		// provenance and the simulated flag
+		"| Recipe hash | `sha256:1111111111111111111111111111111111111111111111111111111111111111` |",
+		"| Model | `meta/llama-3.1-8b-instruct` |",
+		"| Time span | 2025-05-01T10:00:00Z → 2025-05-01T10:42:13Z |",
+		"| Simulated | **YES — simulated endpoint, not a model** |",
+		"> **⚠ SIMULATED endpoint: these answers came from nel's simulator, not a model.",
+		"Affected: `humaneval`.",
+		"| [humaneval](#bench-humaneval) | `pass@1` | **0.0000 (simulated)** |",
+		"## math (math\\#cot)",
+	)
+	// Raw HTML only inside code spans, where it is literal text.
+	mustNotContain(t, "markdown", out, "NaN", "<script>")
+	// Sections in suite order, summary first.
+	last := 0
+	for _, h := range []string{"## Summary", "## gsm8k", "## humaneval", "## math", "## mmlu"} {
+		i := strings.Index(out, h)
+		if i < last {
+			t.Errorf("%q out of order", h)
+		}
+		last = i
+	}
+	// Every table row has as many cells as its header.
+	var want int
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			want = 0
+			continue
+		}
+		n := len(cells(line))
+		if want == 0 {
+			want = n
+		} else if n != want {
+			t.Errorf("table row has %d cells, header %d: %s", n-2, want-2, line)
+		}
+	}
+}
+
+func TestHTML(t *testing.T) {
+	out := renderString(t, testSuite(), HTML)
+	mustContain(t, "html", out,
+		"<!DOCTYPE html>",
+		"<title>nel evaluation report</title>",
+		`<a href="#bench-gsm8k">gsm8k</a>`,
+		`<span class="ci">[95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]</span>`,
+		`<span class="value">0.8120</span>`,
+		`<span class="value na">n/a</span>`,
+		"[95% CI clt clustered (60 clusters) 0.4102–0.5032; bootstrap 0.4111–0.5019]",
+		"this run detects differences ≥ 3.0 pp at 80% power",
+		"Within-item variance: not estimable (one repeat)",
+		// hostile strings escaped in tables, exemplars and the charts' SVG text
+		"<td>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; | 50% &amp; $a_1$ {~^\\}</td>",
+		"model said ```rm -rf /``` | &lt;b&gt;bold&lt;/b&gt; &amp; 100% $_#{}~^\\ done",
+		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;…</text>",
+		// the simulated flag, prominently
+		`<div class="banner sim" role="alert">⚠ SIMULATED endpoint`,
+		`<span class="tag sim">SIMULATED</span>`,
+		"<b>YES — simulated endpoint, not a model</b>",
+		"no rows: nothing was evaluated, so there is no score",
+		"every sample failed (http_500 2)",
+		"request timed out after 120s",
+		// charts: the suite, gsm8k's and math's categories, four latency
+		// charts (one from percentiles), two failure charts
+		`aria-label="score by benchmark"`,
+		`aria-label="pass@1 by category"`,
+		`aria-label="mean_reward by category"`,
+		`aria-label="latency histogram"`,
+		`aria-label="latency percentiles"`,
+		`aria-label="failures by category"`,
+		"This benchmark has no categories.",
+		"No failed samples.",
+		"No latency was recorded.",
+		"@font-face{font-family:\"Liberation Sans\"",
+		">gsm8k · pass@1</text>",
+	)
+	if n := strings.Count(out, "<svg"); n != 8 {
+		t.Errorf("%d charts, want 8", n)
+	}
+	// Self-contained and inert: no script, no external resource, no URL
+	// but data: ones.
+	mustNotContain(t, "html", out, "<script", "http://", "https://", "<link", "<img", "src=", "NaN", "<?xml")
+	for _, m := range regexp.MustCompile(`url\(([^)]{0,16})`).FindAllStringSubmatch(out, -1) {
+		if !strings.HasPrefix(m[1], "data:") {
+			t.Errorf("external url(%s…)", m[1])
+		}
+	}
+	if dir := os.Getenv("NEL_ARTIFACTS"); dir != "" {
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "report.html"), []byte(out), 0o644)
+	}
+}
+
+// TestHTMLEdgeCases: the charts cope with one benchmark, no categories,
+// no failures, undefined values and an empty suite.
+func TestHTMLEdgeCases(t *testing.T) {
+	s := testSuite()
+	for name, c := range map[string]struct {
+		suite []*metrics.Bundle
+		want  []string
+	}{
+		"empty suite":    {nil, []string{"No benchmarks.", "0 benchmarks"}},
+		"one benchmark":  {s[:1], []string{`aria-label="score by benchmark"`, "1 benchmark<"}},
+		"only undefined": {s[3:], []string{"No benchmark has a value, so there is nothing to plot.", "This benchmark has no categories.", "No latency was recorded.", "No failed samples."}},
+		"categories all undefined": {[]*metrics.Bundle{{
+			Benchmark: "x", Samples: 1, Items: 1, Repeats: 1,
+			Headline:   metrics.Score{Metric: "pass@1", Value: f(1), N: 1},
+			Categories: []metrics.Category{{Name: "a", Score: metrics.Score{Metric: "pass@1"}}},
+		}}, []string{"No category has a value, so there is nothing to plot.", "No latency was recorded."}},
+		"histogram of zeros": {[]*metrics.Bundle{{
+			Benchmark: "x", Samples: 3, Items: 3, Repeats: 1,
+			Headline: metrics.Score{Metric: "pass@1", Value: f(1), N: 3},
+			Runtime:  metrics.Runtime{LatencyMS: metrics.Percentiles{P50: 1, P90: 1, P99: 1, Max: 1, BucketMS: 1, Histogram: []int{0, 0}}},
+		}}, []string{`aria-label="latency percentiles"`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := renderString(t, c.suite, HTML)
+			mustContain(t, "html", out, c.want...)
+			mustNotContain(t, "html", out, "NaN", "could not be drawn")
+			for _, format := range []Format{Markdown, JSON, CSV, LaTeX} {
+				mustNotContain(t, string(format), renderString(t, c.suite, format), "NaN")
+			}
+		})
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	suite := testSuite()
+	out := renderString(t, suite, JSON)
+	var doc struct {
+		ReportVersion int              `json:"report_version"`
+		Benchmarks    []metrics.Bundle `json:"benchmarks"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.ReportVersion != 1 {
+		t.Errorf("report_version %d", doc.ReportVersion)
+	}
+	if len(doc.Benchmarks) != len(suite) {
+		t.Fatalf("%d benchmarks, want %d", len(doc.Benchmarks), len(suite))
+	}
+	for i, b := range suite {
+		if !reflect.DeepEqual(&doc.Benchmarks[i], b) {
+			t.Errorf("benchmark %d does not round-trip:\n got %+v\nwant %+v", i, doc.Benchmarks[i], *b)
+		}
+	}
+	mustContain(t, "json", out, `"report_version": 1`, `"value": null`, `"metric": "pass@1"`)
+	mustContain(t, "json of nothing", renderString(t, nil, JSON), `"benchmarks": []`)
+}
+
+func TestCSV(t *testing.T) {
+	suite := testSuite()
+	out := renderString(t, suite, CSV)
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(recs[0], CSVHeader) {
+		t.Errorf("header %q", recs[0])
+	}
+	want := 0
+	for _, b := range suite {
+		want += len(b.Metrics) + len(b.Categories)
+	}
+	if len(recs)-1 != want {
+		t.Errorf("%d rows, want %d", len(recs)-1, want)
+	}
+	byKey := map[string][]string{}
+	for _, r := range recs[1:] {
+		if len(r) != len(CSVHeader) {
+			t.Fatalf("row has %d fields: %q", len(r), r)
+		}
+		k := r[0] + " " + r[2]
+		if _, dup := byKey[k]; dup {
+			t.Errorf("two rows for %s", k)
+		}
+		byKey[k] = r
+	}
+	for k, w := range map[string][]string{
+		"gsm8k pass@1":                      {"gsm8k", "gsm8k", "pass@1", "0.812", "500", "0.95", "clt", "0.7911", "0.8329", "bootstrap_percentile", "0.7905", "0.8324", "500", "4", "false"},
+		"gsm8k pass@4":                      {"gsm8k", "gsm8k", "pass@4", "0.9102", "500", "0.95", "clt", "0.8951", "0.9253", "bootstrap_percentile", "0.8944", "0.9248", "500", "4", "false"},
+		"gsm8k scorer:format_ok":            {"gsm8k", "gsm8k", "scorer:format_ok", "0.9935", "500", "0.95", "clt", "0.9891", "0.9979", "bootstrap_percentile", "0.989", "0.9975", "500", "4", "false"},
+		"gsm8k category:algebra":            {"gsm8k", "gsm8k", "category:algebra", "0.7722", "180", "0.95", "clt", "0.7391", "0.8053", "bootstrap_percentile", "0.7385", "0.805", "500", "4", "false"},
+		"math#cot mean_reward":              {"math#cot", "math", "mean_reward", "0.4567", "300", "0.95", "clt_clustered", "0.4102", "0.5032", "bootstrap_percentile", "0.4111", "0.5019", "300", "1", "false"},
+		"math#cot category:one_item":        {"math#cot", "math", "category:one_item", "1", "1", "", "", "", "", "", "", "", "300", "1", "false"},
+		"humaneval pass@1":                  {"humaneval", "humaneval", "pass@1", "0", "1", "", "", "", "", "", "", "", "1", "2", "true"},
+		"mmlu_pro mean_reward":              {"mmlu_pro", "mmlu_pro", "mean_reward", "", "0", "", "", "", "", "", "", "", "0", "1", "false"},
+		"gsm8k category:" + hostileCategory: {"gsm8k", "gsm8k", "category:" + hostileCategory, "0.78", "100", "0.95", "clt", "0.7381", "0.8219", "bootstrap_percentile", "0.737", "0.821", "500", "4", "false"},
+	} {
+		if got := byKey[k]; !reflect.DeepEqual(got, w) {
+			t.Errorf("row %s:\n got %q\nwant %q", k, got, w)
+		}
+	}
+	mustNotContain(t, "csv", out, "NaN", "n/a")
+	// RFC 4180: the hostile name's quotes are doubled inside a quoted field.
+	mustContain(t, "csv", out, `"category:<script>alert(""x"")</script> | 50% & $a_1$ {~^\}"`)
+	if got := renderString(t, nil, CSV); got != strings.Join(CSVHeader, ",")+"\n" {
+		t.Errorf("csv of nothing = %q", got)
+	}
+}
+
+func TestLaTeX(t *testing.T) {
+	out := renderString(t, testSuite(), LaTeX)
+	mustContain(t, "latex", out,
+		"Benchmark & Metric & Value & 95\\% CI (clt) & 95\\% CI (bootstrap) & Items & Repeats & Failures \\\\",
+		"gsm8k & pass@1 & 0.8120 & 0.7911--0.8329 & 0.7905--0.8324 & 500 & 4 & 12 (0.6\\%) \\\\",
+		"mmlu\\_pro & mean\\_reward & n/a & n/a & n/a & 0 & 1 & 0 \\\\",
+		"\\textbf{gsm8k}: pass@1 0.8120 [95\\% CI clt 0.7911--0.8329; bootstrap 0.7905--0.8324] \\textperiodcentered{} 500 items $\\times$ 4 repeats (2,000 samples)",
+		"category: \\textless{}script\\textgreater{}alert(\\texttt{\\char34}x\\texttt{\\char34})\\textless{}/script\\textgreater{} \\textbar{} 50\\% \\& \\$a\\_1\\$ \\{\\textasciitilde{}\\textasciicircum{}\\textbackslash{}\\} & 0.7800",
+		"this run detects differences $\\geq$ 3.0 pp at 80\\% power",
+		"\\textbf{SIMULATED endpoint, not a model.}",
+		"Note: no rows: nothing was evaluated, so there is no score",
+		"scorer:format\\_ok & 0.9935",
+		"timeout & 8 & 0.4\\% \\\\",
+		"Recipe hash & sha256:1111",
+	)
+	mustNotContain(t, "latex", out, "NaN", "<script>", "–")
+	if b, e := strings.Count(out, `\begin{tabular}`), strings.Count(out, `\end{tabular}`); b != e || b == 0 {
+		t.Errorf("%d \\begin{tabular}, %d \\end{tabular}", b, e)
+	}
+	// Every row of a tabular has as many unescaped & as its column spec
+	// says, and no unescaped special character is left anywhere.
+	textbf := regexp.MustCompile(`\\textbf\{((?:[^{}\\]|\\[a-z]+\{\}|\\.)*)\}`)
+	special := regexp.MustCompile(`(^|[^\\])[%$#_^~&{}]`)
+	cols := 0
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, `\begin{tabular}{`):
+			cols = len(strings.TrimSuffix(strings.TrimPrefix(line, `\begin{tabular}{`), "}"))
+			continue
+		case strings.HasPrefix(line, `\end{tabular}`):
+			cols = 0
+			continue
+		case strings.HasPrefix(line, "%") || line == `\hline` || line == "":
+			continue
+		}
+		body := textbf.ReplaceAllString(strings.ReplaceAll(line, `\texttt{\char34}`, ""), "$1")
+		body = regexp.MustCompile(`\\[a-zA-Z]+\{\}|\\[a-zA-Z]+\{|\\[\\&%$#_{}]|\$\\[a-z]+\$|\s*\\\\$`).ReplaceAllString(body, "")
+		if cols > 0 {
+			if n := strings.Count(body, "&"); n != cols-1 {
+				t.Errorf("row with %d & in a %d-column tabular: %s", n, cols, line)
+			}
+			body = strings.ReplaceAll(body, "&", "")
+		}
+		if m := special.FindString(body); m != "" {
+			t.Errorf("unescaped %q in %s", m, line)
+		}
+	}
+}
+
+// TestLaTeXCompiles typesets the fragments with pdflatex when it is
+// installed (Debian: texlive-latex-base); the structural checks in
+// TestLaTeX run everywhere.
+func TestLaTeXCompiles(t *testing.T) {
+	bin, err := exec.LookPath("pdflatex")
+	if err != nil {
+		t.Skip("pdflatex not installed (apt-get install texlive-latex-base)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "report.tex"), []byte(renderString(t, testSuite(), LaTeX)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := "\\documentclass{article}\n\\begin{document}\n\\scriptsize\n\\input{report.tex}\n\\end{document}\n"
+	if err := os.WriteFile(filepath.Join(dir, "doc.tex"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-interaction=nonstopmode", "-halt-on-error", "doc.tex")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdflatex: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "doc.pdf")); err != nil || st.Size() < 1000 {
+		t.Fatalf("no PDF: %v", err)
+	}
+	// Overfull boxes are fine (long hashes); missing characters are not.
+	log, _ := os.ReadFile(filepath.Join(dir, "doc.log"))
+	if bytes.Contains(log, []byte("Missing character")) {
+		t.Errorf("pdflatex dropped characters:\n%s", log)
+	}
+}
