@@ -13,3 +13,12 @@ var Source string
 
 // Filename is the name positions in schema errors refer to.
 const Filename = "nel/cue/schema.cue"
+
+// PolicySource is the text of policy.cue, the schema of nel gate's policy
+// files (#Policy).
+//
+//go:embed policy.cue
+var PolicySource string
+
+// PolicyFilename is the name positions in policy schema errors refer to.
+const PolicyFilename = "nel/cue/policy.cue"

@@ -32,6 +32,11 @@ Usage:
                                        or a Makefile for a local run (make -j N)
   nel run FILE [-o DIR]                run a recipe on this machine (api and process services),
                                        end to end to merged Parquet and each benchmark's headline
+  nel report DIR [-f FORMAT] [-o FILE] a report over every benchmark of a run (markdown, html,
+                                       json, csv, latex)
+  nel compare BASE CAND                paired comparison of two runs: deltas, flips, an exact
+                                       test and a PASS / WARN / BLOCK / INCONCLUSIVE verdict
+  nel gate BASE CAND --policy FILE     quality gate: GO / NO-GO / INCONCLUSIVE per a policy
   nel version                          print the version
 
 Every command that reads a recipe takes -O path.to.field=value (repeatable),
@@ -74,6 +79,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdCompile(ctx, rest, stdout, stderr)
 	case "run":
 		err = cmdRun(ctx, rest, stdout, stderr)
+	case "report":
+		err = cmdReport(ctx, rest, stdout, stderr)
+	case "compare":
+		err = cmdCompare(ctx, rest, stdout, stderr)
+	case "gate":
+		err = cmdGate(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "nel %s (scoring version %s)\n", version, compiler.ScoringVersion)
 	case "help", "-h", "--help":
