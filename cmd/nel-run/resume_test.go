@@ -240,7 +240,7 @@ func TestMergeCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge: exit %d\n%s", code, stderr)
 	}
-	if !strings.Contains(stdout, "gsm8k  mean reward") || !strings.Contains(stdout, "30 items × 2 repeats") || !strings.Contains(stdout, "SIMULATED") {
+	if !strings.Contains(stdout, "gsm8k  pass@1") || !strings.Contains(stdout, "30 items × 2 repeats") || !strings.Contains(stdout, "SIMULATED") {
 		t.Errorf("headline: %q", stdout)
 	}
 	rows, _, err := results.ReadRows(filepath.Join(out, "gsm8k", "results.parquet"))

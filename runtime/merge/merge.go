@@ -1,10 +1,16 @@
 // Package merge joins the Parquet shards of a plan's benchmarks into one
 // results.parquet and trajectories.parquet per benchmark, after checking
 // that the shards form exactly one complete, consistent run.
+//
+// results.parquet is sorted by dataset index, item id, repeat.
+// trajectories.parquet is the shards' trajectories files concatenated
+// without re-encoding (their row groups copied byte for byte): its rows are
+// in shard order, each shard's in dataset index, item id, repeat order, so
+// it is not globally sorted; join or sort on (item_id, repeat) to line it
+// up with results.parquet.
 package merge
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/shard"
@@ -49,6 +56,8 @@ type Summary struct {
 	Failures  map[string]int
 	Simulated bool
 	Model     string
+	// Bundle is the benchmark's eval.json, written beside Path.
+	Bundle *metrics.Bundle
 }
 
 // Merge merges every benchmark of the plan whose shards are all present.
@@ -93,7 +102,10 @@ type shardFile struct {
 	i    int
 	path string
 	meta map[string]string
-	rows []results.Row
+	n    int           // rows, from the footer
+	rows []results.Row // while checked: the shard's window of the benchmark's rows
+	// failures counts the shard's failed rows.
+	failures int
 }
 
 func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
@@ -117,11 +129,12 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	agree := []string{results.MetaRecipeHash, results.MetaDataset, shard.MetaSelected, shard.MetaRepeats, results.MetaModel}
 	var first *shardFile
 	for _, f := range files {
-		rows, meta, err := results.ReadRows(f.path)
+		// The footer only: the rows are read below, all shards at once.
+		meta, nrows, err := results.ReadMeta(f.path)
 		if err != nil {
 			return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 		}
-		f.rows, f.meta = rows, meta
+		f.meta, f.n = meta, int(nrows)
 		if got := meta[results.MetaPlanHash]; got != o.Plan.PlanHash {
 			return nil, fmt.Errorf("benchmark %s: %s was written by plan %s, not this plan (%s): it is a leftover of another run; delete it and re-run that shard", b.Key, f.path, got, o.Plan.PlanHash)
 		}
@@ -147,60 +160,6 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		return nil, fmt.Errorf("benchmark %s: %s lacks the %s/%s metadata nel-run writes", b.Key, first.path, shard.MetaSelected, shard.MetaRepeats)
 	}
 
-	// Exactly one row per (item, repeat), each in the shard its item
-	// belongs to, every selected item with every repeat.
-	type key struct {
-		item   string
-		repeat int64
-	}
-	seen := map[key]string{}
-	perItem := map[string]int{}
-	var rows []results.Row
-	for _, f := range files {
-		for _, r := range f.rows {
-			k := key{r.ItemID, r.Repeat}
-			if prev, dup := seen[k]; dup {
-				return nil, fmt.Errorf("benchmark %s: item %s repeat %d appears twice (%s and %s)", b.Key, r.ItemID, r.Repeat, prev, f.path)
-			}
-			seen[k] = f.path
-			if s := shard.Of(r.ItemID, n); s != f.i {
-				return nil, fmt.Errorf("benchmark %s: %s holds item %s, which belongs to shard %d", b.Key, f.path, r.ItemID, s)
-			}
-			if r.Repeat < 0 || r.Repeat >= int64(repeats) {
-				return nil, fmt.Errorf("benchmark %s: %s has item %s repeat %d, but the run has %d repeats", b.Key, f.path, r.ItemID, r.Repeat, repeats)
-			}
-			perItem[r.ItemID]++
-			rows = append(rows, r)
-		}
-	}
-	if len(perItem) != selected {
-		return nil, fmt.Errorf("benchmark %s: the shards hold %d distinct items, but %d were selected", b.Key, len(perItem), selected)
-	}
-	for id, c := range perItem {
-		if c != repeats {
-			return nil, fmt.Errorf("benchmark %s: item %s has %d of %d repeats", b.Key, id, c, repeats)
-		}
-	}
-	slices.SortFunc(rows, func(a, b results.Row) int {
-		return cmp.Or(cmp.Compare(a.ItemIdx, b.ItemIdx), cmp.Compare(a.ItemID, b.ItemID), cmp.Compare(a.Repeat, b.Repeat))
-	})
-
-	var trajs []results.Trajectory
-	for _, f := range files {
-		p := shard.TrajectoriesFile(f.path)
-		ts, _, err := results.ReadTrajectories(p)
-		if err != nil {
-			return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
-		}
-		if len(ts) != len(f.rows) {
-			return nil, fmt.Errorf("benchmark %s: %s has %d trajectories for %d results", b.Key, p, len(ts), len(f.rows))
-		}
-		trajs = append(trajs, ts...)
-	}
-	slices.SortFunc(trajs, func(a, b results.Trajectory) int {
-		return cmp.Or(cmp.Compare(a.ItemIdx, b.ItemIdx), cmp.Compare(a.ItemID, b.ItemID), cmp.Compare(a.Repeat, b.Repeat))
-	})
-
 	meta := map[string]string{}
 	for k, v := range first.meta {
 		meta[k] = v
@@ -213,15 +172,63 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 			meta[results.MetaSimulated] = "true"
 		}
 	}
+
+	// The trajectories (the bulk of the bytes) are not decoded: their row
+	// groups are copied into trajectories.parquet while the results are
+	// read and checked, in shard order (each shard in its own order:
+	// dataset index, item id, repeat). results.parquet is written while
+	// the error texts are read. Neither file appears unless every check
+	// and read has passed, and trajectories.parquet appears first.
+	total := 0
+	for _, f := range files {
+		total += f.n
+	}
+	defer limitMemory(total)()
+	trajPath := filepath.Join(dir, "trajectories.parquet")
+	checked := newVerdict()
+	trajDone := newVerdict()
+	go func() {
+		srcs := make([]string, len(files))
+		for i, f := range files {
+			srcs[i] = shard.TrajectoriesFile(f.path)
+		}
+		_, err := results.ConcatGated(trajPath, srcs, meta, checked.wait)
+		trajDone.set(err)
+	}()
+	rows, err := checkShards(b.Key, files, n, selected, repeats)
+	if err != nil {
+		checked.set(err)
+		trajDone.wait() // the half-written copy is removed
+		return nil, err
+	}
 	out := filepath.Join(dir, "results.parquet")
-	if err := results.WriteTrajectories(filepath.Join(dir, "trajectories.parquet"), trajs, meta); err != nil {
+	written := make(chan error, 1)
+	go func() { written <- results.WriteRowsGated(out, rows, meta, trajDone.wait) }()
+	// The error texts of the failed samples, from only the trajectories'
+	// key and error columns.
+	errTexts, err := errorTexts(files, rows)
+	if err != nil {
+		err = fmt.Errorf("benchmark %s: %w", b.Key, err)
+		checked.set(err)
+		<-written // refused by its gate: trajDone fails with err
+		return nil, err
+	}
+	checked.set(nil)
+
+	// metrics: compute the bundle here, from the rows and the error texts
+	// of the failed samples, and write it beside results.parquet (the
+	// statistics are computed while results.parquet is being written;
+	// eval.json is written once both Parquet files are in place).
+	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts})
+	s := summarize(rows, selected)
+	if err := <-written; err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
-	if err := results.WriteRows(out, rows, meta); err != nil {
+	if err := metrics.WriteFile(filepath.Join(dir, metrics.FileName), bundle); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
-	s := Summarize(rows)
 	s.Benchmark, s.Path, s.Repeats = b.Key, out, repeats
+	s.Bundle = bundle
 	s.Simulated = meta[results.MetaSimulated] == "true"
 	s.Model = meta[results.MetaModel]
 	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)
@@ -230,11 +237,19 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 
 // Summarize computes the headline counts of rows.
 func Summarize(rows []results.Row) Summary {
-	s := Summary{Samples: len(rows), Failures: map[string]int{}, Binary: len(rows) > 0}
 	items := map[string]bool{}
+	for i := range rows {
+		items[rows[i].ItemID] = true
+	}
+	return summarize(rows, len(items))
+}
+
+// summarize is Summarize for rows known to hold items distinct items.
+func summarize(rows []results.Row, items int) Summary {
+	s := Summary{Samples: len(rows), Failures: map[string]int{}, Binary: len(rows) > 0, Items: items}
 	var sum float64
-	for _, r := range rows {
-		items[r.ItemID] = true
+	for i := range rows {
+		r := &rows[i]
 		sum += r.Reward
 		if r.Correct == nil {
 			s.Binary = false
@@ -245,7 +260,6 @@ func Summarize(rows []results.Row) Summary {
 			s.Failures[r.ErrorCategory]++
 		}
 	}
-	s.Items = len(items)
 	if len(rows) > 0 {
 		s.MeanReward = sum / float64(len(rows))
 	}
@@ -253,13 +267,20 @@ func Summarize(rows []results.Row) Summary {
 }
 
 // Headline is the one-line result of a benchmark, e.g.
-// "gsm8k  mean reward 0.8120 (1071/1319 correct) · 1319 items × 1 repeat · 2 failed (timeout 2)".
+// "gsm8k  pass@1 0.8120 (1071/1319 correct), 95% CI 0.7909–0.8331 · 1319 items × 1 repeat · 2 failed (timeout 2)".
 func (s Summary) Headline() string {
 	var b strings.Builder
+	metric := "mean reward"
 	if s.Binary {
-		fmt.Fprintf(&b, "%s  mean reward %.4f (%d/%d correct)", s.Benchmark, s.MeanReward, s.Correct, s.Samples)
-	} else {
-		fmt.Fprintf(&b, "%s  mean reward %.4f", s.Benchmark, s.MeanReward)
+		metric = "pass@1"
+	}
+	fmt.Fprintf(&b, "%s  %s %.4f", s.Benchmark, metric, s.MeanReward)
+	if s.Binary {
+		fmt.Fprintf(&b, " (%d/%d correct)", s.Correct, s.Samples)
+	}
+	if s.Bundle != nil && s.Bundle.Headline.CLT != nil {
+		ci := s.Bundle.Headline.CLT
+		fmt.Fprintf(&b, ", %.0f%% CI %.4f–%.4f", 100*ci.Level, ci.Lo, ci.Hi)
 	}
 	fmt.Fprintf(&b, " · %d items × %d %s", s.Items, s.Repeats, plural(s.Repeats, "repeat", "repeats"))
 	if n := sumValues(s.Failures); n > 0 {

@@ -39,11 +39,8 @@ func (k kind) String() string {
 // pointer so that the same table serves the writer (read through it) and
 // the reader (assign through it); only the one matching kind is set.
 type field[T any] struct {
-	name string
-	kind kind
-	// plain turns dictionary encoding off: for long, mostly unique text
-	// (prompts, responses) a dictionary only costs memory and time.
-	plain  bool
+	name   string
+	kind   kind
 	str    func(*T) *string
 	i64    func(*T) *int64
 	f64    func(*T) *float64
@@ -61,11 +58,6 @@ func i64Field[T any](name string, f func(*T) *int64) field[T] {
 
 func f64Field[T any](name string, f func(*T) *float64) field[T] {
 	return field[T]{name: name, kind: kindFloat64, f64: f}
-}
-
-func plainText[T any](f field[T]) field[T] {
-	f.plain = true
-	return f
 }
 
 // rowFields is the results.parquet schema: Row's fields in order.
@@ -102,10 +94,10 @@ func trajectoryFields() []field[Trajectory] {
 		strField("item_id", func(t *Trajectory) *string { return &t.ItemID }),
 		i64Field("item_idx", func(t *Trajectory) *int64 { return &t.ItemIdx }),
 		i64Field("repeat", func(t *Trajectory) *int64 { return &t.Repeat }),
-		plainText(strField("request", func(t *Trajectory) *string { return &t.Request })),
-		plainText(strField("response", func(t *Trajectory) *string { return &t.Response })),
-		plainText(strField("reasoning", func(t *Trajectory) *string { return &t.Reasoning })),
-		plainText(strField("scoring_details", func(t *Trajectory) *string { return &t.ScoringDetails })),
+		strField("request", func(t *Trajectory) *string { return &t.Request }),
+		strField("response", func(t *Trajectory) *string { return &t.Response }),
+		strField("reasoning", func(t *Trajectory) *string { return &t.Reasoning }),
+		strField("scoring_details", func(t *Trajectory) *string { return &t.ScoringDetails }),
 		strField("error", func(t *Trajectory) *string { return &t.Error }),
 		strField("model", func(t *Trajectory) *string { return &t.Model }),
 		i64Field("retries", func(t *Trajectory) *int64 { return &t.Retries }),

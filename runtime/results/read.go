@@ -3,6 +3,10 @@ package results
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -14,12 +18,39 @@ import (
 // Row's columns and types; other columns are ignored) and returns its rows
 // and key-value metadata. An empty scores map reads back as nil.
 func ReadRows(path string) ([]Row, map[string]string, error) {
-	return readFile(path, rowFields())
+	return readFile(path, rowFields(), nil, false)
+}
+
+// ReadRowsInto reads a results file like ReadRows, into dst, which must
+// have exactly the file's row count (ReadMeta gives it), and returns the
+// file's key-value metadata. Merge uses it to read every shard into one
+// slice without copying.
+func ReadRowsInto(path string, dst []Row) (map[string]string, error) {
+	_, meta, err := readFile(path, rowFields(), dst, true)
+	return meta, err
 }
 
 // ReadTrajectories reads a file written by WriteTrajectories.
 func ReadTrajectories(path string) ([]Trajectory, map[string]string, error) {
-	return readFile(path, trajectoryFields())
+	return readFile(path, trajectoryFields(), nil, false)
+}
+
+// ReadTrajectoryColumns reads only the named columns (e.g. "item_id",
+// "repeat", "error") of a trajectories file, leaving the other fields
+// empty: a fraction of the cost of ReadTrajectories when the text columns
+// are not needed. The result reuses buf's array when it is large enough
+// (pass the previous result to read many files with one allocation).
+func ReadTrajectoryColumns(path string, buf []Trajectory, columns ...string) ([]Trajectory, map[string]string, error) {
+	var fields []field[Trajectory]
+	for _, f := range trajectoryFields() {
+		if slices.Contains(columns, f.name) {
+			fields = append(fields, f)
+		}
+	}
+	if len(fields) != len(columns) {
+		return nil, nil, fmt.Errorf("read %s: unknown trajectory column in %q", path, columns)
+	}
+	return readFile(path, fields, buf, false)
 }
 
 // ReadMeta returns a Parquet file's key-value metadata and row count. It
@@ -46,7 +77,11 @@ func kvMap(kv metadata.KeyValueMetadata) map[string]string {
 	return m
 }
 
-func readFile[T any](path string, fields []field[T]) (items []T, meta map[string]string, err error) {
+// readFile reads fields of path's rows into dst: with exact, dst must hold
+// exactly the file's rows; else dst's array is reused (cleared) when large
+// enough, and a new slice allocated when not. Row groups are decoded
+// concurrently, one per CPU.
+func readFile[T any](path string, fields []field[T], dst []T, exact bool) (items []T, meta map[string]string, err error) {
 	// arrow-go panics on some malformed input; a bad file must be an error.
 	defer func() {
 		if r := recover(); r != nil {
@@ -63,24 +98,61 @@ func readFile[T any](path string, fields []field[T]) (items []T, meta map[string
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	items = make([]T, md.NumRows)
-	base := 0
-	for g := range rdr.NumRowGroups() {
-		rg := rdr.RowGroup(g)
-		n := int(rg.NumRows())
-		if base+n > len(items) {
+	switch {
+	case exact && int64(len(dst)) != md.NumRows:
+		return nil, nil, fmt.Errorf("read %s: %d rows, expected %d", path, md.NumRows, len(dst))
+	case exact:
+		items = dst
+	case int64(cap(dst)) >= md.NumRows:
+		items = dst[:md.NumRows]
+		clear(items)
+	default:
+		items = make([]T, md.NumRows)
+	}
+	// Where each row group's rows go.
+	groups := rdr.NumRowGroups()
+	bases := make([]int, groups+1)
+	for g := range groups {
+		n := int(rdr.MetaData().RowGroup(g).NumRows())
+		if n < 0 || bases[g]+n > len(items) {
 			return nil, nil, fmt.Errorf("read %s: row group %d overruns the footer's %d rows", path, g, len(items))
 		}
-		group := items[base : base+n]
-		for i, f := range fields {
-			if err := readColumn(rg, f, leaves[i], group); err != nil {
-				return nil, nil, fmt.Errorf("read %s: row group %d: column %s: %w", path, g, f.name, err)
-			}
-		}
-		base += n
+		bases[g+1] = bases[g] + n
 	}
-	if base != len(items) {
-		return nil, nil, fmt.Errorf("read %s: row groups hold %d rows, footer says %d", path, base, len(items))
+	if bases[groups] != len(items) {
+		return nil, nil, fmt.Errorf("read %s: row groups hold %d rows, footer says %d", path, bases[groups], len(items))
+	}
+	errs := make([]error, groups)
+	readGroup := func(g int) {
+		defer func() {
+			if r := recover(); r != nil {
+				errs[g] = fmt.Errorf("read %s: row group %d: parquet reader: %v", path, g, r)
+			}
+		}()
+		if err := readGroup(rdr.RowGroup(g), fields, leaves, items[bases[g]:bases[g+1]]); err != nil {
+			errs[g] = fmt.Errorf("read %s: row group %d: %w", path, g, err)
+		}
+	}
+	if workers := min(runtime.GOMAXPROCS(0), groups); workers > 1 {
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		for range workers {
+			wg.Go(func() {
+				for g := int(next.Add(1) - 1); g < groups; g = int(next.Add(1) - 1) {
+					readGroup(g)
+				}
+			})
+		}
+		wg.Wait()
+	} else {
+		for g := range groups {
+			readGroup(g)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	return items, kvMap(md.KeyValueMetadata()), nil
 }
@@ -224,59 +296,247 @@ func scan[V any](r batchReader[V], maxDef, maxRep int16, fn func(v V, def, rep i
 	return nil
 }
 
-// readColumn fills f in group from leaf columns idx of rg.
-func readColumn[T any](rg *file.RowGroupReader, f field[T], idx []int, group []T) error {
-	cr, err := rg.Column(idx[0])
-	if err != nil {
-		return err
+// readGroup fills fields of group, one row group's rows, from rg. The
+// flat columns are decoded side by side, a batch of rows at a time, so
+// that a batch's rows stay in the CPU cache while every column is written
+// into them (column after column over all rows would stream the whole
+// []T from memory once per column); maps are read after.
+func readGroup[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int, group []T) error {
+	curs := make([]*cursor[T], 0, len(fields))
+	for i, f := range fields {
+		if f.kind == kindScores {
+			continue
+		}
+		cr, err := rg.Column(leaves[i][0])
+		if err != nil {
+			return fmt.Errorf("column %s: %w", f.name, err)
+		}
+		c := &cursor[T]{f: f, maxDef: cr.Descriptor().MaxDefinitionLevel(), def: make([]int16, readBatch)}
+		switch f.kind {
+		case kindString:
+			c.str, c.strs = cr.(*file.ByteArrayColumnChunkReader), make([]parquet.ByteArray, readBatch)
+		case kindInt64:
+			c.i64, c.i64s = cr.(*file.Int64ColumnChunkReader), make([]int64, readBatch)
+		case kindFloat64:
+			c.f64, c.f64s = cr.(*file.Float64ColumnChunkReader), make([]float64, readBatch)
+		case kindOptBool:
+			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, readBatch)
+			c.backing = make([]bool, len(group))
+		default:
+			return fmt.Errorf("column %s: unknown kind %v", f.name, f.kind)
+		}
+		curs = append(curs, c)
 	}
-	d := cr.Descriptor()
-	maxDef, maxRep := d.MaxDefinitionLevel(), d.MaxRepetitionLevel()
-	// row counts levels; a chunk with more values than the row group has
-	// rows is caught by the count check after the scan.
-	row := 0
-	switch f.kind {
-	case kindString:
-		err = scan(cr.(*file.ByteArrayColumnChunkReader), maxDef, maxRep, func(v parquet.ByteArray, _, _ int16) {
-			if row < len(group) {
-				*f.str(&group[row]) = string(v)
+	for lo := 0; lo < len(group); lo += readBatch {
+		hi := min(lo+readBatch, len(group))
+		for _, c := range curs {
+			if err := c.fill(group, lo, hi); err != nil {
+				return fmt.Errorf("column %s: %w", c.f.name, err)
 			}
-			row++
-		})
-	case kindInt64:
-		err = scan(cr.(*file.Int64ColumnChunkReader), maxDef, maxRep, func(v int64, _, _ int16) {
-			if row < len(group) {
-				*f.i64(&group[row]) = v
-			}
-			row++
-		})
-	case kindFloat64:
-		err = scan(cr.(*file.Float64ColumnChunkReader), maxDef, maxRep, func(v float64, _, _ int16) {
-			if row < len(group) {
-				*f.f64(&group[row]) = v
-			}
-			row++
-		})
-	case kindOptBool:
-		// One backing array per row group instead of one allocation per row.
-		backing := make([]bool, len(group))
-		err = scan(cr.(*file.BooleanColumnChunkReader), maxDef, maxRep, func(v bool, def, _ int16) {
-			if row < len(group) && def == maxDef {
-				backing[row] = v
-				*f.opt(&group[row]) = &backing[row]
-			}
-			row++
-		})
-	case kindScores:
-		return readScores(rg, f, idx, group)
+		}
 	}
-	if err != nil {
-		return err
+	for _, c := range curs {
+		if extra, err := c.rest(); err != nil || extra > 0 {
+			if err == nil {
+				err = fmt.Errorf("%d values for %d rows", len(group)+extra, len(group))
+			}
+			return fmt.Errorf("column %s: %w", c.f.name, err)
+		}
 	}
-	if row != len(group) {
-		return fmt.Errorf("%d values for %d rows", row, len(group))
+	for i, f := range fields {
+		if f.kind == kindScores {
+			if err := readScores(rg, f, leaves[i], group); err != nil {
+				return fmt.Errorf("column %s: %w", f.name, err)
+			}
+		}
 	}
 	return nil
+}
+
+// cursor reads one flat column into rows, in order: a null (definition
+// level below the maximum, in files not written by nel) reads as the zero
+// value.
+type cursor[T any] struct {
+	f      field[T]
+	maxDef int16
+	def    []int16
+	// The column's reader and value buffer, of f.kind.
+	str     *file.ByteArrayColumnChunkReader
+	strs    []parquet.ByteArray
+	i64     *file.Int64ColumnChunkReader
+	i64s    []int64
+	f64     *file.Float64ColumnChunkReader
+	f64s    []float64
+	bool    *file.BooleanColumnChunkReader
+	bools   []bool
+	backing []bool // the optional bools' storage: one array, not one per row
+	in      interner
+}
+
+// fill sets the column in rows[lo:hi], the next rows of the chunk.
+func (c *cursor[T]) fill(rows []T, lo, hi int) error {
+	for lo < hi {
+		want := int64(hi - lo)
+		var def []int16
+		if c.maxDef > 0 {
+			def = c.def[:want]
+		}
+		var (
+			total int64
+			err   error
+		)
+		switch c.f.kind {
+		case kindString:
+			total, _, err = c.str.ReadBatch(want, c.strs[:want], def, nil)
+		case kindInt64:
+			total, _, err = c.i64.ReadBatch(want, c.i64s[:want], def, nil)
+		case kindFloat64:
+			total, _, err = c.f64.ReadBatch(want, c.f64s[:want], def, nil)
+		case kindOptBool:
+			total, _, err = c.bool.ReadBatch(want, c.bools[:want], def, nil)
+		}
+		if err != nil {
+			return err
+		}
+		if total == 0 {
+			return fmt.Errorf("%d values for %d rows", lo, len(rows))
+		}
+		n := int(total)
+		if c.maxDef == 0 {
+			c.setDense(rows[lo : lo+n])
+		} else {
+			c.setSparse(rows[lo:lo+n], def[:n], lo)
+		}
+		lo += n
+	}
+	return nil
+}
+
+// setDense sets rows from the value buffer, one value per row.
+func (c *cursor[T]) setDense(rows []T) {
+	f := c.f
+	switch f.kind {
+	case kindString:
+		for i := range rows {
+			*f.str(&rows[i]) = c.in.get(c.strs[i])
+		}
+	case kindInt64:
+		for i := range rows {
+			*f.i64(&rows[i]) = c.i64s[i]
+		}
+	case kindFloat64:
+		for i := range rows {
+			*f.f64(&rows[i]) = c.f64s[i]
+		}
+	}
+}
+
+// setSparse sets rows where def says a value is present (the values are
+// packed in the buffer), the zero value elsewhere; lo is rows[0]'s index
+// in the row group.
+func (c *cursor[T]) setSparse(rows []T, def []int16, lo int) {
+	f := c.f
+	j := 0
+	for i := range rows {
+		present := def[i] == c.maxDef
+		switch f.kind {
+		case kindString:
+			v := ""
+			if present {
+				v = c.in.get(c.strs[j])
+			}
+			*f.str(&rows[i]) = v
+		case kindInt64:
+			var v int64
+			if present {
+				v = c.i64s[j]
+			}
+			*f.i64(&rows[i]) = v
+		case kindFloat64:
+			var v float64
+			if present {
+				v = c.f64s[j]
+			}
+			*f.f64(&rows[i]) = v
+		case kindOptBool:
+			var p *bool
+			if present {
+				c.backing[lo+i] = c.bools[j]
+				p = &c.backing[lo+i]
+			}
+			*f.opt(&rows[i]) = p
+		}
+		if present {
+			j++
+		}
+	}
+}
+
+// rest counts the column's values past the row group's rows (none in a
+// well-formed file).
+func (c *cursor[T]) rest() (int, error) {
+	extra := 0
+	for {
+		var (
+			total int64
+			err   error
+		)
+		switch c.f.kind {
+		case kindString:
+			total, _, err = c.str.ReadBatch(readBatch, c.strs, c.def, nil)
+		case kindInt64:
+			total, _, err = c.i64.ReadBatch(readBatch, c.i64s, c.def, nil)
+		case kindFloat64:
+			total, _, err = c.f64.ReadBatch(readBatch, c.f64s, c.def, nil)
+		case kindOptBool:
+			total, _, err = c.bool.ReadBatch(readBatch, c.bools, c.def, nil)
+		}
+		if err != nil || total == 0 {
+			return extra, err
+		}
+		extra += int(total)
+	}
+}
+
+// interner turns a column's values into strings, sharing one string
+// between equal values where it can: runs of one value (an item's repeats),
+// and the first values seen (categories, finish reasons, benchmark names,
+// the few distinct answers), so that a million rows do not cost a million
+// small allocations per column.
+type interner struct {
+	last string
+	seen map[string]string
+}
+
+// internMax bounds the strings an interner remembers: past it, a
+// high-cardinality column (free text) stops growing the map.
+const internMax = 1 << 12
+
+func (in *interner) get(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	if string(v) == in.last {
+		return in.last
+	}
+	full := len(in.seen) >= internMax
+	if !full {
+		if s, ok := in.seen[string(v)]; ok {
+			in.last = s
+			return s
+		}
+	}
+	s := string(v)
+	if in.seen == nil {
+		in.seen = make(map[string]string)
+	}
+	// A full map stops being consulted: the column has too many distinct
+	// values (ids, free text) for sharing to pay.
+	if !full && len(v) <= 256 {
+		in.seen[s] = s
+	}
+	in.last = s
+	return s
 }
 
 // readScores reads a map column: a repetition level of 0 starts the next
@@ -296,6 +556,7 @@ func readScores[T any](rg *file.RowGroupReader, f field[T], idx []int, group []T
 		key string
 	}
 	var entries []entry
+	var in interner
 	kd := kr.Descriptor()
 	row := -1
 	err = scan(kr.(*file.ByteArrayColumnChunkReader), kd.MaxDefinitionLevel(), kd.MaxRepetitionLevel(), func(v parquet.ByteArray, def, rep int16) {
@@ -303,7 +564,7 @@ func readScores[T any](rg *file.RowGroupReader, f field[T], idx []int, group []T
 			row++
 		}
 		if def == kd.MaxDefinitionLevel() {
-			entries = append(entries, entry{row, string(v)})
+			entries = append(entries, entry{row, in.get(v)})
 		}
 	})
 	if err != nil {

@@ -1,0 +1,144 @@
+package merge
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/merge/mergetest"
+	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/shard"
+)
+
+// sortRows orders the concatenation of shard windows like a full sort,
+// whether or not each window is already sorted.
+func TestSortRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, sorted := range []bool{true, false} {
+		var rows []results.Row
+		var files []*shardFile
+		for s := range 5 {
+			n := rng.IntN(200) // some windows empty
+			if s == 2 {
+				n = 0
+			}
+			var w []results.Row
+			for range n {
+				idx := rng.Int64N(100)
+				w = append(w, results.Row{ItemIdx: idx, ItemID: string(rune('a' + idx%7)), Repeat: rng.Int64N(4), Seed: rng.Int64()})
+			}
+			if sorted {
+				slices.SortFunc(w, func(a, b results.Row) int { return compareRows(&a, &b) })
+			}
+			rows = append(rows, w...)
+			files = append(files, &shardFile{n: n})
+		}
+		off := 0
+		for _, f := range files {
+			f.rows = rows[off : off+f.n]
+			off += f.n
+		}
+		want := slices.Clone(rows)
+		slices.SortStableFunc(want, func(a, b results.Row) int { return compareRows(&a, &b) })
+		sortRows(rows, files)
+		// Equal keys may come in any order: compare the keys, then the
+		// multiset of rows.
+		for i := range rows {
+			if compareRows(&rows[i], &want[i]) != 0 {
+				t.Fatalf("sorted=%v: row %d out of order", sorted, i)
+			}
+		}
+		seeds := func(rs []results.Row) []int64 {
+			var s []int64
+			for _, r := range rs {
+				s = append(s, r.Seed)
+			}
+			slices.Sort(s)
+			return s
+		}
+		if !slices.Equal(seeds(rows), seeds(want)) {
+			t.Fatalf("sorted=%v: rows lost or duplicated", sorted)
+		}
+	}
+}
+
+// A merge of a small realistic run: results sorted, trajectories in shard
+// order, every failure's error text found.
+func TestMergeSmall(t *testing.T) {
+	dir := t.TempDir()
+	const items, repeats, shards = 300, 3, 4
+	p, _, err := mergetest.Write(dir, mergetest.Options{Items: items, Repeats: repeats, Shards: shards, TextBytes: 200, FailRate: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := Merge(Options{Plan: p, OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != 1 || sums[0].Samples != items*repeats || sums[0].Items != items {
+		t.Fatalf("summaries %+v", sums)
+	}
+	bdir := filepath.Join(dir, mergetest.Benchmark)
+	rows, _, err := results.ReadRows(filepath.Join(bdir, "results.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.IsSortedFunc(rows, func(a, b results.Row) int { return compareRows(&a, &b) }) {
+		t.Error("results.parquet is not sorted by item_idx, item_id, repeat")
+	}
+	if got := Summarize(rows); got.Items != sums[0].Items || got.Correct != sums[0].Correct || got.MeanReward != sums[0].MeanReward {
+		t.Errorf("Summarize(results.parquet) = %+v, merge said %+v", got, sums[0])
+	}
+
+	trajs, meta, err := results.ReadTrajectories(filepath.Join(bdir, "trajectories.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta[results.MetaShard] != "merged/4" || len(trajs) != len(rows) {
+		t.Fatalf("trajectories.parquet: %d rows, shard %q", len(trajs), meta[results.MetaShard])
+	}
+	// Shard order, each shard's in its own (dataset) order.
+	var files []*shardFile
+	off := 0
+	for i := range shards {
+		path := filepath.Join(bdir, "shards", plan.ShardFile(i, shards))
+		ts, _, err := results.ReadTrajectories(shard.TrajectoriesFile(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range ts {
+			if trajs[off+j] != ts[j] {
+				t.Fatalf("trajectories.parquet row %d is not shard %d's row %d", off+j, i, j)
+			}
+		}
+		off += len(ts)
+		files = append(files, &shardFile{i: i, path: path, n: len(ts), failures: 1})
+	}
+
+	texts, err := errorTexts(files, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[metrics.RowKey]string{}
+	byKey := map[metrics.RowKey]string{}
+	for _, tr := range trajs {
+		byKey[metrics.RowKey{ItemID: tr.ItemID, Repeat: tr.Repeat}] = tr.Error
+	}
+	for _, r := range rows {
+		if r.ErrorCategory != "" {
+			k := metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}
+			want[k] = byKey[k]
+		}
+	}
+	if len(want) == 0 || len(texts) != len(want) {
+		t.Fatalf("%d error texts, want %d", len(texts), len(want))
+	}
+	for k, v := range want {
+		if texts[k] != v || v == "" {
+			t.Errorf("error text of %v = %q, want %q", k, texts[k], v)
+		}
+	}
+}
