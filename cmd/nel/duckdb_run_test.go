@@ -80,7 +80,7 @@ func readWithDuckDB(t *testing.T, files []string) map[string]duckFile {
 }
 
 // headlineRE matches the headline nel run prints per benchmark.
-var headlineRE = regexp.MustCompile(`(?m)^(\S+)  mean reward (\d+\.\d{4}) \((\d+)/(\d+) correct\) · (\d+) items × (\d+) repeats · SIMULATED endpoint$`)
+var headlineRE = regexp.MustCompile(`(?m)^(\S+)  pass@1 (\d+\.\d{4}) \((\d+)/(\d+) correct\), 95% CI \S+ · (\d+) items × (\d+) repeats · SIMULATED endpoint$`)
 
 type headline struct {
 	mean                             float64

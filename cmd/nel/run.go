@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/merge"
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
+	nelreport "github.com/nel-eval/nel/runtime/report"
 	"github.com/nel-eval/nel/runtime/serve"
 	"github.com/nel-eval/nel/runtime/shard"
 )
@@ -161,6 +164,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if merr != nil {
 		return fmt.Errorf("run: %w", merr)
 	}
+	// The suite's report beside the results, as `nel report OUT` would
+	// print it; the other formats are one `nel report -f` away.
+	suite := make([]*metrics.Bundle, 0, len(sums))
+	for _, sm := range sums {
+		suite = append(suite, sm.Bundle)
+	}
+	reportPath := filepath.Join(out, "report.md")
+	err = atomicfile.Write(reportPath, func(w io.Writer) error {
+		return nelreport.Render(w, suite, nelreport.Markdown, nelreport.Options{Title: filepath.Base(files[0]), Source: out})
+	})
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	fmt.Fprintf(stdout, "report: %s\n", reportPath)
 	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }
