@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 )
 
-// Write runs write on a hidden temporary file next to path, then fsyncs
-// it, renames it over path and fsyncs the directory, so that a crash or a
-// failed write never leaves a partial file at path. The temporary name
-// starts with "." so globs like *.parquet never see it. The file is
-// readable by everyone (results are meant to be shared).
-func Write(path string, write func(io.Writer) error) (err error) {
+// Create runs write on a hidden temporary file next to path, then fsyncs
+// it, asks gate (when not nil) for a last word, renames it over path and
+// fsyncs the directory, so that a crash, a failed write or a gate's
+// refusal never leaves a partial file at path. The temporary name starts
+// with "." so globs like *.parquet never see it. The file is readable by
+// everyone (results are meant to be shared). A gate's error is returned as
+// it is; other errors name path.
+func Create(path string, write func(*os.File) error, gate func() error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -33,14 +35,14 @@ func Write(path string, write func(io.Writer) error) (err error) {
 			f.Close()
 		}
 		os.Remove(tmp)
+		if g, ok := err.(*gateError); ok {
+			err = g.err
+			return
+		}
 		err = fmt.Errorf("write %s: %w", path, err)
 	}()
 
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
+	if err := write(f); err != nil {
 		return err
 	}
 	// CreateTemp makes the file 0600.
@@ -54,18 +56,39 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	if gate != nil {
+		if err := gate(); err != nil {
+			return &gateError{err}
+		}
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
 	return SyncDir(dir)
 }
 
+// gateError carries a gate's verdict out of Create unwrapped.
+type gateError struct{ err error }
+
+func (g *gateError) Error() string { return g.err.Error() }
+
+// Write is Create through a 1 MiB buffer, without a gate.
+func Write(path string, write func(io.Writer) error) error {
+	return Create(path, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}, nil)
+}
+
 // WriteFile writes data to path atomically.
 func WriteFile(path string, data []byte) error {
-	return Write(path, func(w io.Writer) error {
-		_, err := w.Write(data)
+	return Create(path, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
-	})
+	}, nil)
 }
 
 // SyncDir makes a rename in dir durable.

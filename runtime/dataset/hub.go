@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/atomicfile"
 )
 
 // hubSpec is a parsed hf://org/name?config=&split=&revision= URI.
@@ -529,45 +531,18 @@ func (l *Loader) download(ctx context.Context, u, local, wantSHA, what string) e
 	if err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(local))
+	// A failed directory sync only costs durability: the file is whole.
+	_ = atomicfile.SyncDir(filepath.Dir(local))
 	l.opts.Logger.Info("downloaded", "url", u, "bytes", size, "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
-// writeAtomic writes data to p via a synced temp file and a rename.
+// writeAtomic writes data to p, creating its directory.
 func writeAtomic(p string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(p))
-	return nil
-}
-
-// syncDir makes a rename durable; failures only cost durability.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return atomicfile.WriteFile(p, data)
 }
 
 // loadURL reads a plain file URL through the cache

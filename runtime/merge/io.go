@@ -315,35 +315,11 @@ func sortRows(rows []results.Row, files []*shardFile) {
 // set), from the trajectories' error column; only shards with failures are
 // read, and of them only the item_id, repeat and error columns.
 func errorTexts(files []*shardFile, rows []results.Row) (map[metrics.RowKey]string, error) {
-	failed := map[metrics.RowKey]bool{}
-	for i := range rows {
-		if rows[i].ErrorCategory != "" {
-			failed[metrics.RowKey{ItemID: rows[i].ItemID, Repeat: rows[i].Repeat}] = true
-		}
-	}
-	texts := make(map[metrics.RowKey]string, len(failed))
-	if len(failed) == 0 {
-		return texts, nil
-	}
-	var ts []results.Trajectory
+	var paths []string
 	for _, f := range files {
-		if f.failures == 0 {
-			continue
-		}
-		var err error
-		ts, _, err = results.ReadTrajectoryColumns(shard.TrajectoriesFile(f.path), ts, "item_id", "repeat", "error")
-		if err != nil {
-			return nil, err
-		}
-		for i := range ts {
-			if ts[i].Error == "" {
-				continue
-			}
-			k := metrics.RowKey{ItemID: ts[i].ItemID, Repeat: ts[i].Repeat}
-			if failed[k] {
-				texts[k] = ts[i].Error
-			}
+		if f.failures > 0 {
+			paths = append(paths, shard.TrajectoriesFile(f.path))
 		}
 	}
-	return texts, nil
+	return metrics.ErrorTexts(rows, paths...)
 }

@@ -112,6 +112,37 @@ func readBenchDir(dir string) (b *Bundle, ok bool, err error) {
 	return b, err == nil, err
 }
 
+// ErrorTexts returns the error text of every failed row (ErrorCategory
+// set) found in the trajectories files at paths, reading only their
+// item_id, repeat and error columns; nothing is read when no row failed.
+func ErrorTexts(rows []results.Row, paths ...string) (map[RowKey]string, error) {
+	failed := map[RowKey]bool{}
+	for i := range rows {
+		if rows[i].ErrorCategory != "" {
+			failed[RowKey{rows[i].ItemID, rows[i].Repeat}] = true
+		}
+	}
+	texts := make(map[RowKey]string, len(failed))
+	if len(failed) == 0 {
+		return texts, nil
+	}
+	var ts []results.Trajectory
+	for _, p := range paths {
+		var err error
+		ts, _, err = results.ReadTrajectoryColumns(p, ts, "item_id", "repeat", "error")
+		if err != nil {
+			return texts, err
+		}
+		for i := range ts {
+			k := RowKey{ts[i].ItemID, ts[i].Repeat}
+			if ts[i].Error != "" && failed[k] {
+				texts[k] = ts[i].Error
+			}
+		}
+	}
+	return texts, nil
+}
+
 // FromParquet computes the bundle of a merged benchmark directory from its
 // results.parquet (and the error texts in trajectories.parquet, when
 // present).
@@ -124,13 +155,9 @@ func FromParquet(dir string) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	errs := map[RowKey]string{}
-	if ts, _, err := results.ReadTrajectories(filepath.Join(dir, "trajectories.parquet")); err == nil {
-		for _, t := range ts {
-			if t.Error != "" {
-				errs[RowKey{t.ItemID, t.Repeat}] = t.Error
-			}
-		}
+	errs, err := ErrorTexts(rows, filepath.Join(dir, "trajectories.parquet"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
 	}
 	return Compute(Input{Rows: rows, Meta: meta, Errors: errs}), nil
 }

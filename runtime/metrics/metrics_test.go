@@ -272,3 +272,43 @@ func TestDeterministicRoundTrip(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 }
+
+// A merged benchmark whose failures have no trajectories file still gets
+// its bundle (exemplars without text); with the file, the texts are read.
+func TestFromParquetErrorTexts(t *testing.T) {
+	dir := t.TempDir()
+	r := row("a", 0, 0, 0, "")
+	r.ErrorCategory = "timeout"
+	rows := []results.Row{r, row("b", 1, 0, 1, "")}
+	if err := results.WriteRows(filepath.Join(dir, "results.parquet"), rows, meta); err != nil {
+		t.Fatal(err)
+	}
+	b, err := metrics.FromParquet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := b.Failures.Categories[0].Exemplars[0]; e.ItemID != "a" || e.Error != "" {
+		t.Errorf("exemplar without trajectories %+v", e)
+	}
+	ts := []results.Trajectory{
+		{ItemID: "a", Repeat: 0, Error: "deadline exceeded"},
+		{ItemID: "b", Repeat: 0, Error: "not a failure"},
+	}
+	if err := results.WriteTrajectories(filepath.Join(dir, "trajectories.parquet"), ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	texts, err := metrics.ErrorTexts(rows, filepath.Join(dir, "trajectories.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 1 || texts[metrics.RowKey{ItemID: "a", Repeat: 0}] != "deadline exceeded" {
+		t.Errorf("error texts %v", texts)
+	}
+	b, err = metrics.FromParquet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := b.Failures.Categories[0].Exemplars[0]; e.Error != "deadline exceeded" {
+		t.Errorf("exemplar %+v", e)
+	}
+}

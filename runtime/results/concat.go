@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/nel-eval/nel/runtime/atomicfile"
 )
 
 // Parquet's framing: "PAR1", the column chunks, the footer (thrift
@@ -222,7 +224,7 @@ func ConcatGated(path string, srcs []string, meta map[string]string, gate func()
 		p.file = f
 		parts = append(parts, p)
 	}
-	err = writeAtomicGated(path, func(f *os.File) error {
+	err = atomicfile.Create(path, func(f *os.File) error {
 		c, err := newConcatenator(f)
 		if err != nil {
 			return err

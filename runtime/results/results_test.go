@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/nel-eval/nel/runtime/atomicfile"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -325,9 +327,9 @@ func TestWriteFailureLeavesNothing(t *testing.T) {
 		t.Run(strconv.Itoa(limit), func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "results.parquet")
-			// The whole file passes through bufio in writeAtomic, so fail
+			// The whole file passes through bufio in atomicfile.Write, so fail
 			// below it: the encoder itself sees the full disk.
-			err := writeAtomic(path, func(w io.Writer) error {
+			err := atomicfile.Write(path, func(w io.Writer) error {
 				return encode(&failingWriter{w: w, limit: limit}, rowFields(), rows, nil)
 			})
 			if !errors.Is(err, errDiskFull) {
@@ -348,7 +350,7 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 	if err := WriteRows(path, old, map[string]string{"v": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	err := writeAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		return encode(&failingWriter{w: w, limit: 2000}, rowFields(), sampleRows(5000), nil)
 	})
 	if err == nil {

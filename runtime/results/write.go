@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/nel-eval/nel/runtime/atomicfile"
 )
 
 // maxRowGroupRows bounds a row group so that readers can parallelise over
@@ -25,7 +26,7 @@ const maxRowGroupRows = 64 * 1024
 // one column per Row field), with meta as the file's key-value metadata
 // plus MetaRows. The file appears at path complete or not at all.
 func WriteRows(path string, rows []Row, meta map[string]string) error {
-	return writeAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		return encodeParallel(w, rowFields(), rows, meta)
 	})
 }
@@ -36,7 +37,7 @@ func WriteRows(path string, rows []Row, meta map[string]string) error {
 // uses it to make results.parquet appear only after trajectories.parquet,
 // while both are written at once.
 func WriteRowsGated(path string, rows []Row, meta map[string]string, gate func() error) error {
-	return writeAtomicGated(path, func(f *os.File) error {
+	return atomicfile.Create(path, func(f *os.File) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		if err := encodeParallel(bw, rowFields(), rows, meta); err != nil {
 			return err
@@ -48,101 +49,9 @@ func WriteRowsGated(path string, rows []Row, meta map[string]string, gate func()
 // WriteTrajectories writes ts to path like WriteRows, one column per
 // Trajectory field.
 func WriteTrajectories(path string, ts []Trajectory, meta map[string]string) error {
-	return writeAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		return encodeParallel(w, trajectoryFields(), ts, meta)
 	})
-}
-
-// writeAtomic runs write on a hidden temporary file next to path (through
-// a 1 MiB buffer); see writeAtomicFile.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	return writeAtomicFile(path, func(f *os.File) error {
-		bw := bufio.NewWriterSize(f, 1<<20)
-		if err := write(bw); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-}
-
-// writeAtomicFile runs write on a hidden temporary file next to path, then
-// fsyncs it, renames it over path and fsyncs the directory, so that a
-// crash or a failed write never leaves a partial file at path. The
-// temporary name starts with "." so globs like *.parquet never see it.
-func writeAtomicFile(path string, write func(*os.File) error) (err error) {
-	return writeAtomicGated(path, write, nil)
-}
-
-// writeAtomicGated is writeAtomicFile with a last check before the rename
-// (see WriteRowsGated); a nil gate always passes.
-func writeAtomicGated(path string, write func(*os.File) error, gate func() error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err == nil {
-			return
-		}
-		if !closed {
-			f.Close()
-		}
-		os.Remove(tmp)
-		if g, ok := err.(*gateError); ok {
-			err = g.err // the gate's own error, as it is
-			return
-		}
-		err = fmt.Errorf("write %s: %w", path, err)
-	}()
-
-	if err := write(f); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; results are meant to be shared.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if gate != nil {
-		if err := gate(); err != nil {
-			os.Remove(tmp)
-			return &gateError{err}
-		}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// gateError carries a gate's verdict out of writeAtomicGated unwrapped.
-type gateError struct{ err error }
-
-func (g *gateError) Error() string { return g.err.Error() }
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }
 
 // writerProps are the Parquet settings for every nel file. Dictionary
