@@ -78,7 +78,7 @@ func TestMergeSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sums) != 1 || sums[0].Samples != items*repeats || sums[0].Items != items {
+	if len(sums) != 1 || sums[0].Bundle.Samples != items*repeats || sums[0].Bundle.Items != items {
 		t.Fatalf("summaries %+v", sums)
 	}
 	bdir := filepath.Join(dir, mergetest.Benchmark)
@@ -89,8 +89,15 @@ func TestMergeSmall(t *testing.T) {
 	if !slices.IsSortedFunc(rows, func(a, b results.Row) int { return compareRows(&a, &b) }) {
 		t.Error("results.parquet is not sorted by item_idx, item_id, repeat")
 	}
-	if got := Summarize(rows); got.Items != sums[0].Items || got.Correct != sums[0].Correct || got.MeanReward != sums[0].MeanReward {
-		t.Errorf("Summarize(results.parquet) = %+v, merge said %+v", got, sums[0])
+	// The bundle recomputed from the merged file says what merge said.
+	bundle, err := metrics.FromParquet(bdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := sums[0].Bundle
+	if bundle.Items != merged.Items || bundle.Samples != merged.Samples || *bundle.Headline.Value != *merged.Headline.Value || bundle.Failures.Failed != merged.Failures.Failed {
+		t.Errorf("bundle of results.parquet: %d items, %d samples, %v, %d failed; merge said %d, %d, %v, %d",
+			bundle.Items, bundle.Samples, *bundle.Headline.Value, bundle.Failures.Failed, merged.Items, merged.Samples, *merged.Headline.Value, merged.Failures.Failed)
 	}
 
 	trajs, meta, err := results.ReadTrajectories(filepath.Join(bdir, "trajectories.parquet"))

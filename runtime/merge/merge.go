@@ -14,10 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -40,23 +40,9 @@ type Options struct {
 	Logger     *slog.Logger
 }
 
-// Summary is the headline of one merged benchmark.
+// Summary is one merged benchmark: its results file and its bundle.
 type Summary struct {
-	Benchmark string
-	Path      string
-	Items     int
-	Repeats   int
-	Samples   int
-	// MeanReward is the mean of reward over all samples.
-	MeanReward float64
-	// Binary reports whether every row has a correct value; Correct counts
-	// the true ones.
-	Binary    bool
-	Correct   int
-	Failures  map[string]int
-	Simulated bool
-	Model     string
-	// Bundle is the benchmark's eval.json, written beside Path.
+	Path   string // results.parquet
 	Bundle *metrics.Bundle
 }
 
@@ -220,77 +206,45 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	// statistics are computed while results.parquet is being written;
 	// eval.json is written once both Parquet files are in place).
 	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts})
-	s := summarize(rows, selected)
 	if err := <-written; err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
 	if err := metrics.WriteFile(filepath.Join(dir, metrics.FileName), bundle); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
-	s.Benchmark, s.Path, s.Repeats = b.Key, out, repeats
-	s.Bundle = bundle
-	s.Simulated = meta[results.MetaSimulated] == "true"
-	s.Model = meta[results.MetaModel]
 	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)
-	return &s, nil
-}
-
-// Summarize computes the headline counts of rows.
-func Summarize(rows []results.Row) Summary {
-	items := map[string]bool{}
-	for i := range rows {
-		items[rows[i].ItemID] = true
-	}
-	return summarize(rows, len(items))
-}
-
-// summarize is Summarize for rows known to hold items distinct items.
-func summarize(rows []results.Row, items int) Summary {
-	s := Summary{Samples: len(rows), Failures: map[string]int{}, Binary: len(rows) > 0, Items: items}
-	var sum float64
-	for i := range rows {
-		r := &rows[i]
-		sum += r.Reward
-		if r.Correct == nil {
-			s.Binary = false
-		} else if *r.Correct {
-			s.Correct++
-		}
-		if r.ErrorCategory != "" {
-			s.Failures[r.ErrorCategory]++
-		}
-	}
-	if len(rows) > 0 {
-		s.MeanReward = sum / float64(len(rows))
-	}
-	return s
+	return &Summary{Path: out, Bundle: bundle}, nil
 }
 
 // Headline is the one-line result of a benchmark, e.g.
 // "gsm8k  pass@1 0.8120 (1071/1319 correct), 95% CI 0.7909–0.8331 · 1319 items × 1 repeat · 2 failed (timeout 2)".
 func (s Summary) Headline() string {
+	bd := s.Bundle
 	var b strings.Builder
-	metric := "mean reward"
-	if s.Binary {
-		metric = "pass@1"
+	fmt.Fprintf(&b, "%s  %s", bd.Benchmark, strings.ReplaceAll(bd.Headline.Metric, "_", " "))
+	if v := bd.Headline.Value; v == nil {
+		b.WriteString(" n/a")
+	} else {
+		fmt.Fprintf(&b, " %.4f", *v)
+		if bd.Binary {
+			// Every item has every repeat (merge checks it), so pass@1 ×
+			// samples is the number of correct samples.
+			fmt.Fprintf(&b, " (%d/%d correct)", int(math.Round(*v*float64(bd.Samples))), bd.Samples)
+		}
 	}
-	fmt.Fprintf(&b, "%s  %s %.4f", s.Benchmark, metric, s.MeanReward)
-	if s.Binary {
-		fmt.Fprintf(&b, " (%d/%d correct)", s.Correct, s.Samples)
-	}
-	if s.Bundle != nil && s.Bundle.Headline.CLT != nil {
-		ci := s.Bundle.Headline.CLT
+	if ci := bd.Headline.CLT; ci != nil {
 		fmt.Fprintf(&b, ", %.0f%% CI %.4f–%.4f", 100*ci.Level, ci.Lo, ci.Hi)
 	}
-	fmt.Fprintf(&b, " · %d items × %d %s", s.Items, s.Repeats, plural(s.Repeats, "repeat", "repeats"))
-	if n := sumValues(s.Failures); n > 0 {
+	fmt.Fprintf(&b, " · %d items × %d %s", bd.Items, bd.Repeats, plural(bd.Repeats, "repeat", "repeats"))
+	if f := bd.Failures; f.Failed > 0 {
 		var parts []string
-		for _, k := range sortedKeys(s.Failures) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, s.Failures[k]))
+		for _, fc := range f.Categories {
+			parts = append(parts, fmt.Sprintf("%s %d", fc.Category, fc.Count))
 		}
-		fmt.Fprintf(&b, " · %d failed (%s)", n, strings.Join(parts, ", "))
+		slices.Sort(parts)
+		fmt.Fprintf(&b, " · %d failed (%s)", f.Failed, strings.Join(parts, ", "))
 	}
-	if s.Simulated {
+	if bd.Provenance.Simulated {
 		b.WriteString(" · SIMULATED endpoint")
 	}
 	return b.String()
@@ -301,23 +255,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-func sumValues(m map[string]int) int {
-	var n int
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func minStr(a, b string) string {

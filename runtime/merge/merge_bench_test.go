@@ -25,7 +25,7 @@ func BenchmarkMergeInProcess(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(sums) != 1 || sums[0].Samples != 1_000_000 {
+		if len(sums) != 1 || sums[0].Bundle.Samples != 1_000_000 {
 			b.Fatalf("summaries %+v", sums)
 		}
 	}
