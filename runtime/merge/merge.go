@@ -112,7 +112,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 
 	// Every shard must come from this plan and agree on what was run.
-	agree := []string{results.MetaRecipeHash, results.MetaDataset, shard.MetaSelected, shard.MetaRepeats, results.MetaModel}
+	agree := []string{results.MetaRecipeHash, results.MetaDataset, results.MetaSelected, results.MetaRepeats, results.MetaModel}
 	var first *shardFile
 	for _, f := range files {
 		// The footer only: the rows are read below, all shards at once.
@@ -140,10 +140,10 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 			}
 		}
 	}
-	selected, err1 := strconv.Atoi(first.meta[shard.MetaSelected])
-	repeats, err2 := strconv.Atoi(first.meta[shard.MetaRepeats])
+	selected, err1 := strconv.Atoi(first.meta[results.MetaSelected])
+	repeats, err2 := strconv.Atoi(first.meta[results.MetaRepeats])
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("benchmark %s: %s lacks the %s/%s metadata nel-run writes", b.Key, first.path, shard.MetaSelected, shard.MetaRepeats)
+		return nil, fmt.Errorf("benchmark %s: %s lacks the %s/%s metadata nel-run writes", b.Key, first.path, results.MetaSelected, results.MetaRepeats)
 	}
 
 	meta := map[string]string{}

@@ -67,7 +67,7 @@ func Compute(in Input) *Bundle {
 		b.Repeats = in.Benchmark.Repeats
 		b.Methodology = methodology(in.Benchmark)
 	}
-	if r, err := strconv.Atoi(in.Meta[metaRepeats]); err == nil && b.Repeats == 0 {
+	if r, err := strconv.Atoi(in.Meta[results.MetaRepeats]); err == nil && b.Repeats == 0 {
 		b.Repeats = r
 	}
 	items := group(in.Rows)
@@ -122,10 +122,6 @@ func Compute(in Input) *Bundle {
 	b.Notes = notes(b)
 	return b
 }
-
-// metaRepeats mirrors shard.MetaRepeats (metrics must not import the
-// shard runner).
-const metaRepeats = "nel.repeats"
 
 // group collects rows into items, in the rows' order (merge sorts them by
 // item then repeat). Rows of one item need not be adjacent.

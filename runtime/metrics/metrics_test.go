@@ -25,7 +25,7 @@ var meta = map[string]string{
 	results.MetaBenchmark: "gsm8k", results.MetaRecipeHash: "sha256:r", results.MetaPlanHash: "sha256:p",
 	results.MetaBenchmarkHash: "sha256:b", results.MetaModel: "m", results.MetaShard: "merged/4",
 	results.MetaStartedAt: "2026-11-21T10:00:00Z", results.MetaEndedAt: "2026-11-21T10:00:10Z",
-	"nel.repeats": "2",
+	results.MetaRepeats: "2",
 }
 
 func near(t *testing.T, what string, got, want float64) {

@@ -67,4 +67,7 @@ const (
 	MetaStartedAt     = "nel.started_at"
 	MetaEndedAt       = "nel.ended_at"
 	MetaRows          = "nel.rows"
+	// What merge's completeness check needs from every shard.
+	MetaSelected = "nel.selected_items" // items selected for the benchmark (all shards)
+	MetaRepeats  = "nel.repeats"
 )

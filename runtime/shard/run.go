@@ -363,8 +363,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		results.MetaShard:         fmt.Sprintf("%d/%d", r.o.Shard, r.o.Of),
 		results.MetaStartedAt:     started.Format(time.RFC3339),
 		results.MetaEndedAt:       time.Now().UTC().Format(time.RFC3339),
-		MetaSelected:              strconv.Itoa(len(selected)),
-		MetaRepeats:               strconv.Itoa(repeats),
+		results.MetaSelected:      strconv.Itoa(len(selected)),
+		results.MetaRepeats:       strconv.Itoa(repeats),
 	}
 	// Trajectories first: the results file is the shard's completion mark.
 	if err := results.WriteTrajectories(r.trajs, trajs, meta); err != nil {
@@ -380,12 +380,6 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	return &Result{Path: r.final, Rows: len(rows), Resumed: resumed, Simulated: r.simulated.Load()}, nil
 }
-
-// Extra provenance a shard records for merge's completeness check.
-const (
-	MetaSelected = "nel.selected_items" // items selected for the benchmark (all shards)
-	MetaRepeats  = "nel.repeats"
-)
 
 func (r *runner) report() {
 	if r.o.Progress != nil {

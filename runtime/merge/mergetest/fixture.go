@@ -193,8 +193,8 @@ func writeShard(dir string, p *plan.Plan, o Options, s int, items []int, ids []s
 		results.MetaShard:         fmt.Sprintf("%d/%d", s, o.Shards),
 		results.MetaStartedAt:     fmt.Sprintf("2026-01-01T00:%02d:00Z", s%60),
 		results.MetaEndedAt:       fmt.Sprintf("2026-01-01T01:%02d:00Z", s%60),
-		shard.MetaSelected:        strconv.Itoa(o.Items),
-		shard.MetaRepeats:         strconv.Itoa(o.Repeats),
+		results.MetaSelected:      strconv.Itoa(o.Items),
+		results.MetaRepeats:       strconv.Itoa(o.Repeats),
 	}
 	path := filepath.Join(dir, plan.ShardFile(s, o.Shards))
 	if err := results.WriteTrajectories(shard.TrajectoriesFile(path), trajs, meta); err != nil {
