@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/nel-eval/nel/runtime/merge"
+	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/report"
 )
 
 var mergeCommand = &command{
@@ -18,7 +23,10 @@ var mergeCommand = &command{
 	summary: `Merge the shard results of a compiled plan into
 <output>/<benchmark>/results.parquet and trajectories.parquet, after checking
 that the shards are complete and consistent (same plan, every shard present,
-every (item, repeat) exactly once). Prints each benchmark's headline.
+every (item, repeat) exactly once). Prints each benchmark's headline, and
+writes the suite's reports beside the results as nel run does: report.md,
+and each other format of the recipe's output.report but html, which nel
+renders (the command is printed).
 
   nel-run merge --plan <output>/.nel/plan-<id>.json
   nel-run merge <output>          (the output folder of a compiled run)
@@ -69,9 +77,54 @@ last shard of a job array to finish does the merge.`,
 				e.errorf("merge: %v", err)
 				return exitFailure
 			}
+			if err := writeReports(e, dir, p, sums); err != nil {
+				e.errorf("merge: %v", err)
+				return exitFailure
+			}
 			return exitOK
 		}
 	},
+}
+
+// writeReports writes the plan's reports (report.md always, then each
+// format of output.report) beside the merged results, as nel run does, and
+// prints their paths. HTML is left to nel: its charts would take nel-run
+// over its size budget, so nel-run says how to make it instead.
+func writeReports(e *env, dir string, p *plan.Plan, sums []merge.Summary) error {
+	formats, err := report.RunFormats(p.Reports)
+	if err != nil {
+		return err
+	}
+	html := slices.Contains(formats, report.HTML)
+	formats = slices.DeleteFunc(formats, func(f report.Format) bool { return f == report.HTML })
+	suite := make([]*metrics.Bundle, 0, len(sums))
+	for _, s := range sums {
+		suite = append(suite, s.Bundle)
+	}
+	opts := report.Options{Source: dir}
+	if p.Recipe != "" {
+		opts.Title = filepath.Base(p.Recipe)
+	}
+	paths, err := report.WriteFiles(dir, suite, formats, opts)
+	for _, path := range paths {
+		fmt.Fprintf(e.stdout, "report: %s\n", path)
+	}
+	if err != nil {
+		return err
+	}
+	if html {
+		fmt.Fprintf(e.stderr, "nel-run merge: report.html not written (nel-run does not render HTML); make it with: nel report %s -f html -o %s\n",
+			shellWord(dir), shellWord(filepath.Join(dir, report.FileName(report.HTML))))
+	}
+	return nil
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // findPlan finds the plan of an output directory: the one file

@@ -13,6 +13,7 @@ import (
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
 	nelreport "github.com/nel-eval/nel/runtime/report"
+	"github.com/nel-eval/nel/runtime/report/htmlreport"
 )
 
 const reportHelp = `Reports every benchmark of a run: DIR is a run's output directory (each
@@ -82,7 +83,13 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// Render fully before writing anything: a failure leaves no partial
 	// report on stdout or at -o.
 	var buf bytes.Buffer
-	if err := nelreport.Render(&buf, suite, format, nelreport.Options{Title: *titleF, Source: dir}); err != nil {
+	opts := nelreport.Options{Title: *titleF, Source: dir}
+	if format == nelreport.HTML {
+		err = htmlreport.Render(&buf, suite, opts)
+	} else {
+		err = nelreport.Render(&buf, suite, format, opts)
+	}
+	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if *outF == "" {

@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/compiler"
-	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	nelreport "github.com/nel-eval/nel/runtime/report"
+	"github.com/nel-eval/nel/runtime/report/htmlreport"
 	"github.com/nel-eval/nel/runtime/serve"
 	"github.com/nel-eval/nel/runtime/shard"
 )
@@ -27,7 +27,9 @@ import (
 const runHelp = `Runs a recipe on this machine, end to end: starts its process services,
 runs every benchmark's shards in parallel, merges them, and prints each
 benchmark's headline. Results go to <output.dir>/<benchmark>/results.parquet
-(and trajectories.parquet); the compiled plan to <output.dir>/.nel/.
+(and trajectories.parquet); the suite's reports to <output.dir>/report.md and
+one file per other format of output.report (report.html, report.csv, ...);
+the compiled plan to <output.dir>/.nel/.
 
 Services must be of type api (an endpoint somewhere) or process (a command
 nel starts and health-waits here, e.g. 'nel-run sim-server'); GPU servers
@@ -164,22 +166,50 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if merr != nil {
 		return fmt.Errorf("run: %w", merr)
 	}
-	// The suite's report beside the results, as `nel report OUT` would
-	// print it; the other formats are one `nel report -f` away.
+	// The suite's reports beside the results, as `nel report OUT -f ...`
+	// would write them: report.md always, then each format of
+	// output.report (report.html, report.csv, ...).
 	suite := make([]*metrics.Bundle, 0, len(sums))
 	for _, sm := range sums {
 		suite = append(suite, sm.Bundle)
 	}
-	reportPath := filepath.Join(out, "report.md")
-	err = atomicfile.Write(reportPath, func(w io.Writer) error {
-		return nelreport.Render(w, suite, nelreport.Markdown, nelreport.Options{Title: filepath.Base(files[0]), Source: out})
-	})
+	paths, err := writeReports(out, suite, p.Reports, nelreport.Options{Title: filepath.Base(files[0]), Source: out})
+	for _, path := range paths {
+		fmt.Fprintf(stdout, "report: %s\n", path)
+	}
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	fmt.Fprintf(stdout, "report: %s\n", reportPath)
 	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// writeReports writes suite's reports in the formats a run writes
+// (nelreport.RunFormats of the plan's Reports) into dir, and returns the
+// paths written, in that order.
+func writeReports(dir string, suite []*metrics.Bundle, reports []string, opts nelreport.Options) ([]string, error) {
+	formats, err := nelreport.RunFormats(reports)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, f := range formats {
+		var written []string
+		if f == nelreport.HTML {
+			var path string
+			path, err = htmlreport.WriteFile(dir, suite, opts)
+			if err == nil {
+				written = []string{path}
+			}
+		} else {
+			written, err = nelreport.WriteFiles(dir, suite, []nelreport.Format{f}, opts)
+		}
+		paths = append(paths, written...)
+		if err != nil {
+			return paths, err
+		}
+	}
+	return paths, nil
 }
 
 // localServices checks that every service a benchmark uses can run here.

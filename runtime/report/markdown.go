@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/report/internal/view"
 )
 
 // mdEscaper backslash-escapes the characters that markdown (CommonMark and
@@ -79,16 +80,16 @@ func (m *mdWriter) table(head []string, rows [][]string, align string) {
 
 func renderMarkdown(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 	m := &mdWriter{w: bufio.NewWriter(w)}
-	m.printf("# %s\n\n", mdText(opts.title()))
+	m.printf("# %s\n\n", mdText(view.DocTitle(opts.Title)))
 	if opts.Source != "" {
 		m.printf("Run: %s · %d benchmark(s)\n\n", mdCode(opts.Source, false), len(suite))
 	}
-	if simulated(suite) {
-		m.printf("> **⚠ %s** Affected: ", simulatedWarning)
+	if view.Simulated(suite) {
+		m.printf("> **⚠ %s** Affected: ", view.SimulatedWarning)
 		var names []string
 		for _, b := range suite {
 			if b.Provenance.Simulated {
-				names = append(names, mdCode(key(b), false))
+				names = append(names, mdCode(view.Key(b), false))
 			}
 		}
 		m.printf("%s.\n\n", strings.Join(names, ", "))
@@ -99,17 +100,17 @@ func renderMarkdown(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 	}
 
 	m.printf("## Summary\n\n")
-	level := ciLevel(suite)
+	level := view.CILevel(suite)
 	var rows [][]string
 	for _, b := range suite {
-		h := headlineScore(b)
-		value := num(h.Value)
+		h := view.HeadlineScore(b)
+		value := view.Num(h.Value)
 		if b.Provenance.Simulated {
 			value += " (simulated)"
 		}
 		rows = append(rows, []string{
-			"[" + mdText(key(b)) + "](#" + anchor(b) + ")", mdCode(h.Metric, true), "**" + value + "**",
-			ivCell(h.CLT), ivCell(h.Bootstrap), count(b.Items), count(b.Repeats), failuresCell(b.Failures),
+			"[" + mdText(view.Key(b)) + "](#" + view.Anchor(b) + ")", mdCode(h.Metric, true), "**" + value + "**",
+			view.IVCell(h.CLT), view.IVCell(h.Bootstrap), view.Count(b.Items), view.Count(b.Repeats), view.FailuresCell(b.Failures),
 		})
 	}
 	m.table([]string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Failures"}, rows, "__rrrrrr")
@@ -127,39 +128,11 @@ func (m *mdWriter) flush() error {
 	return m.w.Flush()
 }
 
-// anchor is the id of a benchmark's section (GitHub's slug of its
-// heading is unpredictable with punctuation, so sections carry an explicit
-// anchor).
-func anchor(b *metrics.Bundle) string {
-	var s strings.Builder
-	s.WriteString("bench-")
-	for _, r := range strings.ToLower(key(b)) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
-			s.WriteRune(r)
-		} else {
-			s.WriteByte('-')
-		}
-	}
-	return s.String()
-}
-
-// ivCell is an interval for a table cell, with its method when it is not
-// the column's plain one.
-func ivCell(iv *metrics.Interval) string {
-	if iv == nil {
-		return NA
-	}
-	if iv.Method == "clt_clustered" {
-		return rangeStr(iv) + " (clustered)"
-	}
-	return rangeStr(iv)
-}
-
 // scoreRows are the rows of a metric table.
 func scoreRows(scores []metrics.Score, name func(metrics.Score) string) [][]string {
 	var rows [][]string
 	for _, s := range scores {
-		rows = append(rows, []string{name(s), num(s.Value), ivCell(s.CLT), ivCell(s.Bootstrap), count(s.N)})
+		rows = append(rows, []string{name(s), view.Num(s.Value), view.IVCell(s.CLT), view.IVCell(s.Bootstrap), view.Count(s.N)})
 	}
 	return rows
 }
@@ -167,7 +140,7 @@ func scoreRows(scores []metrics.Score, name func(metrics.Score) string) [][]stri
 // mdHeadline is headline(s) with the metric's name escaped (the rest is
 // numbers and labels this package writes).
 func mdHeadline(s metrics.Score) string {
-	out := headline(s)
+	out := view.Headline(s)
 	if s.Metric != "" {
 		out = mdText(s.Metric) + strings.TrimPrefix(out, s.Metric)
 	}
@@ -175,12 +148,12 @@ func mdHeadline(s metrics.Score) string {
 }
 
 func (m *mdWriter) benchmark(b *metrics.Bundle) {
-	m.printf("<a id=\"%s\"></a>\n\n## %s\n\n", anchor(b), mdText(title(b)))
+	m.printf("<a id=\"%s\"></a>\n\n## %s\n\n", view.Anchor(b), mdText(view.BenchTitle(b)))
 	if b.Provenance.Simulated {
-		m.printf("> **⚠ %s**\n\n", simulatedWarning)
+		m.printf("> **⚠ %s**\n\n", view.SimulatedWarning)
 	}
-	h := headlineScore(b)
-	m.printf("**%s** · %s", mdHeadline(h), design(b))
+	h := view.HeadlineScore(b)
+	m.printf("**%s** · %s", mdHeadline(h), view.Design(b))
 	if b.Binary {
 		m.printf(" · binary rewards")
 	}
@@ -192,21 +165,21 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 		}
 		m.printf("\n")
 	}
-	level := ciLevel([]*metrics.Bundle{b})
+	level := view.CILevel([]*metrics.Bundle{b})
 	head := []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}
 	metricName := func(s metrics.Score) string { return mdCode(s.Metric, true) }
 
-	if ks := passAtK(b); len(ks) > 0 {
+	if ks := view.PassAtK(b); len(ks) > 0 {
 		m.printf("### pass@k\n\n")
 		m.table(head, scoreRows(append([]metrics.Score{h}, ks...), metricName), "_rrrr")
 	}
 
 	m.printf("### Variance decomposition\n\n")
 	if v := b.Variance; v != nil {
-		m.printf("- between-item variance %s · within-item variance %s\n", fix(v.Between, 4), withinStr(v))
-		m.printf("- standard error of the headline at %s items × %s repeats: %s\n", count(b.Items), count(b.Repeats), fix(v.SE, 4))
-		m.printf("- optimal repeats: %s\n", optimalSentence(b, v))
-		m.printf("- minimum detectable effect: **%s**\n\n", mdeSentence(v))
+		m.printf("- between-item variance %s · within-item variance %s\n", view.Fix(v.Between, 4), view.WithinStr(v))
+		m.printf("- standard error of the headline at %s items × %s repeats: %s\n", view.Count(b.Items), view.Count(b.Repeats), view.Fix(v.SE, 4))
+		m.printf("- optimal repeats: %s\n", view.OptimalSentence(b, v))
+		m.printf("- minimum detectable effect: **%s**\n\n", view.MDESentence(v))
 	} else {
 		m.printf("Not available (fewer than two items).\n\n")
 	}
@@ -216,19 +189,19 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 		var rows [][]string
 		for _, c := range b.Categories {
 			s := c.Score
-			rows = append(rows, []string{mdText(c.Name), num(s.Value), ivCell(s.CLT), ivCell(s.Bootstrap), count(s.N)})
+			rows = append(rows, []string{mdText(c.Name), view.Num(s.Value), view.IVCell(s.CLT), view.IVCell(s.Bootstrap), view.Count(s.N)})
 		}
 		m.table([]string{"Category", mdCode(h.Metric, true), level + " (clt)", level + " (bootstrap)", "n items"}, rows, "_rrrr")
 	}
 
-	if sc := append(scorerMetrics(b), otherMetrics(b)...); len(sc) > 0 {
+	if sc := append(view.ScorerMetrics(b), view.OtherMetrics(b)...); len(sc) > 0 {
 		m.printf("### Scorer metrics\n\n")
 		m.table(head, scoreRows(sc, metricName), "_rrrr")
 	}
 
 	m.printf("### Runtime\n\n")
 	var rows [][]string
-	for _, r := range runtimeRows(b) {
+	for _, r := range view.RuntimeRows(b) {
 		rows = append(rows, []string{r[0], mdText(r[1])})
 	}
 	m.table([]string{"Statistic", "Value"}, rows, "_r")
@@ -236,22 +209,22 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 	m.printf("### Failures\n\n")
 	f := b.Failures
 	if f.Failed == 0 {
-		m.printf("No failed samples (%s samples).\n\n", count(f.Samples))
+		m.printf("No failed samples (%s samples).\n\n", view.Count(f.Samples))
 	} else {
-		m.printf("%s.\n\n", failuresSummary(f))
+		m.printf("%s.\n\n", view.FailuresSummary(f))
 		var rows [][]string
 		for _, fc := range f.Categories {
-			rows = append(rows, []string{mdCode(fc.Category, true), count(fc.Count), pct(fc.Share)})
+			rows = append(rows, []string{mdCode(fc.Category, true), view.Count(fc.Count), view.Pct(fc.Share)})
 		}
 		m.table([]string{"Category", "Count", "Share of samples"}, rows, "_rr")
 		for _, fc := range f.Categories {
-			ex := exemplars(fc)
+			ex := view.Exemplars(fc)
 			if len(ex) == 0 {
 				continue
 			}
 			m.printf("Examples of %s:\n\n", mdCode(fc.Category, false))
 			for _, e := range ex {
-				m.printf("- item %s (index %d, repeat %d): %s\n", mdCode(e.ItemID, false), e.ItemIdx, e.Repeat, mdCode(exemplarText(e.Error), false))
+				m.printf("- item %s (index %d, repeat %d): %s\n", mdCode(e.ItemID, false), e.ItemIdx, e.Repeat, mdCode(view.ExemplarText(e.Error), false))
 			}
 			m.printf("\n")
 		}
@@ -259,7 +232,7 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 
 	m.printf("### Provenance\n\n")
 	rows = rows[:0]
-	for _, r := range provenanceRows(b) {
+	for _, r := range view.ProvenanceRows(b) {
 		v := mdCode(r[1], true)
 		if r[0] == "Simulated" && b.Provenance.Simulated {
 			v = "**" + mdText(r[1]) + "**"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/report/internal/view"
 )
 
 func renderString(t *testing.T, suite []*metrics.Bundle, format Format) string {
@@ -73,23 +75,6 @@ func TestParseFormat(t *testing.T) {
 
 func TestHelpers(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
-		{num(nil), "n/a"},
-		{num(f(0.812)), "0.8120"},
-		{fix(-0.00001, 4), "0.0000"},
-		{count(1234567), "1,234,567"},
-		{count(-1234), "-1,234"},
-		{count(12), "12"},
-		{ms(1830.5), "1.83 s"},
-		{ms(14020), "14.0 s"},
-		{ms(840), "840 ms"},
-		{ms(5), "5.0 ms"},
-		{duration(2533), "42 min 13 s"},
-		{duration(7300), "2 h 01 min"},
-		{duration(0), "n/a"},
-		{headline(metrics.Score{Metric: "pass@1", Value: f(0.812), CLT: clt(0.7911, 0.8329, 0), Bootstrap: boot(0.7905, 0.8324)}),
-			"pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]"},
-		{headline(metrics.Score{Metric: "pass@1", Value: f(1)}), "pass@1 1.0000 (no interval: fewer than two items)"},
-		{headline(metrics.Score{Metric: "mean_reward"}), "mean_reward n/a"},
 		{mdCode("a`b", false), "``a`b``"},
 		{mdCode("```x```", false), "```` ```x``` ````"},
 		{mdCode("a|b", true), "`a\\|b`"},
@@ -99,10 +84,6 @@ func TestHelpers(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
-	}
-	iv := intervals(metrics.Score{CLT: &metrics.Interval{Method: "clt_clustered", Level: 0.9, Lo: 0.1, Hi: 0.2, Clusters: 7}, Bootstrap: boot(0.1, 0.3)})
-	if want := "[90% CI clt clustered (7 clusters) 0.1000–0.2000; 95% CI bootstrap 0.1000–0.3000]"; iv != want {
-		t.Errorf("intervals = %q, want %q", iv, want)
 	}
 }
 
@@ -203,93 +184,6 @@ func TestMarkdown(t *testing.T) {
 		} else if n != want {
 			t.Errorf("table row has %d cells, header %d: %s", n-2, want-2, line)
 		}
-	}
-}
-
-func TestHTML(t *testing.T) {
-	out := renderString(t, testSuite(), HTML)
-	mustContain(t, "html", out,
-		"<!DOCTYPE html>",
-		"<title>nel evaluation report</title>",
-		`<a href="#bench-gsm8k">gsm8k</a>`,
-		`<span class="ci">[95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]</span>`,
-		`<span class="value">0.8120</span>`,
-		`<span class="value na">n/a</span>`,
-		"[95% CI clt clustered (60 clusters) 0.4102–0.5032; bootstrap 0.4111–0.5019]",
-		"this run detects differences ≥ 3.0 pp at 80% power",
-		"Within-item variance: not estimable (one repeat)",
-		// hostile strings escaped in tables, exemplars and the charts' SVG text
-		"<td>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; | 50% &amp; $a_1$ {~^\\}</td>",
-		"model said ```rm -rf /``` | &lt;b&gt;bold&lt;/b&gt; &amp; 100% $_#{}~^\\ done",
-		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;…</text>",
-		// the simulated flag, prominently
-		`<div class="banner sim" role="alert">⚠ SIMULATED endpoint`,
-		`<span class="tag sim">SIMULATED</span>`,
-		"<b>YES — simulated endpoint, not a model</b>",
-		"no rows: nothing was evaluated, so there is no score",
-		"every sample failed (http_500 2)",
-		"request timed out after 120s",
-		// charts: the suite, gsm8k's and math's categories, four latency
-		// charts (one from percentiles), two failure charts
-		`aria-label="score by benchmark"`,
-		`aria-label="pass@1 by category"`,
-		`aria-label="mean_reward by category"`,
-		`aria-label="latency histogram"`,
-		`aria-label="latency percentiles"`,
-		`aria-label="failures by category"`,
-		"This benchmark has no categories.",
-		"No failed samples.",
-		"No latency was recorded.",
-		"@font-face{font-family:\"Liberation Sans\"",
-		">gsm8k · pass@1</text>",
-	)
-	if n := strings.Count(out, "<svg"); n != 8 {
-		t.Errorf("%d charts, want 8", n)
-	}
-	// Self-contained and inert: no script, no external resource, no URL
-	// but data: ones.
-	mustNotContain(t, "html", out, "<script", "http://", "https://", "<link", "<img", "src=", "NaN", "<?xml")
-	for _, m := range regexp.MustCompile(`url\(([^)]{0,16})`).FindAllStringSubmatch(out, -1) {
-		if !strings.HasPrefix(m[1], "data:") {
-			t.Errorf("external url(%s…)", m[1])
-		}
-	}
-	if dir := os.Getenv("NEL_ARTIFACTS"); dir != "" {
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "report.html"), []byte(out), 0o644)
-	}
-}
-
-// TestHTMLEdgeCases: the charts cope with one benchmark, no categories,
-// no failures, undefined values and an empty suite.
-func TestHTMLEdgeCases(t *testing.T) {
-	s := testSuite()
-	for name, c := range map[string]struct {
-		suite []*metrics.Bundle
-		want  []string
-	}{
-		"empty suite":    {nil, []string{"No benchmarks.", "0 benchmarks"}},
-		"one benchmark":  {s[:1], []string{`aria-label="score by benchmark"`, "1 benchmark<"}},
-		"only undefined": {s[3:], []string{"No benchmark has a value, so there is nothing to plot.", "This benchmark has no categories.", "No latency was recorded.", "No failed samples."}},
-		"categories all undefined": {[]*metrics.Bundle{{
-			Benchmark: "x", Samples: 1, Items: 1, Repeats: 1,
-			Headline:   metrics.Score{Metric: "pass@1", Value: f(1), N: 1},
-			Categories: []metrics.Category{{Name: "a", Score: metrics.Score{Metric: "pass@1"}}},
-		}}, []string{"No category has a value, so there is nothing to plot.", "No latency was recorded."}},
-		"histogram of zeros": {[]*metrics.Bundle{{
-			Benchmark: "x", Samples: 3, Items: 3, Repeats: 1,
-			Headline: metrics.Score{Metric: "pass@1", Value: f(1), N: 3},
-			Runtime:  metrics.Runtime{LatencyMS: metrics.Percentiles{P50: 1, P90: 1, P99: 1, Max: 1, BucketMS: 1, Histogram: []int{0, 0}}},
-		}}, []string{`aria-label="latency percentiles"`}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			out := renderString(t, c.suite, HTML)
-			mustContain(t, "html", out, c.want...)
-			mustNotContain(t, "html", out, "NaN", "could not be drawn")
-			for _, format := range []Format{Markdown, JSON, CSV, LaTeX} {
-				mustNotContain(t, string(format), renderString(t, c.suite, format), "NaN")
-			}
-		})
 	}
 }
 
@@ -449,5 +343,90 @@ func TestLaTeXCompiles(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(dir, "doc.log"))
 	if bytes.Contains(log, []byte("Missing character")) {
 		t.Errorf("pdflatex dropped characters:\n%s", log)
+	}
+}
+
+func TestNA(t *testing.T) {
+	if NA != view.NA {
+		t.Errorf("NA %q, but the formats print %q", NA, view.NA)
+	}
+}
+
+func TestHTMLElsewhere(t *testing.T) {
+	err := Render(&bytes.Buffer{}, testSuite(), HTML, Options{})
+	if !errors.Is(err, ErrHTML) {
+		t.Fatalf("Render(HTML) = %v, want ErrHTML", err)
+	}
+	mustContain(t, "error", err.Error(), "runtime/report/htmlreport", "nel report -f html")
+}
+
+func TestRunFormats(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want []Format
+	}{
+		{nil, []Format{Markdown}},
+		{[]string{"markdown"}, []Format{Markdown}},
+		{[]string{"csv"}, []Format{Markdown, CSV}},
+		{[]string{"markdown", "html", "csv"}, []Format{Markdown, HTML, CSV}},
+		{[]string{"latex", "json", "md", "tex", "html"}, []Format{Markdown, LaTeX, JSON, HTML}},
+	} {
+		got, err := RunFormats(c.in)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("RunFormats(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := RunFormats([]string{"markdown", "pdf"}); err == nil || !strings.Contains(err.Error(), `"pdf"`) {
+		t.Errorf("RunFormats(pdf) = %v", err)
+	}
+	for f, want := range map[Format]string{Markdown: "report.md", HTML: "report.html", JSON: "report.json", CSV: "report.csv", LaTeX: "report.tex", "pdf": ""} {
+		if got := FileName(f); got != want {
+			t.Errorf("FileName(%s) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	suite := testSuite()
+	formats := []Format{Markdown, CSV, LaTeX, JSON}
+	paths, err := WriteFiles(dir, suite, formats, Options{Source: "out/run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(formats) {
+		t.Fatalf("paths %q", paths)
+	}
+	for i, f := range formats {
+		if want := filepath.Join(dir, FileName(f)); paths[i] != want {
+			t.Errorf("path %d = %s, want %s", i, paths[i], want)
+		}
+		got, err := os.ReadFile(paths[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := renderString(t, suite, f); string(got) != want {
+			t.Errorf("%s differs from Render's %s", paths[i], f)
+		}
+	}
+	// No temporaries left behind.
+	if entries, _ := os.ReadDir(dir); len(entries) != len(formats) {
+		t.Errorf("%d files in %s, want %d", len(entries), dir, len(formats))
+	}
+
+	// HTML is refused before anything is written.
+	empty := t.TempDir()
+	if _, err := WriteFiles(empty, suite, []Format{Markdown, HTML}, Options{}); !errors.Is(err, ErrHTML) {
+		t.Errorf("WriteFiles with HTML = %v, want ErrHTML", err)
+	}
+	if _, err := WriteFiles(empty, suite, []Format{Markdown, "pdf"}, Options{}); err == nil {
+		t.Error("WriteFiles with pdf succeeded")
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("a refused WriteFiles left %d files", len(entries))
+	}
+	// A directory that does not exist: an error naming the file.
+	if _, err := WriteFiles(filepath.Join(empty, "nope"), suite, []Format{Markdown}, Options{}); err == nil || !strings.Contains(err.Error(), "report.md") {
+		t.Errorf("WriteFiles into a missing directory = %v", err)
 	}
 }

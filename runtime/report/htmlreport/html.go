@@ -1,16 +1,42 @@
-package report
+// Package htmlreport renders a run's benchmark bundles as one
+// self-contained HTML page with charts: the HTML format of package
+// runtime/report (nel report -f html). It is a package of its own because
+// html/template and gonum/plot (charts, embedded fonts) weigh megabytes that
+// nel-run, which writes the other formats, must not carry.
+package htmlreport
 
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"html/template"
 	"io"
+	"path/filepath"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/plot/font"
 
+	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/report"
+	"github.com/nel-eval/nel/runtime/report/internal/view"
 )
+
+// WriteFile writes suite's HTML report into dir as report.html
+// (report.FileName(report.HTML)), atomically, and returns its path.
+func WriteFile(dir string, suite []*metrics.Bundle, opts report.Options) (string, error) {
+	path := filepath.Join(dir, report.FileName(report.HTML))
+	// Render fully first: a failure leaves no file behind.
+	var buf bytes.Buffer
+	if err := Render(&buf, suite, opts); err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	return path, nil
+}
 
 // The HTML report is one file: inline CSS, charts as inline SVG, the font
 // as a data: URL; no script and no external URL. Every string from a
@@ -76,45 +102,50 @@ type htmlExemplar struct {
 func htmlScores(scores []metrics.Score) []htmlScore {
 	var out []htmlScore
 	for _, s := range scores {
-		out = append(out, htmlScore{Name: s.Metric, Value: num(s.Value), CLT: ivCell(s.CLT), Bootstrap: ivCell(s.Bootstrap), N: count(s.N), NA: s.Value == nil})
+		out = append(out, htmlScore{Name: s.Metric, Value: view.Num(s.Value), CLT: view.IVCell(s.CLT), Bootstrap: view.IVCell(s.Bootstrap), N: view.Count(s.N), NA: s.Value == nil})
 	}
 	return out
 }
 
-func renderHTML(w io.Writer, suite []*metrics.Bundle, opts Options) error {
+// Render writes the HTML report of suite: one self-contained file, the
+// same content as report.Render's other formats with charts added.
+func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
+	if slices.Contains(suite, nil) {
+		return fmt.Errorf("report: nil bundle in suite")
+	}
 	page := htmlPage{
-		Title:     opts.title(),
+		Title:     view.DocTitle(opts.Title),
 		Source:    opts.Source,
 		FontCSS:   fontCSS(),
-		Simulated: simulated(suite),
-		Warning:   simulatedWarning,
-		Level:     ciLevel(suite),
+		Simulated: view.Simulated(suite),
+		Warning:   view.SimulatedWarning,
+		Level:     view.CILevel(suite),
 		Chart:     suiteChart(suite),
-		Version:   Version,
+		Version:   report.Version,
 	}
 	for _, b := range suite {
-		h := headlineScore(b)
+		h := view.HeadlineScore(b)
 		page.Rows = append(page.Rows, htmlSummaryRow{
-			Anchor: anchor(b), Key: key(b), Metric: h.Metric, Value: num(h.Value),
-			CLT: ivCell(h.CLT), Bootstrap: ivCell(h.Bootstrap), Items: count(b.Items),
-			Repeats: count(b.Repeats), Failures: failuresCell(b.Failures),
+			Anchor: view.Anchor(b), Key: view.Key(b), Metric: h.Metric, Value: view.Num(h.Value),
+			CLT: view.IVCell(h.CLT), Bootstrap: view.IVCell(h.Bootstrap), Items: view.Count(b.Items),
+			Repeats: view.Count(b.Repeats), Failures: view.FailuresCell(b.Failures),
 			Simulated: b.Provenance.Simulated, NA: h.Value == nil,
 		})
 		hb := htmlBench{
-			Anchor: anchor(b), Title: title(b), Key: key(b), Simulated: b.Provenance.Simulated,
-			Metric: h.Metric, Value: num(h.Value), NA: h.Value == nil, Intervals: intervals(h),
-			Design: design(b), Binary: b.Binary, Notes: b.Notes,
-			PassK:         htmlScores(passAtK(b)),
-			Scorers:       htmlScores(append(scorerMetrics(b), otherMetrics(b)...)),
+			Anchor: view.Anchor(b), Title: view.BenchTitle(b), Key: view.Key(b), Simulated: b.Provenance.Simulated,
+			Metric: h.Metric, Value: view.Num(h.Value), NA: h.Value == nil, Intervals: view.Intervals(h),
+			Design: view.Design(b), Binary: b.Binary, Notes: b.Notes,
+			PassK:         htmlScores(view.PassAtK(b)),
+			Scorers:       htmlScores(append(view.ScorerMetrics(b), view.OtherMetrics(b)...)),
 			CategoryHead:  h.Metric,
 			CategoryChart: categoryChart(b),
-			Runtime:       runtimeRows(b),
+			Runtime:       view.RuntimeRows(b),
 			LatencyChart:  latencyChart(b),
-			FailSummary:   failuresSummary(b.Failures),
-			Samples:       count(b.Samples),
+			FailSummary:   view.FailuresSummary(b.Failures),
+			Samples:       view.Count(b.Samples),
 			Failed:        b.Failures.Failed,
 			FailureChart:  failureChart(b),
-			Provenance:    provenanceRows(b),
+			Provenance:    view.ProvenanceRows(b),
 		}
 		if hb.Intervals == "" && h.Value != nil {
 			hb.Intervals = "no interval: fewer than two items"
@@ -124,12 +155,12 @@ func renderHTML(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 		}
 		if v := b.Variance; v != nil {
 			hb.Variance = []string{
-				"Between-item variance: " + fix(v.Between, 4),
-				"Within-item variance: " + withinStr(v),
-				"Standard error at " + count(b.Items) + " items × " + count(b.Repeats) + " repeats: " + fix(v.SE, 4),
-				"Optimal repeats: " + optimalSentence(b, v),
+				"Between-item variance: " + view.Fix(v.Between, 4),
+				"Within-item variance: " + view.WithinStr(v),
+				"Standard error at " + view.Count(b.Items) + " items × " + view.Count(b.Repeats) + " repeats: " + view.Fix(v.SE, 4),
+				"Optimal repeats: " + view.OptimalSentence(b, v),
 			}
-			hb.MDE = mdeSentence(v)
+			hb.MDE = view.MDESentence(v)
 		}
 		for _, c := range b.Categories {
 			s := htmlScores([]metrics.Score{c.Score})[0]
@@ -137,11 +168,11 @@ func renderHTML(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 			hb.Categories = append(hb.Categories, s)
 		}
 		for _, fc := range b.Failures.Categories {
-			hf := htmlFailure{Category: fc.Category, Count: count(fc.Count), Share: pct(fc.Share)}
-			for _, e := range exemplars(fc) {
+			hf := htmlFailure{Category: fc.Category, Count: view.Count(fc.Count), Share: view.Pct(fc.Share)}
+			for _, e := range view.Exemplars(fc) {
 				hf.Exemplars = append(hf.Exemplars, htmlExemplar{
-					ItemID: e.ItemID, Where: "index " + count(e.ItemIdx) + ", repeat " + count(e.Repeat),
-					Error: exemplarText(e.Error),
+					ItemID: e.ItemID, Where: "index " + view.Count(e.ItemIdx) + ", repeat " + view.Count(e.Repeat),
+					Error: view.ExemplarText(e.Error),
 				})
 			}
 			hb.Failures = append(hb.Failures, hf)

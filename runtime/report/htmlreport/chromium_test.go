@@ -1,4 +1,4 @@
-package report
+package htmlreport
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/report"
 )
 
 // The HTML report is checked in a real browser: headless Chromium from
@@ -106,7 +108,7 @@ func TestHTMLInChromium(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer
-	if err := Render(&buf, testSuite(), HTML, Options{Source: "out/run-1"}); err != nil {
+	if err := Render(&buf, testSuite(), report.Options{Source: "out/run-1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {

@@ -1,4 +1,4 @@
-package report
+package htmlreport
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/report/internal/view"
 )
 
 // Charts are drawn by gonum/plot into SVG and embedded in the page. Text
@@ -328,8 +329,8 @@ func suiteChart(suite []*metrics.Bundle) chart {
 	labels := make([]string, len(suite))
 	scores := make([]metrics.Score, len(suite))
 	for i, b := range suite {
-		h := headlineScore(b)
-		labels[i] = key(b) + " · " + h.Metric
+		h := view.HeadlineScore(b)
+		labels[i] = view.Key(b) + " · " + h.Metric
 		scores[i] = h
 	}
 	return scoreChart(labels, scores, false, "score", "benchmark", fullWidth)
@@ -345,7 +346,7 @@ func categoryChart(b *metrics.Bundle) chart {
 	for i, c := range b.Categories {
 		labels[i], scores[i] = c.Name, c.Score
 	}
-	return scoreChart(labels, scores, true, headlineScore(b).Metric, "category", halfWidth)
+	return scoreChart(labels, scores, true, view.HeadlineScore(b).Metric, "category", halfWidth)
 }
 
 // latencyChart is the latency histogram with the percentiles marked, or
@@ -381,9 +382,9 @@ func latencyChart(b *metrics.Bundle) chart {
 			col  color.Color
 			dash []vg.Length
 		}{
-			{"p50 " + ms(l.P50), l.P50, colP50, nil},
-			{"p90 " + ms(l.P90), l.P90, colP90, []vg.Length{vg.Points(5), vg.Points(2)}},
-			{"p99 " + ms(l.P99), l.P99, colP99, []vg.Length{vg.Points(2), vg.Points(2)}},
+			{"p50 " + view.MS(l.P50), l.P50, colP50, nil},
+			{"p90 " + view.MS(l.P90), l.P90, colP90, []vg.Length{vg.Points(5), vg.Points(2)}},
+			{"p99 " + view.MS(l.P99), l.P99, colP99, []vg.Length{vg.Points(2), vg.Points(2)}},
 		} {
 			ln, err := plotter.NewLine(plotter.XYs{{X: m.x, Y: 0}, {X: m.x, Y: top * 1.05}})
 			if err != nil {
@@ -397,7 +398,7 @@ func latencyChart(b *metrics.Bundle) chart {
 		p.Legend.XOffs = -vg.Points(6)
 		p.Y.Min, p.Y.Max = 0, top*1.5 // headroom for the legend
 		p.X.Min = 0
-		p.Title.Text = fmt.Sprintf("buckets of %s; the last also holds everything slower", ms(l.BucketMS))
+		p.Title.Text = fmt.Sprintf("buckets of %s; the last also holds everything slower", view.MS(l.BucketMS))
 		p.Title.TextStyle.Font = font.From(sans, 9)
 		p.Title.TextStyle.Color = colAxis
 		return render(p, halfWidth, 3*vg.Inch, "latency histogram")

@@ -1,0 +1,507 @@
+// Package view holds what every report format says, as text: number
+// formats, the headline and its intervals, the variance sentences, the
+// runtime and provenance rows, failures and exemplars. Package report
+// (markdown, JSON, CSV, LaTeX) and package htmlreport both build on it, so
+// the formats say the same things in the same words.
+package view
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/metrics"
+)
+
+// DocTitle is a report's title: title, or "nel evaluation report" when
+// empty.
+func DocTitle(title string) string {
+	if title != "" {
+		return title
+	}
+	return "nel evaluation report"
+}
+
+// NA is what an undefined value prints as.
+const NA = "n/a"
+
+// Num formats a score value: four decimals, NA when undefined.
+func Num(v *float64) string {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return NA
+	}
+	return Fix(*v, 4)
+}
+
+// Fix formats x with prec decimals ("-0.0000" prints as "0.0000"); NA for
+// NaN and ±Inf, which a bundle never holds but a hand-made one might.
+func Fix(x float64, prec int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return NA
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.TrimLeft(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-")
+	}
+	return s
+}
+
+// Pct formats a share in [0, 1] as a percentage with one decimal.
+func Pct(x float64) string { return Fix(100*x, 1) + "%" }
+
+// Count formats an integer with thin grouping (12,345).
+func Count[T int | int64](n T) string {
+	s := strconv.FormatInt(int64(n), 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// MS formats milliseconds: "850 ms", "12.3 s".
+func MS(x float64) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return NA
+	case x >= 10000:
+		return Fix(x/1000, 1) + " s"
+	case x >= 1000:
+		return Fix(x/1000, 2) + " s"
+	case x >= 10:
+		return Fix(x, 0) + " ms"
+	}
+	return Fix(x, 1) + " ms"
+}
+
+// duration formats seconds: "45.2 s", "12 min 3 s", "2 h 05 min".
+func duration(s float64) string {
+	switch {
+	case s <= 0 || math.IsNaN(s) || math.IsInf(s, 0):
+		return NA
+	case s < 60:
+		return Fix(s, 1) + " s"
+	case s < 3600:
+		m := int(s) / 60
+		return fmt.Sprintf("%d min %d s", m, int(s)-60*m)
+	}
+	h := int(s) / 3600
+	return fmt.Sprintf("%d h %02d min", h, (int(s)-3600*h)/60)
+}
+
+// rate formats a throughput with one decimal, NA when zero (unknown).
+func rate(x float64) string {
+	if x <= 0 {
+		return NA
+	}
+	return Fix(x, 1)
+}
+
+// methodName is an interval method's short label.
+func methodName(iv *metrics.Interval) string {
+	switch iv.Method {
+	case "bootstrap_percentile":
+		return "bootstrap"
+	case "clt_clustered":
+		if iv.Clusters > 0 {
+			return fmt.Sprintf("clt clustered (%d clusters)", iv.Clusters)
+		}
+		return "clt clustered"
+	case "":
+		return "interval"
+	}
+	return iv.Method
+}
+
+// levelLabel is "95% CI" for a level of 0.95.
+func levelLabel(level float64) string {
+	if level <= 0 || level >= 1 {
+		return "CI"
+	}
+	return strconv.FormatFloat(100*level, 'f', -1, 64) + "% CI"
+}
+
+// rangeStr is "lo–hi".
+func rangeStr(iv *metrics.Interval) string {
+	if iv == nil {
+		return NA
+	}
+	return Fix(iv.Lo, 4) + "–" + Fix(iv.Hi, 4)
+}
+
+// Intervals describes both of a score's intervals in one bracket:
+// "[95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]", or "" when it
+// has none.
+func Intervals(s metrics.Score) string {
+	var parts []string
+	level := 0.0
+	for _, iv := range []*metrics.Interval{s.CLT, s.Bootstrap} {
+		if iv == nil {
+			continue
+		}
+		p := methodName(iv) + " " + rangeStr(iv)
+		if level != 0 && iv.Level != level {
+			p = levelLabel(iv.Level) + " " + p
+		}
+		if level == 0 {
+			level = iv.Level
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[" + levelLabel(level) + " " + strings.Join(parts, "; ") + "]"
+}
+
+// Headline is "pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap
+// 0.7905–0.8324]", or "pass@1 n/a (no intervals)".
+func Headline(s metrics.Score) string {
+	metric := s.Metric
+	if metric == "" {
+		metric = "score"
+	}
+	out := metric + " " + Num(s.Value)
+	if iv := Intervals(s); iv != "" {
+		return out + " " + iv
+	}
+	if s.Value != nil {
+		return out + " (no interval: fewer than two items)"
+	}
+	return out
+}
+
+// CILevel is the level both intervals of the suite's scores share, for
+// column headings: "95% CI".
+func CILevel(suite []*metrics.Bundle) string {
+	for _, b := range suite {
+		for _, s := range b.Metrics {
+			for _, iv := range []*metrics.Interval{s.CLT, s.Bootstrap} {
+				if iv != nil {
+					return levelLabel(iv.Level)
+				}
+			}
+		}
+	}
+	return levelLabel(0.95)
+}
+
+// HeadlineScore returns the bundle's headline (Metrics[0] when Headline is
+// empty, for hand-written bundles).
+func HeadlineScore(b *metrics.Bundle) metrics.Score {
+	if b.Headline.Metric == "" && len(b.Metrics) > 0 {
+		return b.Metrics[0]
+	}
+	return b.Headline
+}
+
+// PassAtK returns the pass@k metrics other than the headline.
+func PassAtK(b *metrics.Bundle) []metrics.Score {
+	var out []metrics.Score
+	h := HeadlineScore(b).Metric
+	for _, s := range b.Metrics {
+		if strings.HasPrefix(s.Metric, "pass@") && s.Metric != h {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ScorerMetrics returns the scorer:* metrics.
+func ScorerMetrics(b *metrics.Bundle) []metrics.Score {
+	var out []metrics.Score
+	for _, s := range b.Metrics {
+		if strings.HasPrefix(s.Metric, "scorer:") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// OtherMetrics returns metrics that are neither the headline, pass@k nor
+// scorer:* (a future bundle may add kinds; the report still shows them).
+func OtherMetrics(b *metrics.Bundle) []metrics.Score {
+	var out []metrics.Score
+	h := HeadlineScore(b).Metric
+	for _, s := range b.Metrics {
+		if s.Metric != h && !strings.HasPrefix(s.Metric, "pass@") && !strings.HasPrefix(s.Metric, "scorer:") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// BenchTitle is how a benchmark is named in headings: its name, with the key
+// when that says more (gsm8k#cot).
+func BenchTitle(b *metrics.Bundle) string {
+	switch {
+	case b.Name == "" && b.Benchmark == "":
+		return "(unnamed benchmark)"
+	case b.Name == "":
+		return b.Benchmark
+	case b.Benchmark == "" || b.Benchmark == b.Name:
+		return b.Name
+	}
+	return b.Name + " (" + b.Benchmark + ")"
+}
+
+// Key identifies a benchmark in tables and anchors.
+func Key(b *metrics.Bundle) string {
+	if b.Benchmark != "" {
+		return b.Benchmark
+	}
+	return b.Name
+}
+
+// Design is "500 items × 4 repeats (2,000 samples)".
+func Design(b *metrics.Bundle) string {
+	return fmt.Sprintf("%s items × %s repeats (%s samples)", Count(b.Items), Count(b.Repeats), Count(b.Samples))
+}
+
+// MDESentence states the minimum detectable effect.
+func MDESentence(v *metrics.Variance) string {
+	power := v.Power
+	if power <= 0 {
+		power = 0.8
+	}
+	alpha := v.Alpha
+	if alpha <= 0 {
+		alpha = 0.05
+	}
+	return fmt.Sprintf("this run detects differences ≥ %s pp at %s power (two-sided α = %s, against an independent run of the same design)",
+		Fix(100*v.MDE, 1), strconv.FormatFloat(100*power, 'f', -1, 64)+"%", strconv.FormatFloat(alpha, 'f', -1, 64))
+}
+
+// WithinStr describes the within-item variance.
+func WithinStr(v *metrics.Variance) string {
+	if !v.WithinEstimated {
+		return "not estimable (one repeat)"
+	}
+	return Fix(v.Within, 4)
+}
+
+// OptimalSentence states the optimal repeats.
+func OptimalSentence(b *metrics.Bundle, v *metrics.Variance) string {
+	s := fmt.Sprintf("%d repeat", v.OptimalRepeats)
+	if v.OptimalRepeats != 1 {
+		s += "s"
+	}
+	s += " per item minimise the standard error per unit of compute"
+	if v.ItemCost > 0 {
+		unit := " samples"
+		if v.ItemCost == 1 {
+			unit = " sample"
+		}
+		s += " (adding an item costs " + strconv.FormatFloat(v.ItemCost, 'g', 4, 64) + unit + " more than a repeat)"
+	}
+	if !v.WithinEstimated {
+		s += "; with one repeat the within-item variance is unknown, so this is a lower bound"
+	} else if b.Repeats > 0 && v.OptimalRepeats != b.Repeats {
+		s += fmt.Sprintf("; this run used %d", b.Repeats)
+	}
+	return s
+}
+
+// sortedCounts returns a map's entries by count descending, then key.
+func sortedCounts(m map[string]int) []kv {
+	out := make([]kv, 0, len(m))
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	slices.SortFunc(out, func(a, b kv) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	return out
+}
+
+type kv struct {
+	k string
+	n int
+}
+
+// countsStr is "stop 1,990 · length 10".
+func countsStr(m map[string]int) string {
+	if len(m) == 0 {
+		return NA
+	}
+	var parts []string
+	for _, e := range sortedCounts(m) {
+		parts = append(parts, e.k+" "+Count(e.n))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// attemptsStr lists attempts numerically ("1: 990 · 2: 10").
+func attemptsStr(m map[string]int) string {
+	if len(m) == 0 {
+		return NA
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		x, errA := strconv.Atoi(a)
+		y, errB := strconv.Atoi(b)
+		if errA == nil && errB == nil {
+			return x - y
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+": "+Count(m[k]))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// maxExemplar is how much of an exemplar's error a report shows.
+const maxExemplar = 400
+
+// ExemplarText flattens an exemplar's error to one line and shortens it.
+func ExemplarText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(no error text)"
+	}
+	if r := []rune(s); len(r) > maxExemplar {
+		return string(r[:maxExemplar]) + "…"
+	}
+	return s
+}
+
+// maxExemplars is how many exemplars a failure category shows.
+const maxExemplars = 3
+
+// Exemplars are the first few of a failure category's exemplars, the ones a
+// report shows.
+func Exemplars(fc metrics.FailureCategory) []metrics.Exemplar {
+	if len(fc.Exemplars) > maxExemplars {
+		return fc.Exemplars[:maxExemplars]
+	}
+	return fc.Exemplars
+}
+
+// Simulated reports whether any benchmark ran against the simulated
+// endpoint.
+func Simulated(suite []*metrics.Bundle) bool {
+	return slices.ContainsFunc(suite, func(b *metrics.Bundle) bool { return b.Provenance.Simulated })
+}
+
+// SimulatedWarning is printed prominently for a simulated benchmark.
+const SimulatedWarning = "SIMULATED endpoint: these answers came from nel's simulator, not a model. The numbers test the pipeline; they say nothing about any model."
+
+// orNA returns s, or NA when empty.
+func orNA(s string) string {
+	if s == "" {
+		return NA
+	}
+	return s
+}
+
+// timeSpan is "started → ended".
+func timeSpan(p metrics.Provenance) string {
+	if p.StartedAt == "" && p.EndedAt == "" {
+		return NA
+	}
+	return orNA(p.StartedAt) + " → " + orNA(p.EndedAt)
+}
+
+// ProvenanceRows lists the provenance as label/value pairs.
+func ProvenanceRows(b *metrics.Bundle) [][2]string {
+	p := b.Provenance
+	sim := "no"
+	if p.Simulated {
+		sim = "YES — simulated endpoint, not a model"
+	}
+	return [][2]string{
+		{"Model", orNA(p.Model)},
+		{"Simulated", sim},
+		{"Recipe hash", orNA(p.RecipeHash)},
+		{"Plan hash", orNA(p.PlanHash)},
+		{"Benchmark hash", orNA(p.BenchmarkHash)},
+		{"Dataset digest", orNA(p.DatasetDigest)},
+		{"nel version", orNA(p.NelVersion)},
+		{"Scoring version", orNA(p.ScoringVersion)},
+		{"Shards", strconv.Itoa(p.Shards)},
+		{"Time span", timeSpan(p)},
+	}
+}
+
+// RuntimeRows lists the runtime statistics as label/value pairs.
+func RuntimeRows(b *metrics.Bundle) [][2]string {
+	r := b.Runtime
+	l := r.LatencyMS
+	rows := [][2]string{
+		{"Latency p50 / p90 / p99", MS(l.P50) + " / " + MS(l.P90) + " / " + MS(l.P99)},
+		{"Latency mean / max", MS(l.Mean) + " / " + MS(l.Max)},
+		{"Wall time", duration(r.WallSeconds)},
+		{"Samples/s", rate(r.SamplesPerSecond)},
+		{"Completion tokens/s (throughput)", rate(r.TokensPerSecond)},
+		{"Decode tokens/s per sample (p50)", rate(r.DecodeTokensPerSecondP50)},
+		{"Tokens prompt / completion / reasoning", Count(r.PromptTokens) + " / " + Count(r.CompletionTokens) + " / " + Count(r.ReasoningTokens)},
+		{"Finish reasons", countsStr(r.FinishReasons)},
+		{"Interrupted samples", Count(r.Interrupted) + " (attempts " + attemptsStr(r.Attempts) + ")"},
+	}
+	if r.CacheHits != nil {
+		rows = append(rows, [2]string{"Cache hits", Count(*r.CacheHits)})
+	}
+	return rows
+}
+
+// FailuresSummary is "12 of 2,000 samples failed (0.6%)".
+func FailuresSummary(f metrics.Failures) string {
+	if f.Samples == 0 {
+		return "no samples"
+	}
+	return fmt.Sprintf("%s of %s samples failed (%s)", Count(f.Failed), Count(f.Samples), Pct(f.Rate))
+}
+
+// FailuresCell is the summary table's failure column: "12 (0.6%)".
+func FailuresCell(f metrics.Failures) string {
+	if f.Samples == 0 {
+		return "0"
+	}
+	return Count(f.Failed) + " (" + Pct(f.Rate) + ")"
+}
+
+// Anchor is the id of a benchmark's section (GitHub's slug of its
+// heading is unpredictable with punctuation, so sections carry an explicit
+// anchor).
+func Anchor(b *metrics.Bundle) string {
+	var s strings.Builder
+	s.WriteString("bench-")
+	for _, r := range strings.ToLower(Key(b)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			s.WriteRune(r)
+		} else {
+			s.WriteByte('-')
+		}
+	}
+	return s.String()
+}
+
+// IVCell is an interval for a table cell, with its method when it is not
+// the column's plain one.
+func IVCell(iv *metrics.Interval) string {
+	if iv == nil {
+		return NA
+	}
+	if iv.Method == "clt_clustered" {
+		return rangeStr(iv) + " (clustered)"
+	}
+	return rangeStr(iv)
+}
