@@ -43,6 +43,7 @@ Example:
 		fs.StringVar(&o.faults, "faults", "", "fault `SPEC`: per-request probabilities, e.g. 429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01")
 		fs.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
 		fs.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
+		fs.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
 		return func(ctx context.Context, e *env) int {
 			return simServer(ctx, e, fs, o)
 		}
@@ -53,6 +54,7 @@ type simServerOptions struct {
 	addr       string
 	benchmarks benchmarkFlags
 	faults     string
+	keyEnv     string
 	cfg        sim.Config
 }
 
@@ -100,6 +102,12 @@ func simServer(ctx context.Context, e *env, fs *flag.FlagSet, o simServerOptions
 		o.cfg.Accuracy = 1e-300
 	}
 	o.cfg.Logger = e.log
+	if o.keyEnv != "" {
+		// By name, like nel's recipes: the key never appears on a command line.
+		if o.cfg.APIKey = os.Getenv(o.keyEnv); o.cfg.APIKey == "" {
+			return usageError(e, fs, "--api-key-env: $"+o.keyEnv+" is not set or empty")
+		}
+	}
 
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -168,8 +176,12 @@ func simServer(ctx context.Context, e *env, fs *flag.FlagSet, o simServerOptions
 	for _, n := range st.Faults {
 		nf += n
 	}
-	fmt.Fprintf(e.stderr, "nel-run sim-server: stopped after %d requests (%d correct, %d wrong, %d unknown, %d faults)\n",
-		st.Requests, st.Correct, st.Wrong, st.Unknown, nf)
+	refused := ""
+	if o.keyEnv != "" {
+		refused = fmt.Sprintf("; %d refused for the API key", st.Unauthorized)
+	}
+	fmt.Fprintf(e.stderr, "nel-run sim-server: stopped after %d requests (%d correct, %d wrong, %d unknown, %d faults%s)\n",
+		st.Requests, st.Correct, st.Wrong, st.Unknown, nf, refused)
 	return exitOK
 }
 

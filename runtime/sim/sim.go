@@ -16,6 +16,7 @@
 package sim
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -60,7 +61,10 @@ type Config struct {
 	Latency, LatencyJitter time.Duration
 	Faults                 Faults
 	Seed                   uint64
-	Logger                 *slog.Logger
+	// APIKey, when set, is the bearer token every /v1 request must carry,
+	// as a hosted endpoint would demand; others get 401. /health is open.
+	APIKey string
+	Logger *slog.Logger
 }
 
 // Faults are per-request probabilities of each fault; their sum is at most 1.
@@ -166,6 +170,8 @@ type Stats struct {
 	// Answered requests, by whether the answer was meant to be correct;
 	// Unknown counts prompts that matched no item.
 	Correct, Wrong, Unknown int64
+	// Unauthorized counts requests refused for a missing or wrong API key.
+	Unauthorized int64
 }
 
 type entry struct {
@@ -182,6 +188,7 @@ type Server struct {
 	items  int
 
 	requests, correct, wrong, unknown atomic.Int64
+	unauthorized                      atomic.Int64
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
 }
@@ -264,6 +271,8 @@ func (s *Server) Stats() Stats {
 		Wrong:    s.wrong.Load(),
 		Unknown:  s.unknown.Load(),
 		Faults:   map[string]int64{},
+
+		Unauthorized: s.unauthorized.Load(),
 	}
 	for i, k := range faultKinds {
 		st.Faults[k] = s.faults[i].Load()
@@ -282,7 +291,22 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set(Header, "true")
 		w.Write([]byte("ok\n"))
 	})
-	return mux
+	if s.cfg.APIKey == "" {
+		return mux
+	}
+	want := []byte("Bearer " + s.cfg.APIKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if r.URL.Path != "/health" && subtle.ConstantTimeCompare(got, want) != 1 {
+			s.unauthorized.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set(Header, "true")
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":{"message":"Incorrect API key provided (nel simulated endpoint)","type":"invalid_request_error","code":"invalid_api_key"}}`))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {

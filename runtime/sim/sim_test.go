@@ -495,3 +495,31 @@ func BenchmarkClientSim(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
+
+// An endpoint with an API key answers only requests that carry it, through
+// nel's own client, and leaves /health open for readiness checks.
+func TestAPIKey(t *testing.T) {
+	f := start(t, Config{APIKey: "k-123456789"}, 3)
+	r, err := f.client(t, func(c *model.Config) { c.APIKey = "k-123456789" }).Complete(context.Background(), chat(&f.items[0], 1))
+	if err != nil {
+		t.Fatalf("with the key: %v", err)
+	}
+	if r.Content == "" {
+		t.Fatal("with the key: empty answer")
+	}
+	_, err = f.client(t, func(c *model.Config) { c.APIKey = "wrong" }).Complete(context.Background(), chat(&f.items[0], 1))
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("with a wrong key: err = %v, want a 401", err)
+	}
+	resp, err := http.Get(f.srv.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/health without a key: %s", resp.Status)
+	}
+	if got := f.sim.Stats().Unauthorized; got != 1 {
+		t.Fatalf("Unauthorized = %d, want 1", got)
+	}
+}
