@@ -173,6 +173,14 @@ var loadCases = []loadCase{
 	{name: "cue import", file: "r.cue", src: "import \"strings\"\n\n" + ltCUEAPI + ltCUEGSM8K,
 		want: []string{"r.cue:1:8: imports are not supported in recipes"}},
 
+	// A process service on a SLURM node pool has no num_nodes or
+	// parallelism: it takes one node, and the pool checks must not divide
+	// by its zero num_nodes (they did, and the loader reported a panic).
+	{name: "process service on a node pool", file: "r.cue", src: `services: sim: {type: "process", command: ["srv"], port: 8000, model: "m", node_pool: "gpu"}
+benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "sim"}}]
+cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {nodes: 2}}, eval_pool: "cpu"}
+`},
+
 	// Keys and types.
 	{name: "unknown key did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    max_problem: 5\n    solver: {type: simple, service: m}\n",
 		want: []string{`r.yaml:8:5: benchmarks[0].max_problem: unknown field "max_problem" (did you mean "max_problems"?)`}},

@@ -322,10 +322,12 @@ func (c *ruleChecker) cluster() {
 		if p == nil || !s.Managed() {
 			continue
 		}
-		if s.NumNodes > p.Nodes {
+		// A process service has no num_nodes (or parallelism): one node.
+		nodes := max(s.NumNodes, 1)
+		if nodes > p.Nodes {
 			c.at(fmt.Sprintf("num_nodes is %d but node pool %q has %d node(s)", s.NumNodes, s.NodePool, p.Nodes), "services", name, "num_nodes")
 		}
-		if s.NumNodes > 1 {
+		if nodes > 1 {
 			if other, ok := multiNode[s.NodePool]; ok {
 				c.at(fmt.Sprintf("services %q and %q are both multi-node in node pool %q; use separate node pools", other, name, s.NodePool), "services", name, "node_pool")
 			}
@@ -333,7 +335,7 @@ func (c *ruleChecker) cluster() {
 		}
 		gpus, known := gpusPerNode(p)
 		need := s.TensorParallelSize * s.PipelineParallelSize * s.DataParallelSize
-		perNode := (need + s.NumNodes - 1) / s.NumNodes
+		perNode := (need + nodes - 1) / nodes
 		if known && s.Type != "process" && perNode > gpus {
 			c.at(fmt.Sprintf("needs %d GPUs per node (tensor_parallel_size %d × pipeline_parallel_size %d × data_parallel_size %d over %d node(s)) but node pool %q has %d",
 				perNode, s.TensorParallelSize, s.PipelineParallelSize, s.DataParallelSize, s.NumNodes, s.NodePool, gpus), "services", name, "tensor_parallel_size")
