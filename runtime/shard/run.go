@@ -256,6 +256,11 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	digest := datasetDigest(set.Datasets)
 	selected := Select(set.Items, r.b.ShuffleSeed, r.b.MaxProblems)
+	if len(selected) < r.o.Of {
+		// Shards without an item would run a server for nothing; the
+		// compiler refuses this when max_problems tells, the data tells here.
+		return nil, fmt.Errorf("benchmark %s: %d items to evaluate, fewer than the %d shards; compile it with cluster.shards at most %d", r.b.Key, len(selected), r.o.Of, max(len(selected), 1))
+	}
 	var mine []*bench.Item
 	for i := range selected {
 		if Of(selected[i].ID, r.o.Of) == r.o.Shard {
@@ -419,6 +424,18 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 		return err
 	}
 	defer client.Close()
+	// Where the samples go, and from where: the first thing to check when a
+	// shard on one node cannot reach a server on another. An api service's
+	// url is shown as written, since its ${VAR}s may hold secrets.
+	shown := r.svc.URL
+	if r.svc.URLEnv != "" {
+		shown = r.o.Getenv(r.svc.URLEnv)
+	}
+	attrs := []any{"service", r.svc.Name, "url", shown}
+	if node := r.o.Getenv("SLURMD_NODENAME"); node != "" {
+		attrs = append(attrs, "node", node)
+	}
+	r.log.Info("endpoint", attrs...)
 	conc := max(r.b.MaxConcurrent, 1)
 	if got, err := model.RaiseOpenFiles(uint64(conc) + 256); err != nil || got < uint64(conc)+64 {
 		r.log.Warn("the open-files limit may be too low for the concurrency", "max_concurrent", conc, "limit", got, "err", err)

@@ -391,3 +391,46 @@ func TestRampPacesFirstWave(t *testing.T) {
 		t.Errorf("unpaced: %d requests took %v to arrive, as long as pacing would", conc, span)
 	}
 }
+
+// A benchmark with fewer items than shards fails every shard before any
+// request, naming both counts; with enough items a shard that the hash
+// leaves empty still completes (with no rows).
+func TestFewerItemsThanShards(t *testing.T) {
+	dir := t.TempDir()
+	data := writeGSM8K(t, dir, 3)
+	s, srv := countingSim(t, data)
+	p := testPlan(srv.URL, data, 4, 1, nil, nil)
+	for i := range 4 {
+		_, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "gsm8k", Shard: i, Of: 4, OutDir: filepath.Join(dir, "out")})
+		if err == nil || !strings.Contains(err.Error(), "3 items to evaluate, fewer than the 4 shards; compile it with cluster.shards at most 3") {
+			t.Fatalf("shard %d: err = %v", i, err)
+		}
+	}
+	if n := s.Stats().Requests; n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+
+	// 5 items in 4 shards by content hash: some shard may get none.
+	data5 := writeGSM8K(t, t.TempDir(), 5)
+	_, srv5 := countingSim(t, data5)
+	rows := runAll(t, testPlan(srv5.URL, data5, 4, 1, nil, nil), filepath.Join(dir, "out5"))
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want 5", len(rows))
+	}
+}
+
+func countingSim(t *testing.T, data string) (*sim.Server, *httptest.Server) {
+	t.Helper()
+	b, _ := bench.Lookup("gsm8k")
+	set, err := b.Load(context.Background(), dataset.NewLoader(dataset.Options{Offline: true}), map[string]any{"data_path": data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(sim.Config{Accuracy: 1}, sim.Dataset{Benchmark: b, Items: set.Items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return s, srv
+}
