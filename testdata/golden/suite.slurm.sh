@@ -23,9 +23,20 @@ NEL_PLAN="$NEL_OUT/.nel/plan-05e4dacc7bbe.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
 
+nel_successor=""
 nel_fail() {
   echo "nel: $*" >&2
+  nel_no_resume "this job failed by itself"
   exit 1
+}
+# nel_no_resume cancels the successor job queued by auto-resume: a job that
+# fails by itself would fail the same way again, and scancel means stop.
+nel_no_resume() {
+  if [ -n "$nel_successor" ]; then
+    scancel "$nel_successor" 2>/dev/null || true
+    echo "nel: $1; successor job $nel_successor cancelled, not resuming" >&2
+    nel_successor=""
+  fi
 }
 
 mkdir -p "$NEL_OUT/.nel" "$NEL_OUT/logs" || nel_fail "cannot create output directory $NEL_OUT"
@@ -251,8 +262,28 @@ nel_cleanup() {
   for pid in "${nel_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 }
 trap nel_cleanup EXIT
-trap 'exit 143' TERM
+# SIGTERM comes from a time limit, a preemption, a node going down or
+# scancel; only scancel says "stop". slurmstepd writes why into the job's
+# output before it signals: "*** JOB 7 ON n1 CANCELLED AT <time> ***", with
+# "DUE TO TIME LIMIT" (or PREEMPTION, NODE FAILURE...) unless a user asked.
+# shellcheck disable=SC2317 # called by the TERM trap
+nel_on_term() {
+  local err
+  err=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/^ *StdErr=//p' | head -n 1)
+  if [ -n "$err" ] && tail -n 20 "$err" 2>/dev/null | grep -Eq 'CANCELLED AT [^ ]+ \*\*\*$'; then
+    nel_no_resume "cancelled (scancel)"
+  fi
+  exit 143
+}
+trap nel_on_term TERM
 trap 'exit 130' INT
+
+# This script, kept to resubmit and to resume.
+nel_self="$NEL_OUT/.nel/job-05e4dacc7bbe.sbatch"
+if [ ! -f "$nel_self" ]; then
+  # Tasks may start together: copy under a private name, then rename.
+  cp "$0" "$nel_self.$$" && mv -f "$nel_self.$$" "$nel_self"
+fi
 
 # Auto-resume: queue a successor that runs only if this job fails (time
 # limit, preemption, node failure) and resumes where it stopped; a job that
@@ -261,13 +292,7 @@ nel_tag=job
 nel_attempt=$(( $(cat "$NEL_OUT/.nel/attempts-$nel_tag" 2>/dev/null || echo 0) + 1 ))
 echo "$nel_attempt" > "$NEL_OUT/.nel/attempts-$nel_tag"
 export NEL_ATTEMPT=$nel_attempt
-nel_successor=""
 if [ "$nel_attempt" -le 3 ]; then
-  nel_self="$NEL_OUT/.nel/job-05e4dacc7bbe.sbatch"
-  if [ ! -f "$nel_self" ]; then
-    # Array tasks start together: copy under a private name, then rename.
-    cp "$0" "$nel_self.$$" && mv -f "$nel_self.$$" "$nel_self"
-  fi
   if nel_successor=$(sbatch --parsable --kill-on-invalid-dep=yes --dependency="afternotok:$SLURM_JOB_ID" "$nel_self"); then
     nel_successor=${nel_successor%%;*}
     echo "nel: attempt $nel_attempt; successor job $nel_successor waits in case this one is interrupted"
@@ -296,5 +321,7 @@ fi
 if [ "$nel_rc" -eq 0 ]; then
   rm -f "$NEL_OUT/.nel/attempts-$nel_tag"
   if [ -n "$nel_successor" ]; then scancel "$nel_successor" 2>/dev/null || true; fi
+else
+  nel_no_resume "this job failed by itself"
 fi
 exit "$nel_rc"
