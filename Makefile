@@ -12,7 +12,7 @@ STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 FUZZ_TARGETS ?= ./templates:FuzzQuote ./compiler:FuzzLoad ./compiler:FuzzInjectScript
 FUZZTIME ?= 30s
 
-.PHONY: all help build example test testdeps lint tools bench fuzz clean
+.PHONY: all help build example test test-slurm testdeps lint tools bench fuzz clean
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo '  build  static binaries bin/nel and bin/nel-run (VERSION=$(VERSION))'
 	@echo '  example  build, then run examples/quickstart.cue: a full local evaluation against the simulated endpoint'
 	@echo '  test   go test -count=1 ./... (after testdeps)'
+	@echo '  test-slurm  the end-to-end scenarios on a real SLURM cluster (a private one, started and stopped; needs root)'
 	@echo '  testdeps  npm ci the DuckDB reader the results tests use (testdata/duckdb)'
 	@echo '  lint   gofmt, go vet, staticcheck $(STATICCHECK_VERSION), shellcheck .ci/run'
 	@echo '  tools  fetch and build the lint tools'
@@ -41,6 +42,13 @@ example: build
 test: testdeps
 	go test -count=1 ./...
 
+# The end-to-end scenarios (cmd/nel/testdata/slurm) on a real SLURM cluster:
+# .ci/test-slurm installs Debian's slurm-wlm if missing, starts a private
+# 3-node cluster, runs them and stops it. NEL_SLURM_SITE=1 uses the cluster
+# of $$SLURM_CONF instead (README: "Testing on a real SLURM cluster").
+test-slurm:
+	.ci/test-slurm
+
 # The results tests read our Parquet files with a real DuckDB through a
 # pinned @duckdb/node-api (testdata/duckdb/package-lock.json). npm writes
 # node_modules/.package-lock.json last, so a half-done install is redone.
@@ -54,8 +62,10 @@ lint:
 	@unformatted="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	go vet -tags slurm ./cmd/nel
 	$(STATICCHECK) ./...
-	shellcheck .ci/run
+	$(STATICCHECK) -tags slurm ./cmd/nel
+	shellcheck .ci/run .ci/test-slurm .ci/slurm-cluster/*.sh .ci/slurm-cluster/pyxis-shim/build.sh
 
 tools:
 	$(STATICCHECK) -version

@@ -15,6 +15,7 @@ import (
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/report"
+	"github.com/nel-eval/nel/runtime/results"
 )
 
 var mergeCommand = &command{
@@ -64,6 +65,12 @@ last shard of a job array to finish does the merge.`,
 				return exitFailure
 			}
 			defer unlock()
+			if *ifComplete && merged(dir, p) {
+				// Array tasks that finish together all get here; the lock
+				// let one merge, the others have nothing left to do.
+				fmt.Fprintln(e.stderr, "nel-run merge: already merged by another task")
+				return exitOK
+			}
 			sums, err := merge.Merge(merge.Options{Plan: p, OutDir: dir, Logger: e.log})
 			for _, s := range sums {
 				fmt.Fprintln(e.stdout, s.Headline())
@@ -71,6 +78,11 @@ last shard of a job array to finish does the merge.`,
 			}
 			if errors.Is(err, merge.ErrIncomplete) && *ifComplete {
 				fmt.Fprintf(e.stderr, "nel-run merge: not merging yet: %v\n", err)
+				// The compiled job keeps a copy of itself beside the plan.
+				job := filepath.Join(filepath.Dir(path), "job-"+strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "plan-"), ".json")+".sbatch")
+				if _, serr := os.Stat(job); serr == nil {
+					fmt.Fprintf(e.stderr, "nel-run merge: a shard whose job ended without finishing it runs again with: sbatch --array=SHARD %s\n", job)
+				}
 				return exitOK
 			}
 			if err != nil {
@@ -145,4 +157,16 @@ func findPlan(dir string) (string, error) {
 	}
 	sort.Strings(matches)
 	return "", fmt.Errorf("%s holds several plans (%v): name one with --plan", dir, matches)
+}
+
+// merged reports whether every benchmark of p already has merged results of
+// this very plan in dir.
+func merged(dir string, p *plan.Plan) bool {
+	for _, b := range p.Benchmarks {
+		meta, _, err := results.ReadMeta(filepath.Join(dir, b.Dir, "results.parquet"))
+		if err != nil || meta[results.MetaPlanHash] != p.PlanHash {
+			return false
+		}
+	}
+	return len(p.Benchmarks) > 0
 }

@@ -40,6 +40,11 @@ func TestMergeWritesReports(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge: exit %d\n%s", code, stderr)
 	}
+	// A second task that finishes at the same moment finds the work done.
+	code, stdout2, stderr2 := execCLI(t, "merge", "--plan", f.planPath, "--if-complete")
+	if code != 0 || stdout2 != "" || !strings.Contains(stderr2, "already merged by another task") {
+		t.Errorf("second merge --if-complete: exit %d\nstdout %q\nstderr %q", code, stdout2, stderr2)
+	}
 	csv := filepath.Join(out, "report.csv")
 	if want := fmt.Sprintf("report: %s\nreport: %s\n", md, csv); !strings.HasSuffix(stdout, want) {
 		t.Errorf("stdout %q, want it to end with %q", stdout, want)
