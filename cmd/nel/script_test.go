@@ -61,14 +61,27 @@ func realNelRun(t testing.TB) string {
 	return nelRunDir
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// givenPorts are the ports freePort handed out in this test binary.
+var givenPorts sync.Map
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that no other script of this binary got: the kernel may hand a released
+// port out again, and two scripts' simulated endpoints on one port would
+// answer each other's requests (a server that fails to bind still looks
+// ready while the other one answers its health check).
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if _, taken := givenPorts.LoadOrStore(port, true); !taken {
+			return port, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no fresh free port after 100 tries")
 }
 
 // fakeNelRun is the nel-run the scripts compile against: fixed content, so

@@ -121,6 +121,10 @@ func (e *WaitError) Error() string {
 	return b.String()
 }
 
+// settle is how long WaitReady watches a server's process after its first
+// good answer.
+const settle = 200 * time.Millisecond
+
 // WaitReady polls opts.URL until it answers 200 OK. Connection errors
 // (vLLM refuses connections while loading) and non-200 answers (SGLang
 // answers 503 while starting) mean "not yet".
@@ -196,6 +200,14 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 	last := ""
 	for attempt := 1; ; attempt++ {
 		status, ok := poll(ctx, client, opts.URL, opts.RequestTimeout)
+		if ok && opts.PID != 0 {
+			// A server that cannot bind its port exits within moments, while
+			// whatever already holds the port answers the poll: look again.
+			time.Sleep(settle)
+			if !processAlive(opts.PID) {
+				return fail(ErrExited, status+", but from another process: the server exited (is its port taken?)")
+			}
+		}
 		if ok {
 			logger.Info("server ready", "name", opts.Name, "url", opts.URL,
 				"elapsed", time.Since(start).Round(time.Millisecond), "polls", attempt)

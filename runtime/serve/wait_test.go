@@ -385,3 +385,19 @@ func TestProcessAlive(t *testing.T) {
 		t.Error("reaped process reported alive")
 	}
 }
+
+// Another process answers on the port while our server, which could not
+// bind it, has already exited: not ready, and the message says why.
+func TestWaitReadyPortTakenByAnother(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer other.Close()
+	opts := fast(other.URL)
+	opts.PID = deadPID(t)
+	err := WaitReady(context.Background(), opts)
+	if !errors.Is(err, ErrExited) {
+		t.Fatalf("err = %v, want ErrExited", err)
+	}
+	if !strings.Contains(err.Error(), "from another process: the server exited (is its port taken?)") {
+		t.Errorf("message: %v", err)
+	}
+}
