@@ -118,21 +118,29 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"expand": func(ts *testscript.TestScript, neg bool, args []string) {
-				if neg || len(args) == 0 {
-					ts.Fatalf("usage: expand FILE...")
-				}
-				for _, f := range args {
-					text := os.Expand(ts.ReadFile(f), func(k string) string {
-						v := ts.Getenv(k)
-						if v == "" {
-							ts.Fatalf("expand %s: $%s is not set", f, k)
-						}
-						return v
-					})
-					ts.Check(os.WriteFile(ts.MkAbs(f), []byte(text), 0o644))
-				}
-			},
+			"expand": cmdExpand,
 		},
 	})
+}
+
+// cmdExpand: expand FILE... replaces $VAR and ${VAR} in files with the
+// script's variables; $$ stands for a literal $ (for ${VAR} references
+// that recipes keep).
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expand FILE...")
+	}
+	for _, f := range args {
+		text := os.Expand(ts.ReadFile(f), func(k string) string {
+			if k == "$" {
+				return "$"
+			}
+			v := ts.Getenv(k)
+			if v == "" {
+				ts.Fatalf("expand %s: $%s is not set", f, k)
+			}
+			return v
+		})
+		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(text), 0o644))
+	}
 }

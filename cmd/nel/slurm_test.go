@@ -113,27 +113,6 @@ func slurmCmds() map[string]func(ts *testscript.TestScript, neg bool, args []str
 	}
 }
 
-// cmdExpand: expand FILE... replaces $VAR and ${VAR} in files with the
-// script's variables; $$ stands for a literal $.
-func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) == 0 {
-		ts.Fatalf("usage: expand FILE...")
-	}
-	for _, f := range args {
-		text := os.Expand(ts.ReadFile(f), func(k string) string {
-			if k == "$" {
-				return "$" // $$ writes a literal $, for ${VAR} references in recipes
-			}
-			v := ts.Getenv(k)
-			if v == "" {
-				ts.Fatalf("expand %s: $%s is not set", f, k)
-			}
-			return v
-		})
-		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(text), 0o644))
-	}
-}
-
 // cmdSubmit: submit VAR [SBATCH-FLAG...] runs `sbatch --parsable FLAG...`
 // on the script set by the preceding stdin command (what nel compile
 // printed) and sets $VAR to the job id. With !, sbatch must refuse the job;
