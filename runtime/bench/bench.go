@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/sandbox"
 )
 
 // Message is one chat message.
@@ -54,6 +56,35 @@ type Score struct {
 	Details map[string]any
 	// NeedsJudge says the benchmark cannot score without an LLM judge.
 	NeedsJudge bool
+	// Scores are extra per-sample metrics, stored in the row's scores map
+	// under these names. A pair "NAME/num" and "NAME/den" is a ratio
+	// metric: the benchmark's NAME is the sum of num over the sum of den
+	// (IFEval's instruction-level accuracy), not a mean of per-row ratios.
+	Scores map[string]float64
+	// Failure is set when scoring itself failed for infrastructure reasons
+	// (the sandbox could not run the program, the judge timed out or
+	// answered nonsense): the sample is recorded with this category and
+	// reward 0, and the run goes on.
+	Failure failure.Category
+}
+
+// Env is what a scorer may use beyond the response. Fields are nil when the
+// benchmark's recipe configures none.
+type Env struct {
+	// Sandbox runs generated code (the benchmark's `sandbox`).
+	Sandbox sandbox.Sandbox
+	// Judges are the benchmark's judge metrics by name; Judge is the first,
+	// the one a NeedsJudge benchmark is scored by.
+	Judges map[string]Judge
+	Judge  Judge
+}
+
+// Judge asks an LLM judge. Every call is recorded in the sample's
+// trajectory (prompt and raw answer) by the implementation.
+type Judge interface {
+	// Ask sends msgs to the judge model (with the metric's temperature,
+	// max tokens, timeout and retries) and returns its raw answer.
+	Ask(ctx context.Context, msgs []Message) (string, error)
 }
 
 // Loader loads dataset specs (local paths relative to the recipe, hf:// URIs).
@@ -80,6 +111,11 @@ type Benchmark struct {
 	Load func(ctx context.Context, l Loader, params map[string]any) (*Set, error)
 	// Score scores a response (reasoning already split off) to it.
 	Score func(it *Item, response string) Score
+	// ScoreEnv, when set, is used instead of Score by the runtime: a
+	// scorer that runs code or asks a judge. Score must still be set for
+	// what needs no Env (the runtime's probe of an empty response, gold
+	// self-checks); it may return NeedsJudge or a Failure there.
+	ScoreEnv func(ctx context.Context, env *Env, it *Item, response string) Score
 	// Respond writes a response that Score scores as correct (correct=true)
 	// or as wrong; the simulated endpoint and the gold tests use it.
 	Respond func(it *Item, correct bool, rng *rand.Rand) string

@@ -19,11 +19,13 @@ const (
 	FormatError   Category = "format_error"   // an answer came back, but nothing could be extracted
 	Refusal       Category = "refusal"        // the model declined to answer
 	APIError      Category = "api_error"      // other 4xx, malformed JSON, anything else from the API
+	SandboxError  Category = "sandbox_error"  // the sandbox could not run the program (engine missing, image not pullable)
+	JudgeError    Category = "judge_error"    // the judge failed: timed out, errored, or answered nothing parseable
 	Interrupted   Category = "interrupted"    // never in a final row: infrastructure stopped the sample
 )
 
 // All lists every category a result row can carry, in a stable order.
-var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError}
+var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError, SandboxError, JudgeError}
 
 // Error is an error with a failure category.
 type Error struct {

@@ -144,6 +144,8 @@ type runner struct {
 	trajs  string // trajectories file
 	extras []namedScorer
 	binary bool // the benchmark's rewards are 0 or 1
+	// env is what ScoreEnv scorers use (sandbox, judges); see env.go.
+	env *bench.Env
 
 	mu        sync.Mutex
 	done      map[journal.Key]*sampleRecord
@@ -268,9 +270,19 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 	}
 	if len(mine) > 0 {
+		env, closeEnv, err := r.openEnv(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := closeEnv(); err != nil {
+				r.log.Warn("closing the scoring environment", "err", err)
+			}
+		}()
+		r.env = env
 		s := r.def.Score(mine[0], "")
-		if s.NeedsJudge {
-			return nil, fmt.Errorf("benchmark %s: %s is scored by an LLM judge, which this nel cannot run yet", r.b.Key, r.b.Name)
+		if s.NeedsJudge && env.Judge == nil {
+			return nil, fmt.Errorf("benchmark %s: %s is scored by an LLM judge: add a judge metric to its scoring.metrics (type: \"judge\", service: a model service other than the solver's)", r.b.Key, r.b.Name)
 		}
 		r.binary = s.Binary
 	}

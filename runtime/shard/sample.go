@@ -118,7 +118,20 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 		traj.Model = resp.Model
 	}
 
-	s := r.def.Score(it, resp.Content)
+	var s bench.Score
+	if r.def.ScoreEnv != nil {
+		s = r.def.ScoreEnv(ctx, r.env, it, resp.Content)
+		if ctx.Err() != nil {
+			return nil, true // stopped while scoring: run it again on resume
+		}
+	} else {
+		s = r.def.Score(it, resp.Content)
+	}
+	if s.Failure != failure.None {
+		// Scoring infrastructure failed (sandbox, judge): the sample keeps
+		// its response but no verdict; the run goes on.
+		s.Reward, s.Correct = 0, false
+	}
 	row.Reward = s.Reward
 	row.Extracted = s.Extracted
 	if s.Binary {
@@ -129,7 +142,12 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 		res := x.fn(resp.Content, it.Expected, it.Meta)
 		row.Scores[x.name] = b2f(res.Correct)
 	}
-	if s.Reward == 0 {
+	for k, v := range s.Scores {
+		row.Scores[k] = v
+	}
+	if s.Failure != failure.None {
+		row.ErrorCategory = string(s.Failure)
+	} else if s.Reward == 0 {
 		switch {
 		case resp.FinishReason == "length":
 			row.ErrorCategory = string(failure.Truncated)

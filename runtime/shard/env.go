@@ -1,0 +1,37 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nel-eval/nel/runtime/bench"
+)
+
+// openEnv builds what the benchmark's ScoreEnv scorer uses: its sandbox
+// (env_sandbox.go) and its judge metrics (env_judge.go). The returned
+// close releases them.
+func (r *runner) openEnv(ctx context.Context) (*bench.Env, func() error, error) {
+	env := &bench.Env{}
+	sb, err := r.openSandbox(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("benchmark %s: sandbox: %w", r.b.Key, err)
+	}
+	env.Sandbox = sb
+	judges, first, err := r.openJudges(ctx)
+	if err != nil {
+		if sb != nil {
+			sb.Close()
+		}
+		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	}
+	env.Judges, env.Judge = judges, first
+	closeAll := func() error {
+		var errs []error
+		if sb != nil {
+			errs = append(errs, sb.Close())
+		}
+		return errors.Join(errs...)
+	}
+	return env, closeAll, nil
+}
