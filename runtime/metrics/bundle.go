@@ -68,7 +68,8 @@ type Score struct {
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "clt", "clt_clustered" or "bootstrap_percentile".
+	// Method is "clt", "clt_clustered", "clt_ratio" (delta method for a
+	// ratio metric Σnum/Σden over items) or "bootstrap_percentile".
 	Method string  `json:"method"`
 	Level  float64 `json:"level"` // 0.95
 	Lo     float64 `json:"lo"`

@@ -102,7 +102,12 @@ func Compute(in Input) *Bundle {
 			b.Metrics = append(b.Metrics, c.passAt(k))
 		}
 	}
-	for _, name := range scorerNames(items) {
+	names, ratios := scorerNames(items)
+	for _, name := range names {
+		if ratios[name] {
+			b.Metrics = append(b.Metrics, c.ratio(name))
+			continue
+		}
 		var vals []float64
 		var cl []int
 		for i, it := range items {
@@ -253,19 +258,85 @@ func (c *computer) passAt(k int) Score {
 	return c.score(fmt.Sprintf("pass@%d", k), vals, cl)
 }
 
-func scorerNames(items []*item) []string {
+// Row scores named NAME/num and NAME/den form a ratio metric NAME (see
+// bench.Score.Scores).
+const (
+	ratioNum = "/num"
+	ratioDen = "/den"
+)
+
+// scorerNames lists the extra metrics of the rows' scores, sorted; a
+// NAME/num and NAME/den pair is listed once as NAME, with ratio[NAME] set.
+func scorerNames(items []*item) (names []string, ratio map[string]bool) {
 	set := map[string]bool{}
 	for _, it := range items {
 		for name := range it.scores {
 			set[name] = true
 		}
 	}
-	names := make([]string, 0, len(set))
+	ratio = map[string]bool{}
 	for name := range set {
-		names = append(names, name)
+		if base, ok := strings.CutSuffix(name, ratioNum); ok && set[base+ratioDen] {
+			ratio[base] = true
+		}
+	}
+	for name := range set {
+		base, _ := strings.CutSuffix(name, ratioNum)
+		base, _ = strings.CutSuffix(base, ratioDen)
+		if ratio[base] {
+			name = base
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
-	return names
+	return names, ratio
+}
+
+// ratio is the pooled metric Σnum/Σden with items as the units (an item's
+// repeats are summed into it): the delta-method normal interval and the
+// seeded percentile bootstrap over items. Category clusters are not used
+// (the delta method here assumes independent items).
+func (c *computer) ratio(name string) Score {
+	var num, den []float64
+	for _, it := range c.items {
+		ns, ds := it.scores[name+ratioNum], it.scores[name+ratioDen]
+		if len(ds) == 0 {
+			continue
+		}
+		var n, d float64
+		for _, v := range ns {
+			n += v
+		}
+		for _, v := range ds {
+			d += v
+		}
+		num, den = append(num, n), append(den, d)
+	}
+	s := Score{Metric: name, N: len(num)}
+	r := stats.Ratio(num, den)
+	if len(num) == 0 || math.IsNaN(r) {
+		return s
+	}
+	s.Value = &r
+	if len(num) < 2 {
+		return s
+	}
+	_, se, lo, hi := stats.RatioCLT(num, den, c.in.Level)
+	unit := true
+	for i := range num {
+		if num[i] < 0 || num[i] > den[i] {
+			unit = false
+		}
+	}
+	if unit {
+		lo, hi = max(lo, 0), min(hi, 1)
+	}
+	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: lo, Hi: hi, SE: se}
+	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
+	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
+	return s
 }
 
 // variance decomposes the headline's variance; nil without two items.

@@ -160,6 +160,41 @@ func TestFractionalAndScorers(t *testing.T) {
 	near(t, "exact_match", *b.Metrics[1].Value, 1.0/3)
 }
 
+// A NAME/num + NAME/den pair of row scores is one pooled metric NAME:
+// Σnum/Σden over items (repeats summed into their item), not the mean of
+// per-row ratios, with a delta-method and a bootstrap interval.
+func TestRatioMetric(t *testing.T) {
+	// Item a: 2 repeats of 1 instruction, followed once; item b: 3
+	// instructions, followed 3; item c: 4 instructions, followed 1.
+	// Pooled: (1 + 3 + 1)/(2 + 3 + 4) = 5/9. Mean of per-row ratios would
+	// be (1 + 0 + 1 + 0.25)/4 = 0.5625.
+	rows := []results.Row{
+		row("a", 0, 0, 1, ""), row("a", 0, 1, 0, ""), row("b", 1, 0, 1, ""), row("c", 2, 0, 0, ""),
+	}
+	counts := [][2]float64{{1, 1}, {0, 1}, {3, 3}, {1, 4}}
+	for i := range rows {
+		rows[i].Scores = map[string]float64{"ifeval:inst/num": counts[i][0], "ifeval:inst/den": counts[i][1], "ifeval:prompt": rows[i].Reward}
+	}
+	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 500})
+	var names []string
+	for _, m := range b.Metrics {
+		names = append(names, m.Metric)
+	}
+	if got := strings.Join(names, ","); got != "pass@1,pass@2,ifeval:inst,ifeval:prompt" {
+		t.Fatalf("metrics %s", got)
+	}
+	inst := b.Metrics[2]
+	near(t, "ifeval:inst", *inst.Value, 5.0/9)
+	if inst.N != 3 || inst.CLT == nil || inst.CLT.Method != "clt_ratio" || inst.Bootstrap == nil {
+		t.Fatalf("ratio metric %+v", inst)
+	}
+	if !(inst.CLT.Lo >= 0 && inst.CLT.Lo < 5.0/9 && inst.CLT.Hi > 5.0/9 && inst.CLT.Hi <= 1) {
+		t.Fatalf("ratio interval %+v", inst.CLT)
+	}
+	// An item-mean metric next to it is unchanged: (0.5 + 1 + 0)/3.
+	near(t, "ifeval:prompt", *b.Metrics[3].Value, 0.5)
+}
+
 // Failures: counts, shares and at most three exemplars each, with the
 // trajectory's error text; all-failed and empty runs say so.
 func TestFailuresAndNotes(t *testing.T) {
