@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/mathans"
 	"github.com/nel-eval/nel/runtime/score"
 )
 
@@ -19,7 +21,7 @@ func math500() *Benchmark {
 	return &Benchmark{
 		Name:   "math500",
 		Source: src,
-		Scorer: "answer_line",
+		Scorer: "math_equiv",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {
@@ -51,25 +53,60 @@ func math500() *Benchmark {
 			}
 			return finish(items, dss...), nil
 		},
-		// String comparison after _normalize_math only: no symbolic or
-		// LaTeX equivalence (NeMo does none either).
+		// The reward is answer equivalence (mathans): the last \boxed{},
+		// else the last "Answer:" line (what the prompt asks for), else the
+		// last line, compared with the gold answer after LaTeX
+		// normalisation and, failing string equality, by value or
+		// structure. NeMo scores math500 with answer_line and
+		// _normalize_math only (no LaTeX or symbolic equivalence), so
+		// "\frac12" against "\frac{1}{2}" is wrong there; its verdict is
+		// kept as the extra score "scorer:answer_line" for parity.
 		Score: func(it *Item, response string) Score {
-			r := score.AnswerLine(response, it.Expected, re)
-			return binary("answer_line", r.Correct, r.Extracted, map[string]any{"pattern": score.AnswerLinePattern})
+			nemo := score.AnswerLine(response, it.Expected, re)
+			ex, how := mathans.Extract(response)
+			if how == "" {
+				s := score.PyStrip(response)
+				ex, how = score.PyStrip(s[strings.LastIndexByte(s, '\n')+1:]), "last_line"
+			}
+			ok, why := mathans.EquivalentWhy(ex, it.Expected)
+			sc := binary("math_equiv", ok, ex, map[string]any{
+				"extraction":          how,
+				"normalized":          mathans.Normalize(ex),
+				"expected_normalized": mathans.Normalize(it.Expected),
+				"reason":              why,
+				"answer_line":         nemo.Extracted,
+			})
+			sc.Scores = map[string]float64{"scorer:answer_line": 0}
+			if nemo.Correct {
+				sc.Scores["scorer:answer_line"] = 1
+			}
+			return sc
 		},
 		Respond: func(it *Item, correct bool, rng *rand.Rand) string {
 			rng = rngOr(rng)
 			ans := it.Expected
 			if !correct {
-				ans = wrongNumber(score.NormalizeMath(it.Expected), rng)
-				for _, alt := range []string{ans, "0", "1", ans + "+1"} {
-					if score.NormalizeMath(alt) != score.NormalizeMath(it.Expected) {
-						ans = alt
-						break
-					}
-				}
+				ans = wrongMath(it.Expected, rng)
+			}
+			// Vary the form the simulated model answers in.
+			switch rng.IntN(3) {
+			case 0:
+				return reasoning(rng) + "\nSimplifying step by step, the final answer is $\\boxed{" + ans + "}$."
+			case 1:
+				return reasoning(rng) + "\nThus the result is $\\boxed{" + ans + "}$.\nAnswer: " + ans
 			}
 			return reasoning(rng) + "\nSimplifying the expression step by step leads to the final result.\nAnswer: " + ans
 		},
 	}
+}
+
+// wrongMath returns an answer that is not equivalent to gold: a nearby
+// number when gold is one, else the first of a few candidates that differs.
+func wrongMath(gold string, rng *rand.Rand) string {
+	for _, alt := range []string{wrongNumber(score.NormalizeMath(gold), rng), "0", "1", "-1", "2", "\\frac{1}{7}"} {
+		if !mathans.Equivalent(alt, gold) {
+			return alt
+		}
+	}
+	return "\\text{none}"
 }
