@@ -46,6 +46,12 @@ func funcs() map[string]Func {
 		"mcq_extract": func(response, expected string, _ map[string]any) Result {
 			return MCQExtract(response, expected)
 		},
+		"mcq_robust": func(response, expected string, meta map[string]any) Result {
+			// The item's own letters when its benchmark records them
+			// (meta "letters", e.g. "ABCD"), else A–J.
+			letters, _ := meta["letters"].(string)
+			return MCQRobust(response, expected, letters)
+		},
 		"answer_line": func(response, expected string, _ map[string]any) Result {
 			return AnswerLine(response, expected, answerLineDefault)
 		},

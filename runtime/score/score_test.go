@@ -12,7 +12,7 @@ import (
 )
 
 func TestNames(t *testing.T) {
-	want := []string{"answer_line", "exact_match", "fuzzy_match", "mcq_extract", "multichoice_regex", "numeric_match"}
+	want := []string{"answer_line", "exact_match", "fuzzy_match", "mcq_extract", "mcq_robust", "multichoice_regex", "numeric_match"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
