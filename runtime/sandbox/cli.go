@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cliJob is one run of a container engine's command line (docker run,
+// apptainer exec).
+type cliJob struct {
+	argv    []string
+	env     []string // the CLI's environment
+	stdin   []byte
+	timeout time.Duration
+	output  int64
+	// kill stops the container on timeout, output cap or cancellation,
+	// before the CLI's process group is killed; nil kills only the group.
+	kill func()
+}
+
+// cliResult is how a CLI run ended.
+type cliResult struct {
+	res  *Result
+	info exitInfo
+}
+
+// runCLI runs a container engine's command line with the job's timeout and
+// output caps. Its error means the CLI could not be started or the
+// caller's ctx ended.
+func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, j.timeout, errTimeout)
+	defer cancelTimeout()
+	capCancel := func() { cancel(errOutputCap) }
+	stdout := newCapture(j.output, capCancel)
+	stderr := newCapture(j.output, capCancel)
+
+	cmd := exec.CommandContext(runCtx, j.argv[0], j.argv[1:]...)
+	cmd.Env = j.env
+	cmd.Stdin = bytes.NewReader(j.stdin)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		if j.kill != nil {
+			j.kill()
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 5 * time.Second
+
+	start := time.Now()
+	err := cmd.Run()
+	dur := time.Since(start)
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
+		return nil, fmt.Errorf("%s: %w", j.argv[0], err)
+	}
+	res := &Result{Duration: dur}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	res.ExitCode, res.Signal = statusOf(ws.ExitStatus(), ws.Signal(), ws.Signaled())
+	cause := context.Cause(runCtx)
+	var outCut, errCut bool
+	res.Stdout, outCut = stdout.bytes()
+	res.Stderr, errCut = stderr.bytes()
+	res.Truncated = outCut || errCut
+	return &cliResult{res: res, info: exitInfo{
+		code:      res.ExitCode,
+		signal:    res.Signal,
+		timedOut:  errors.Is(cause, errTimeout),
+		outputCap: errors.Is(cause, errOutputCap),
+	}}, nil
+}
+
+// firstLines is the start of an engine's error output, for an error
+// message.
+func firstLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,184 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dockerEngine runs each job in a fresh container: `docker run --rm -i`
+// with no network by default, a read-only root, a private /tmp, no new
+// privileges, every capability dropped, memory, CPU, process, file-size
+// and open-file limits, and the job's work directory bound at /work. On
+// timeout or output cap the container is killed by name.
+type dockerEngine struct {
+	name   string
+	log    *slog.Logger
+	docker string
+	image  string
+	net    string
+	lim    limits
+	slots  slots
+	env    map[string]string
+}
+
+// probeTimeout bounds an engine's availability check.
+const probeTimeout = 20 * time.Second
+
+func openDocker(ctx context.Context, name string, cfg Config) (*dockerEngine, error) {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: docker: the docker CLI is not on PATH: %w", name, ErrUnavailable)
+	}
+	if cfg.Image == "" {
+		return nil, fmt.Errorf("sandbox %s: docker: no image", name)
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if out, err := exec.CommandContext(pctx, docker, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		host := os.Getenv("DOCKER_HOST")
+		if host == "" {
+			host = "unix:///var/run/docker.sock"
+		}
+		return nil, fmt.Errorf("sandbox %s: docker: cannot connect to the daemon at %s (docker info: %s): %w",
+			name, host, firstLines(out, 3), ErrUnavailable)
+	}
+	net := cfg.Network
+	if net == "" {
+		net = "none"
+	}
+	return &dockerEngine{
+		name:   name,
+		log:    cfg.Logger,
+		docker: docker,
+		image:  cfg.Image,
+		net:    net,
+		lim:    limitsOf(cfg),
+		slots:  make(slots, concurrency(cfg)),
+		env:    cfg.Env,
+	}, nil
+}
+
+func (d *dockerEngine) Name() string { return d.name }
+func (d *dockerEngine) Close() error { return nil }
+
+// argv is the docker command line of a job. Environment values are not on
+// it (`-e NAME` takes the value from the CLI's own environment), so that
+// they do not show in the host's process list.
+func (d *dockerEngine) argv(container, wd string, env map[string]string, command []string) []string {
+	l := d.lim
+	a := []string{
+		d.docker, "run", "--rm", "-i",
+		"--name", container,
+		"--network", d.net,
+		"--memory", strconv.FormatInt(l.memory, 10),
+		"--memory-swap", strconv.FormatInt(l.memory, 10),
+		"--cpus", strconv.FormatFloat(l.cpus, 'f', -1, 64),
+		"--pids-limit", strconv.Itoa(l.procs),
+		"--ulimit", fmt.Sprintf("fsize=%d:%d", l.fileSize, l.fileSize),
+		"--ulimit", fmt.Sprintf("nofile=%d:%d", l.openFiles, l.openFiles),
+		"--ulimit", "core=0:0",
+		"--read-only",
+		"--tmpfs", fmt.Sprintf("/tmp:rw,exec,size=%d", tmpBytes),
+		"--security-opt", "no-new-privileges",
+		"--cap-drop", "ALL",
+		"-v", wd + ":/work",
+		"-w", "/work",
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		a = append(a, "-e", k)
+	}
+	a = append(a, d.image)
+	return append(a, command...)
+}
+
+// cliEnv is the environment of an engine's CLI: the host's, which the CLI
+// needs (DOCKER_HOST, HOME for its config), with the job's variables set
+// for it to pass on by name.
+func cliEnv(prefix string, env map[string]string) []string {
+	out := os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, prefix+k+"="+env[k])
+	}
+	return out
+}
+
+func (d *dockerEngine) Run(ctx context.Context, job Job) (*Result, error) {
+	if len(job.Command) == 0 {
+		return nil, fmt.Errorf("sandbox %s: empty command", d.name)
+	}
+	if err := d.slots.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
+	}
+	defer d.slots.release()
+	wd, err := newWorkDir("", job.Files)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
+	}
+	defer func() {
+		if err := wd.remove(); err != nil {
+			d.log.Warn("sandbox cleanup", "sandbox", d.name, "err", err)
+		}
+	}()
+	// The container runs as its image's user, which need not be ours.
+	if err := os.Chmod(wd.path, 0o777); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	container := "nel-sandbox-" + hex.EncodeToString(b[:])
+	env := maps.Clone(d.env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, job.Env)
+	out, err := runCLI(ctx, cliJob{
+		argv:    d.argv(container, wd.path, env, job.Command),
+		env:     cliEnv("", env),
+		stdin:   job.Stdin,
+		timeout: d.lim.jobTimeout(job),
+		output:  d.lim.output,
+		kill: func() {
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+			defer cancel()
+			exec.CommandContext(kctx, d.docker, "kill", container).Run()
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: docker: %w", d.name, err)
+	}
+	res := out.res
+	// Exit status 125 is docker's own failure, not the program's: most
+	// often an image that cannot be pulled.
+	if res.ExitCode == 125 && !out.info.timedOut && !out.info.outputCap {
+		return nil, dockerError(d.name, d.image, res.Stderr)
+	}
+	// Only the kernel's OOM killer (or our kill, known above) sends a
+	// container SIGKILL.
+	out.info.oomKilled = res.Signal == "SIGKILL" && !out.info.timedOut && !out.info.outputCap
+	res.Limit = classify(out.info, res.Stderr)
+	if res.Files, err = wd.collect(job.Collect, d.lim.fileSize); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
+	}
+	return res, nil
+}
+
+// dockerError names what docker run's own failure was.
+func dockerError(name, image string, stderr []byte) error {
+	msg := firstLines(stderr, 4)
+	for _, s := range []string{"pull access denied", "manifest unknown", "not found: manifest", "repository does not exist", "error pulling image", "toomanyrequests"} {
+		if strings.Contains(string(stderr), s) {
+			return fmt.Errorf("sandbox %s: docker: image %q cannot be pulled: %s", name, image, msg)
+		}
+	}
+	return fmt.Errorf("sandbox %s: docker: cannot run image %q (exit 125): %s", name, image, msg)
+}
