@@ -155,6 +155,9 @@ type Metric struct {
 	BaselineService string   `json:"baseline_service"`
 	Services        []string `json:"services"`
 	Command         string   `json:"command"`
+	// RubricText is rubric_file's content, read when the recipe is
+	// validated (rules.go): the plan carries it and the hashes cover it.
+	RubricText string `json:"-"`
 }
 
 // Cluster says where the job runs.

@@ -90,7 +90,13 @@ func unsupported(s *Source) Errors {
 		}
 		for j, m := range b.Scoring.Metrics {
 			switch m.Type {
-			case "scorer", "judge":
+			case "scorer":
+			case "judge":
+				if m.SwapCheck {
+					no("swap_check on a judge metric (it applies to pairwise judges; a judge metric scores one response)", "benchmarks", i, "scoring", "metrics", j, "swap_check")
+				}
+			case "pairwise_judge", "ensemble_judge":
+				no("metric type "+m.Type+" (nel-run runs judge metrics, one service each: use type \"judge\")", "benchmarks", i, "scoring", "metrics", j, "type")
 			default:
 				no("metric type "+m.Type, "benchmarks", i, "scoring", "metrics", j, "type")
 			}

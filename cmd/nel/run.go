@@ -217,6 +217,11 @@ func localServices(p *plan.Plan) error {
 	used := map[string]bool{}
 	for _, b := range p.Benchmarks {
 		used[b.Solver.Service] = true
+		for _, m := range b.Scoring.Metrics {
+			if m.Service != "" {
+				used[m.Service] = true // a judge's service
+			}
+		}
 	}
 	var keep []plan.Service
 	for _, s := range p.Services {

@@ -120,6 +120,7 @@ func Compute(in Input) *Bundle {
 		}
 		b.Metrics = append(b.Metrics, c.score(name, vals, cl))
 	}
+	b.Metrics = append(b.Metrics, c.derived()...)
 	b.Variance = c.variance(b.Headline)
 	b.Categories = c.categories(headline, means)
 	b.Runtime = runtimeStats(in.Rows, b.Provenance)

@@ -148,6 +148,8 @@ type Metric struct {
 	Timeout        float64 `json:"timeout,omitempty"`
 	MaxRetries     int     `json:"max_retries,omitempty"`
 	AllowSelfJudge bool    `json:"allow_self_judge,omitempty"`
+	// ReferenceFree leaves the gold answer out of the judge's prompt.
+	ReferenceFree bool `json:"reference_free,omitempty"`
 }
 
 // Sandbox is where generated code runs.

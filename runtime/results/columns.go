@@ -46,6 +46,15 @@ type field[T any] struct {
 	f64    func(*T) *float64
 	opt    func(*T) **bool
 	scores func(*T) *map[string]float64
+	// optional: absent from older files (see optional).
+	optional bool
+}
+
+// optional marks a column added after files were first written: a file
+// without it reads with the field left at its zero value.
+func optional[T any](f field[T]) field[T] {
+	f.optional = true
+	return f
 }
 
 func strField[T any](name string, f func(*T) *string) field[T] {
@@ -102,6 +111,7 @@ func trajectoryFields() []field[Trajectory] {
 		strField("model", func(t *Trajectory) *string { return &t.Model }),
 		i64Field("retries", func(t *Trajectory) *int64 { return &t.Retries }),
 		f64Field("latency_ms", func(t *Trajectory) *float64 { return &t.LatencyMS }),
+		optional(strField("judge_calls", func(t *Trajectory) *string { return &t.JudgeCalls })),
 	}
 }
 

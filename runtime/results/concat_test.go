@@ -178,7 +178,7 @@ func TestDuckDBReadsConcat(t *testing.T) {
 		"item_id": func(t Trajectory) string { return t.ItemID }, "request": func(t Trajectory) string { return t.Request },
 		"response": func(t Trajectory) string { return t.Response }, "reasoning": func(t Trajectory) string { return t.Reasoning },
 		"scoring_details": func(t Trajectory) string { return t.ScoringDetails }, "error": func(t Trajectory) string { return t.Error },
-		"model": func(t Trajectory) string { return t.Model },
+		"model": func(t Trajectory) string { return t.Model }, "judge_calls": func(t Trajectory) string { return t.JudgeCalls },
 	}
 	ints := map[string]func(Trajectory) int64{
 		"item_idx": func(t Trajectory) int64 { return t.ItemIdx }, "repeat": func(t Trajectory) int64 { return t.Repeat },

@@ -213,7 +213,7 @@ func TestDuckDBReads(t *testing.T) {
 		checkColumns(t, tr, []string{
 			"recipe_hash VARCHAR", "benchmark VARCHAR", "item_id VARCHAR", "item_idx BIGINT", "repeat BIGINT",
 			"request VARCHAR", "response VARCHAR", "reasoning VARCHAR", "scoring_details VARCHAR", "error VARCHAR",
-			"model VARCHAR", "retries BIGINT", "latency_ms DOUBLE",
+			"model VARCHAR", "retries BIGINT", "latency_ms DOUBLE", "judge_calls VARCHAR",
 		})
 		checkMeta(t, tr, withRows(meta, len(ts)))
 		if tr.Rows != int64(len(ts)) {
@@ -224,7 +224,7 @@ func TestDuckDBReads(t *testing.T) {
 			"item_id": func(t Trajectory) string { return t.ItemID }, "request": func(t Trajectory) string { return t.Request },
 			"response": func(t Trajectory) string { return t.Response }, "reasoning": func(t Trajectory) string { return t.Reasoning },
 			"scoring_details": func(t Trajectory) string { return t.ScoringDetails }, "error": func(t Trajectory) string { return t.Error },
-			"model": func(t Trajectory) string { return t.Model },
+			"model": func(t Trajectory) string { return t.Model }, "judge_calls": func(t Trajectory) string { return t.JudgeCalls },
 		}
 		ints := map[string]func(Trajectory) int64{
 			"item_idx": func(t Trajectory) int64 { return t.ItemIdx }, "repeat": func(t Trajectory) int64 { return t.Repeat },

@@ -98,6 +98,7 @@ func readFile[T any](path string, fields []field[T], dst []T, exact bool) (items
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	fields, leaves = present(fields, leaves)
 	switch {
 	case exact && int64(len(dst)) != md.NumRows:
 		return nil, nil, fmt.Errorf("read %s: %d rows, expected %d", path, md.NumRows, len(dst))
@@ -169,6 +170,9 @@ func resolveColumns[T any](sc *schema.Schema, fields []field[T]) ([][]int, error
 	out := make([][]int, len(fields))
 	for i, f := range fields {
 		idx := byTop[f.name]
+		if len(idx) == 0 && f.optional {
+			continue // an older file: present drops the field
+		}
 		if len(idx) == 0 {
 			return nil, fmt.Errorf("column %q missing (want %v)", f.name, f.kind)
 		}
@@ -178,6 +182,18 @@ func resolveColumns[T any](sc *schema.Schema, fields []field[T]) ([][]int, error
 		out[i] = idx
 	}
 	return out, nil
+}
+
+// present drops the optional fields the file lacks (no leaves).
+func present[T any](fields []field[T], leaves [][]int) ([]field[T], [][]int) {
+	var fs []field[T]
+	var ls [][]int
+	for i := range fields {
+		if leaves[i] != nil {
+			fs, ls = append(fs, fields[i]), append(ls, leaves[i])
+		}
+	}
+	return fs, ls
 }
 
 func checkColumn(sc *schema.Schema, k kind, idx []int) error {

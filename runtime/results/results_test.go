@@ -81,6 +81,7 @@ func sampleTrajectories(n int) []Trajectory {
 			Model:          "meta/llama-3.1-8b-instruct",
 			Retries:        int64(i % 3),
 			LatencyMS:      float64(i) / 3,
+			JudgeCalls:     []string{"", `[{"judge":"correctness","raw":"{\"score\": 4}","score":4}]`}[i%2],
 		}
 	}
 	return ts

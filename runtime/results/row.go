@@ -50,6 +50,11 @@ type Trajectory struct {
 	Model          string
 	Retries        int64
 	LatencyMS      float64
+	// JudgeCalls is the sample's LLM-judge calls as a JSON array (messages
+	// sent, raw answer, parsed score, latency, error; runtime/judge.Call),
+	// "" when no judge was asked. Files written before this column existed
+	// read back with it empty.
+	JudgeCalls string
 }
 
 // Provenance keys in every file's key-value metadata.

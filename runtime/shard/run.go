@@ -219,6 +219,8 @@ func newRunner(o Options) (*runner, error) {
 				return nil, fmt.Errorf("benchmark %s: scoring.metrics: no scorer %q (scorers: %s)", b.Key, m.Name, strings.Join(score.Names(), ", "))
 			}
 			r.extras = append(r.extras, namedScorer{"scorer:" + m.Name, fn})
+		case "judge":
+			// Built with the scoring environment (env_judge.go).
 		default:
 			return nil, fmt.Errorf("benchmark %s: scoring.metrics %q: metric type %q is not supported yet", b.Key, m.Name, m.Type)
 		}

@@ -75,6 +75,10 @@ type Faults struct {
 	Slow        float64 // the response comes after 10× the latency + 2s
 	Malformed   float64 // 200 with a body that is not JSON
 	Empty       float64 // 200 with "choices": []
+	// JudgeNonsense is the probability that a judge request (judge.go)
+	// gets an answer with no score, grade or class in it. It is drawn
+	// apart from the others (which apply to judge requests too).
+	JudgeNonsense float64
 }
 
 // faultKinds names the faults, in Faults' field order; ParseFaults, Stats
@@ -87,7 +91,7 @@ func (f *Faults) list() [len(faultKinds)]*float64 {
 
 // ParseFaults parses "429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01"
 // (any subset, any order; "rate_limit" and "server_error" are accepted for
-// 429 and 500).
+// 429 and 500), plus judge_nonsense=P (Faults.JudgeNonsense).
 func ParseFaults(s string) (Faults, error) {
 	var f Faults
 	if strings.TrimSpace(s) == "" {
@@ -105,9 +109,17 @@ func ParseFaults(s string) (Faults, error) {
 		case "server_error":
 			k = "500"
 		}
+		if k == judgeNonsenseKind {
+			p, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return Faults{}, fmt.Errorf("faults %q: %s: %w", s, k, err)
+			}
+			f.JudgeNonsense = p
+			continue
+		}
 		i := indexOf(faultKinds[:], k)
 		if i < 0 {
-			return Faults{}, fmt.Errorf("faults %q: unknown fault %q (want one of %s)", s, k, strings.Join(faultKinds[:], ", "))
+			return Faults{}, fmt.Errorf("faults %q: unknown fault %q (want one of %s, %s)", s, k, strings.Join(faultKinds[:], ", "), judgeNonsenseKind)
 		}
 		p, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil {
@@ -132,6 +144,9 @@ func (f Faults) check() error {
 	if sum > 1+1e-9 {
 		return fmt.Errorf("fault probabilities add up to %v, more than 1", sum)
 	}
+	if p := f.JudgeNonsense; math.IsNaN(p) || p < 0 || p > 1 {
+		return fmt.Errorf("probability of %s is %v, want 0..1", judgeNonsenseKind, p)
+	}
 	return nil
 }
 
@@ -142,6 +157,9 @@ func (f Faults) String() string {
 		if *p > 0 {
 			parts = append(parts, faultKinds[i]+"="+strconv.FormatFloat(*p, 'g', -1, 64))
 		}
+	}
+	if f.JudgeNonsense > 0 {
+		parts = append(parts, judgeNonsenseKind+"="+strconv.FormatFloat(f.JudgeNonsense, 'g', -1, 64))
 	}
 	return strings.Join(parts, ",")
 }
@@ -172,6 +190,9 @@ type Stats struct {
 	Correct, Wrong, Unknown int64
 	// Unauthorized counts requests refused for a missing or wrong API key.
 	Unauthorized int64
+	// Judged counts judge requests answered (judge.go); JudgeNonsense
+	// those answered with nonsense.
+	Judged, JudgeNonsense int64
 }
 
 type entry struct {
@@ -189,6 +210,7 @@ type Server struct {
 
 	requests, correct, wrong, unknown atomic.Int64
 	unauthorized                      atomic.Int64
+	judged, nonsense                  atomic.Int64
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
 }
@@ -272,7 +294,9 @@ func (s *Server) Stats() Stats {
 		Unknown:  s.unknown.Load(),
 		Faults:   map[string]int64{},
 
-		Unauthorized: s.unauthorized.Load(),
+		Unauthorized:  s.unauthorized.Load(),
+		Judged:        s.judged.Load(),
+		JudgeNonsense: s.nonsense.Load(),
 	}
 	for i, k := range faultKinds {
 		st.Faults[k] = s.faults[i].Load()
@@ -428,7 +452,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		e, ok = s.prompt[text]
 	}
 	answer := UnknownAnswer
-	if ok {
+	if ja, judged := s.judge(text); judged {
+		answer = ja
+	} else if ok {
 		hv := s.hash(text, seed)
 		correct := float64(hv>>11)/(1<<53) < s.cfg.Accuracy
 		answer = e.b.Respond(e.it, correct, rand.New(rand.NewPCG(hv, hv^0x9e3779b97f4a7c15)))
