@@ -90,8 +90,8 @@ const fakeNelRun = "#!/bin/sh\necho fake\n"
 
 // TestScript runs testdata/script/*.txtar. Each script sees $EXAMPLES (the
 // repository's examples/), $NEL_RUN (a fake nel-run in $WORK), the real
-// nel-run first on PATH and as $NEL_RUN_BIN, and $PORT, a free port for a
-// simulated endpoint. The command 'expand FILE...' replaces $VAR and ${VAR}
+// nel-run first on PATH and as $NEL_RUN_BIN, $PORT, a free port for a
+// simulated endpoint, and $DATASETS, the real benchmark data. The command 'expand FILE...' replaces $VAR and ${VAR}
 // in files with the script's variables (recipes name $PORT so).
 func TestScript(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
@@ -99,6 +99,16 @@ func TestScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := realNelRun(t)
+	// $DATASETS is the real benchmark data (../shared/datasets from the
+	// repository root), "" when absent: scripts that need it say
+	// [!datasets] skip.
+	datasets, err := filepath.Abs("../../../shared/datasets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(datasets); err != nil {
+		datasets = ""
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
@@ -115,7 +125,15 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			e.Setenv("PORT", strconv.Itoa(port))
+			e.Setenv("DATASETS", datasets)
 			return nil
+		},
+		// [datasets]: the real benchmark data is there ($DATASETS).
+		Condition: func(cond string) (bool, error) {
+			if cond == "datasets" {
+				return datasets != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"expand": cmdExpand,

@@ -116,6 +116,10 @@ type Benchmark struct {
 	// what needs no Env (the runtime's probe of an empty response, gold
 	// self-checks); it may return NeedsJudge or a Failure there.
 	ScoreEnv func(ctx context.Context, env *Env, it *Item, response string) Score
+	// NeedsSandbox says ScoreEnv runs code: the benchmark cannot be scored
+	// without a sandbox, and the runtime (and the compiler) refuse it
+	// without one.
+	NeedsSandbox bool
 	// Respond writes a response that Score scores as correct (correct=true)
 	// or as wrong; the simulated endpoint and the gold tests use it.
 	Respond func(it *Item, correct bool, rng *rand.Rand) string

@@ -191,7 +191,7 @@ func readCSV(t *testing.T, path string) [][]string {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"drop", "gpqa", "gsm8k", "math500", "mgsm", "mmlu", "mmlu_pro", "simpleqa", "triviaqa", "xstest"}
+	want := []string{"drop", "gpqa", "gsm8k", "humaneval", "ifeval", "math500", "mgsm", "mmlu", "mmlu_pro", "simpleqa", "triviaqa", "xstest"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -631,7 +631,8 @@ func TestHubFixtures(t *testing.T) {
 }
 
 // TestHubFixturesAgainstPython compares gpqa's and drop's prompts and
-// targets with NeMo's Python construction (shared Random(42) shuffle,
+// targets with a Python construction (gpqa: nel's per-item seeded shuffle,
+// which replaced NeMo's shared Random(42) one; drop: NeMo's
 // Random(42+idx).sample few-shot pool).
 func TestHubFixturesAgainstPython(t *testing.T) {
 	py, err := exec.LookPath("python3")

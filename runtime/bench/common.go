@@ -16,7 +16,7 @@ import (
 func all() map[string]*Benchmark {
 	bs := []*Benchmark{
 		gsm8k(), mgsm(), mmlu(), mmluPro(), gpqa(), math500(),
-		triviaqa(), drop(), xstest(), simpleqa(),
+		triviaqa(), drop(), xstest(), simpleqa(), humaneval(), ifevalBench(),
 	}
 	m := make(map[string]*Benchmark, len(bs))
 	for _, b := range bs {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/results"
 )
@@ -119,13 +120,24 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	}
 
 	var s bench.Score
+	// Judge calls made while scoring are recorded for the trajectory.
+	jctx, calls := judge.WithRecorder(ctx)
 	if r.def.ScoreEnv != nil {
-		s = r.def.ScoreEnv(ctx, r.env, it, resp.Content)
-		if ctx.Err() != nil {
-			return nil, true // stopped while scoring: run it again on resume
-		}
+		s = r.def.ScoreEnv(jctx, r.env, it, resp.Content)
 	} else {
 		s = r.def.Score(it, resp.Content)
+	}
+	s = r.judgeMetrics(jctx, it, resp.Content, s)
+	if ctx.Err() != nil {
+		return nil, true // stopped while scoring: run it again on resume
+	}
+	traj.JudgeCalls = judgeCallsJSON(calls)
+	// The failure's text is the exemplar reports show.
+	if e, ok := s.Details["judge_error"].(string); ok && s.Failure == failure.JudgeError {
+		traj.Error = e
+	}
+	if e, ok := s.Details["sandbox_error"].(string); ok && s.Failure == failure.SandboxError {
+		traj.Error = e
 	}
 	if s.Failure != failure.None {
 		// Scoring infrastructure failed (sandbox, judge): the sample keeps
