@@ -74,6 +74,7 @@ type job struct {
 	Secrets                                             []secret
 	Levels                                              [][]server // sbatch: servers in start order
 	Servers                                             []server   // make: the managed services
+	Sandboxes                                           []sandboxPool
 	Benchmarks                                          []plan.Benchmark
 	Shards, EvalGroup, EvalNodes                        int
 	EvalPool                                            string
@@ -94,6 +95,33 @@ type server struct {
 	Argv                             []string
 	Env                              []string // complete shell statements
 }
+
+// sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
+// on each node of its node pool, whose addresses the shards get in
+// EndpointsEnv.
+type sandboxPool struct {
+	Name, Var, FileName, Image, Pool string
+	EndpointsEnv, NodeListVar        string
+	Port, Nodes, Slots, Timeout      int
+	SrunFlags, Pyxis                 string // pre-quoted
+	Argv                             []string
+}
+
+// sandboxEndpointsEnv is runtime/sandbox.EndpointsEnv (the variable the
+// shards read the pool's servers from), spelled here so that nel does not
+// link the sandbox engines; a test keeps the two equal.
+func sandboxEndpointsEnv(name string) string {
+	return "NEL_SANDBOX_" + templates.EnvName(name) + "_ENDPOINTS"
+}
+
+// sandboxBasePort is the first port of the sandbox servers: the recipe has
+// no field for it, so the n-th slurm sandbox (by name) listens on the n-th
+// port from here that no managed service uses.
+const sandboxBasePort = 18800
+
+// sandboxReadyTimeout bounds the wait for a sandbox pool, image pull
+// included.
+const sandboxReadyTimeout = 600
 
 var hexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -371,6 +399,61 @@ func (j *job) layout(s *Source, p *plan.Plan) error {
 		}
 		j.Levels[d] = append(j.Levels[d], srv)
 	}
+	return j.sandboxPools(s, p, pools)
+}
+
+// sandboxPools lays out the slurm sandboxes: one sandbox server per node of
+// the sandbox's node pool (its own het-job component; rules.go makes sure
+// it is not the shards' pool), in the sandbox's image when it has one,
+// running the very nel-run the job checked, mounted read-only.
+func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
+	r := s.Recipe
+	cl := r.Cluster
+	usedPorts := map[int]bool{}
+	for _, sv := range p.Services {
+		if sv.Managed {
+			usedPorts[sv.Port] = true
+		}
+	}
+	port := sandboxBasePort
+	for _, name := range sortedKeys(r.Sandboxes) {
+		sb := r.Sandboxes[name]
+		if sb.Type != "slurm" || sb.NodePool == "" {
+			continue
+		}
+		if strings.ContainsAny(j.NelRun, ",:") {
+			return Errors{{File: s.Path, Path: "sandboxes." + name, Msg: fmt.Sprintf("the nel-run path %q contains ',' or ':', which Pyxis --container-mounts cannot carry; install nel-run elsewhere (nel compile --nel-run)", j.NelRun)}}
+		}
+		for usedPorts[port] {
+			port++
+		}
+		usedPorts[port] = true
+		gi := slices.Index(pools, sb.NodePool)
+		nodes := max(cl.NodePools[sb.NodePool].Nodes, 1)
+		sp := sandboxPool{
+			Name: name, Var: templates.EnvName(name), FileName: safeDir(name), Image: sb.Image, Pool: sb.NodePool,
+			EndpointsEnv: sandboxEndpointsEnv(name), NodeListVar: "SLURM_JOB_NODELIST",
+			Port: port, Nodes: nodes, Slots: sb.SlotsPerNode, Timeout: sandboxReadyTimeout,
+		}
+		flags := []string{"--overlap", "--mem=0"}
+		if j.Het {
+			sp.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
+			flags = append(flags, "--het-group="+strconv.Itoa(gi))
+		}
+		flags = append(flags, "--nodes="+strconv.Itoa(nodes), "--ntasks-per-node=1")
+		sp.SrunFlags = strings.Join(flags, " ")
+		if sb.Image != "" {
+			// Only nel-run goes into the container: the cluster's mounts
+			// (data, models, home) stay out of reach of untrusted code.
+			sp.Pyxis = "--container-image=" + templates.Quote(sb.Image) +
+				` --container-mounts="$NEL_RUN:$NEL_RUN:ro" --no-container-mount-home `
+		}
+		seconds := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" }
+		sp.Argv = []string{"sandbox-serve", "--name", name, "--listen", ":" + strconv.Itoa(port),
+			"--slots", strconv.Itoa(sb.SlotsPerNode), "--memory", sb.Memory,
+			"--cpus", strconv.FormatFloat(sb.Cpus, 'f', -1, 64), "--timeout", seconds(sb.Timeout)}
+		j.Sandboxes = append(j.Sandboxes, sp)
+	}
 	return nil
 }
 
@@ -400,6 +483,11 @@ var makeSafeRE = regexp.MustCompile(`^[A-Za-z0-9._/+-]+$`)
 func checkMakeSafe(s *Source, j *job) error {
 	if !makeSafeRE.MatchString(j.OutputDir) {
 		return Errors{{File: s.Path, Path: "output.dir", Msg: fmt.Sprintf("-t make needs an output directory of letters, digits and ._/+- (make cannot quote target names), found %q", j.OutputDir)}}
+	}
+	for _, name := range sortedKeys(s.Recipe.Sandboxes) {
+		if s.Recipe.Sandboxes[name].Type == "slurm" {
+			return Errors{{File: s.Path, Path: "sandboxes." + name + ".type", Msg: "a slurm sandbox is a pool of servers in a SLURM job: compile with -t slurm"}}
+		}
 	}
 	return nil
 }

@@ -10,8 +10,9 @@ import (
 // ScoringVersion names the behaviour of nel's prompts, extractors and
 // scorers. It is part of every recipe and benchmark hash: bump it whenever a
 // change to the runtime can change a score, so that old and new numbers are
-// never taken for the same methodology.
-const ScoringVersion = "1"
+// never taken for the same methodology. 2: math500 by equivalence, mcq_robust
+// for mmlu/gpqa/mmlu_pro, per-item GPQA shuffles, humaneval, ifeval, judges.
+const ScoringVersion = "2"
 
 // Hashes are the three identities of a recipe (DESIGN §4).
 type Hashes struct {
@@ -204,6 +205,9 @@ func scoringMethod(r *Recipe, b *Benchmark) map[string]any {
 			x["judge"] = judgeIdentity(r.Services[m.Service])
 			x["rubric"] = m.Rubric
 			x["rubric_file"] = m.RubricFile
+			if m.RubricText != "" {
+				x["rubric_file_content"] = m.RubricText
+			}
 			x["system_prompt"] = m.SystemPrompt
 			x["max_score"] = m.MaxScore
 			x["swap_check"] = m.SwapCheck

@@ -241,6 +241,11 @@ cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {node
 		want: []string{`r.yaml:8:37: benchmarks[0].solver.service: expected the name of a service, found "nemotron" (declared: m)`}},
 	{name: "dangling sandbox", file: "r.yaml", src: ltAPI + "sandboxes:\n  py: {type: local}\nbenchmarks:\n  - name: humaneval\n    sandbox: python\n    solver: {type: simple, service: m}\n",
 		want: []string{`r.yaml:10:14: benchmarks[0].sandbox: expected the name of a sandbox, found "python" (declared: py)`}},
+	{name: "humaneval without a sandbox", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\n  - name: humaneval\n    solver: {type: simple, service: m}\n",
+		want: []string{`r.yaml:9:5: benchmarks[1].sandbox: humaneval runs the model's code and needs a sandbox, e.g. sandbox: {type: "local"}`}},
+	{name: "humaneval with sandbox none", file: "r.yaml", src: ltAPI + "sandboxes:\n  off: {type: none}\nbenchmarks:\n  - name: humaneval\n    sandbox: off\n    solver: {type: simple, service: m}\n",
+		want: []string{`r.yaml:10:14: benchmarks[0].sandbox: humaneval runs the model's code and needs a sandbox, e.g. sandbox: {type: "local"}`}},
+	{name: "humaneval with a sandbox", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: humaneval\n    sandbox: {type: local}\n    solver: {type: simple, service: m}\n"},
 	{name: "self judge", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: simpleqa\n    solver: {type: simple, service: m}\n    scoring:\n      metrics:\n        - {type: judge, name: correctness, service: m}\n",
 		want: []string{`r.yaml:11:53: benchmarks[0].scoring.metrics[0].service: judge service "m" is the solver's own service; use a separate service, or set allow_self_judge: true`}},
 	{name: "self judge allowed", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: simpleqa\n    solver: {type: simple, service: m}\n    scoring:\n      metrics:\n        - {type: judge, name: correctness, service: m, allow_self_judge: true}\n"},
@@ -262,6 +267,19 @@ cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {node
 		want: []string{"r.yaml:10:7: benchmarks[0].scoring.metrics: with more than one metric, set primary to the one the headline reports"}},
 	{name: "reserved service name", file: "r.yaml", src: "services:\n  default: {type: api, url: https://x}\nbenchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: default}\n",
 		want: []string{`r.yaml:2:3: services.default: service name "default" is reserved; choose another name`}},
+
+	// A slurm sandbox: a pool of sandbox servers on a node pool of its own.
+	{name: "slurm sandbox", file: "r.yaml", src: strings.Replace(ltSlurm, `      gres: "gpu:4"`+"\n", `      gres: "gpu:4"`+"\n    sbx: {nodes: 2}\n", 1) + "sandboxes:\n  py: {type: slurm, node_pool: sbx}\n"},
+	{name: "slurm sandbox on a local cluster", file: "r.yaml", src: ltAPI + ltGSM8K + "sandboxes:\n  py:\n    type: slurm\n    node_pool: sbx\n",
+		want: []string{"r.yaml:11:11: sandboxes.py.type: a slurm sandbox runs on a node pool of a SLURM job, but cluster.type is local; use a local, docker or apptainer sandbox, or cluster.type slurm"}},
+	{name: "slurm sandbox without node_pool", file: "r.yaml", src: ltSlurm + "sandboxes:\n  py:\n    type: slurm\n",
+		want: []string{"r.yaml:18:3: sandboxes.py.node_pool: a slurm sandbox needs node_pool, the node pool its sandbox servers run on (declared: compute)"}},
+	{name: "slurm sandbox on a missing node pool", file: "r.yaml", src: ltSlurm + "sandboxes:\n  py:\n    type: slurm\n    node_pool: sbx\n",
+		want: []string{`r.yaml:20:16: sandboxes.py.node_pool: expected the name of a node pool, found "sbx" (declared: compute)`}},
+	{name: "slurm sandbox on the eval pool", file: "r.yaml", src: ltSlurm + "sandboxes:\n  py:\n    type: slurm\n    node_pool: compute\n",
+		want: []string{`r.yaml:20:16: sandboxes.py.node_pool: node pool "compute" is where the shards run (cluster.eval_pool, or the first node pool when it is unset); a slurm sandbox needs a node pool of its own`}},
+	{name: "inline slurm sandbox", file: "r.yaml", src: strings.Replace(ltSlurm, "    max_problems: 50\n", "    max_problems: 50\n    sandbox: {type: slurm}\n", 1),
+		want: []string{"r.yaml:10:21: benchmarks[0].sandbox.type: a slurm sandbox is a pool of servers the benchmarks share: declare it under sandboxes and refer to it by name"}},
 
 	// Not a recipe at all.
 	{name: "empty file", file: "r.yaml", src: "",

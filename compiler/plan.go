@@ -72,10 +72,15 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			pb.Params = nil
 		}
 		for _, m := range b.Scoring.Metrics {
+			rubric := m.Rubric
+			if m.RubricText != "" {
+				rubric = &m.RubricText // rubric_file, inlined at compile time
+			}
 			pb.Scoring.Metrics = append(pb.Scoring.Metrics, plan.Metric{
-				Type: m.Type, Name: m.Name, Service: m.Service, Rubric: m.Rubric, RubricFile: m.RubricFile,
+				Type: m.Type, Name: m.Name, Service: m.Service, Rubric: rubric, RubricFile: m.RubricFile,
 				SystemPrompt: m.SystemPrompt, MaxScore: m.MaxScore, Temperature: m.Temperature,
 				MaxTokens: m.MaxTokens, Timeout: m.Timeout, MaxRetries: m.MaxRetries, AllowSelfJudge: m.AllowSelfJudge,
+				ReferenceFree: m.ReferenceFree,
 			})
 		}
 		if sb := resolveSandbox(r, b); sb != nil && sb.Type != "none" {

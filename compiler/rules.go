@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -9,6 +11,8 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/templates"
 )
@@ -22,6 +26,7 @@ func checkRules(s *Source) Errors {
 	c.dependsOn()
 	c.benchmarks()
 	c.cluster()
+	c.slurmSandboxes()
 	return c.errs
 }
 
@@ -181,10 +186,11 @@ func (c *ruleChecker) benchmarks() {
 }
 
 func (c *ruleChecker) sandboxRef(i int, b *Benchmark, sv Solver) {
-	hasSandbox := false
+	hasSandbox, dangling := false, false
 	switch sb := b.Sandbox.(type) {
 	case string:
 		if c.r.Sandboxes[sb] == nil {
+			dangling = true
 			c.at(fmt.Sprintf("expected the name of a sandbox, found %q%s", sb, knownList(sortedKeys(c.r.Sandboxes))), "benchmarks", i, "sandbox")
 		} else {
 			hasSandbox = c.r.Sandboxes[sb].Type != "none"
@@ -195,6 +201,11 @@ func (c *ruleChecker) sandboxRef(i int, b *Benchmark, sv Solver) {
 	needs := sv.Type == "harbor" || sv.Type == "agent" || sv.Type == "openclaw" || sv.Type == "tool_calling" && sv.SandboxTools
 	if needs && !hasSandbox {
 		c.at(fmt.Sprintf("a %s solver needs a sandbox", sv.Type), "benchmarks", i, "sandbox")
+	}
+	// A benchmark scored by running the model's code (humaneval) cannot
+	// be scored without one; nel-run would refuse it at shard start.
+	if def, ok := bench.Lookup(b.Name); ok && def.NeedsSandbox && !hasSandbox && !dangling {
+		c.at(fmt.Sprintf("%s runs the model's code and needs a sandbox, e.g. sandbox: {type: \"local\"}", b.Name), "benchmarks", i, "sandbox")
 	}
 }
 
@@ -215,6 +226,7 @@ func (c *ruleChecker) scoring(i int, b *Benchmark) {
 			if m.Rubric != nil && m.RubricFile != nil {
 				c.at("set rubric or rubric_file, not both", append(mpath, "rubric_file")...)
 			}
+			c.rubric(m, mpath)
 		case "reward_model":
 			c.serviceRef(m.Service, nil, "a reward model", append(mpath, "service")...)
 		case "pairwise_judge":
@@ -350,6 +362,49 @@ func (c *ruleChecker) cluster() {
 	}
 }
 
+// slurmSandboxes checks what a slurm sandbox needs: a SLURM cluster and a
+// node pool of its own, where the job script starts its sandbox servers
+// (the shards' pool would put untrusted code beside them, and a job array
+// cannot share one pool between its tasks), and a name, through which the
+// shards find the servers.
+func (c *ruleChecker) slurmSandboxes() {
+	cl := c.r.Cluster
+	evalPool := cl.EvalPool
+	if evalPool == "" {
+		if order := poolOrder(c.s.Value); len(order) > 0 {
+			evalPool = order[0]
+		} else if names := sortedKeys(cl.NodePools); len(names) > 0 {
+			evalPool = names[0]
+		}
+	}
+	seen := map[string]string{}
+	for _, name := range sortedKeys(c.r.Sandboxes) {
+		sb := c.r.Sandboxes[name]
+		if sb.Type != "slurm" {
+			continue
+		}
+		switch {
+		case cl.Type != "slurm":
+			c.at(fmt.Sprintf("a slurm sandbox runs on a node pool of a SLURM job, but cluster.type is %s; use a local, docker or apptainer sandbox, or cluster.type slurm", cl.Type), "sandboxes", name, "type")
+		case sb.NodePool == "":
+			c.at("a slurm sandbox needs node_pool, the node pool its sandbox servers run on"+knownList(sortedKeys(cl.NodePools)), "sandboxes", name, "node_pool")
+		case sb.NodePool == evalPool && cl.NodePools[evalPool] != nil:
+			c.at(fmt.Sprintf("node pool %q is where the shards run (cluster.eval_pool, or the first node pool when it is unset); a slurm sandbox needs a node pool of its own", sb.NodePool), "sandboxes", name, "node_pool")
+		}
+		// The name becomes shell variables and NEL_SANDBOX_<NAME>_ENDPOINTS.
+		key := templates.EnvName(name)
+		if other, ok := seen[key]; ok {
+			c.at(fmt.Sprintf("slurm sandbox names %q and %q differ only in punctuation; they would share variables in the job script", other, name), "sandboxes", name)
+		}
+		seen[key] = name
+	}
+	for i, b := range c.r.Benchmarks {
+		if m, ok := b.Sandbox.(map[string]any); ok && m["type"] == "slurm" {
+			c.at("a slurm sandbox is a pool of servers the benchmarks share: declare it under sandboxes and refer to it by name", "benchmarks", i, "sandbox", "type")
+		}
+	}
+}
+
 func knownList(names []string) string {
 	if len(names) == 0 {
 		return " (none are declared)"
@@ -362,3 +417,32 @@ func knownList(names []string) string {
 
 // envRefRE matches ${VAR} and ${VAR:-default}, as the schema's #EnvRef does.
 var envRefRE = plan.EnvRefRE
+
+// rubric checks a judge's rubric template (it must place {{response}}) and
+// reads rubric_file, relative to the recipe, into m.RubricText: the file is
+// read now, at compile time, so that the plan carries its content and the
+// hashes cover it (a job never reads it from the cluster's filesystem).
+func (c *ruleChecker) rubric(m *Metric, mpath []any) {
+	if m.Rubric != nil {
+		if err := judge.CheckRubric(*m.Rubric); err != nil {
+			c.at(err.Error(), append(mpath, "rubric")...)
+		}
+		return
+	}
+	if m.RubricFile == nil {
+		return
+	}
+	p := *m.RubricFile
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.s.Dir, p)
+	}
+	b, err := os.ReadFile(p)
+	switch {
+	case err != nil:
+		c.at(fmt.Sprintf("rubric_file %q cannot be read (%v); it is resolved relative to the recipe", *m.RubricFile, err), append(mpath, "rubric_file")...)
+	case judge.CheckRubric(string(b)) != nil:
+		c.at(fmt.Sprintf("rubric_file %q: %v", *m.RubricFile, judge.CheckRubric(string(b))), append(mpath, "rubric_file")...)
+	default:
+		m.RubricText = string(b)
+	}
+}

@@ -42,6 +42,7 @@ Commands:
   merge          check and merge the shard results of a compiled plan
   with-services  start a plan's process servers, run a command, stop them
   sim-server     serve a simulated OpenAI-compatible endpoint answering from gold data
+  sandbox-serve  run code-sandbox jobs for the shards of a SLURM job (a slurm sandbox's pool)
   version        print the version
   help           print this help, or 'nel-run help <command>' for a command's flags
 
@@ -82,6 +83,7 @@ var commands = []*command{
 	mergeCommand,
 	withServicesCommand,
 	simServerCommand,
+	sandboxServeCommand,
 	{
 		name:    "version",
 		summary: "print the version",
