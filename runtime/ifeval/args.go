@@ -99,9 +99,6 @@ func pyStrip(s string) string { return score.PyStrip(s) }
 // pySplit is Python's str.split() with no arguments.
 func pySplit(s string) []string { return strings.FieldsFunc(s, score.IsPySpace) }
 
-// isCased reports whether r has case in Python's sense (Lu, Ll or Lt).
-func isCased(r rune) bool { return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r) }
-
 // pyIsUpper is Python's str.isupper(): at least one cased character and
 // no lowercase or titlecase one.
 func pyIsUpper(s string) bool {

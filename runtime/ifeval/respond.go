@@ -254,10 +254,8 @@ func (p plan) render(nSent, perSent int, seed uint64) string {
 
 // body is one response's content (without repeat, JSON or quotes).
 func (p plan) body(nSent, perSent, variant int, rng *rand.Rand) string {
-	var extras []string // phrases woven into the first sentences
-	for _, k := range p.keywords {
-		extras = append(extras, k)
-	}
+	// phrases woven into the first sentences
+	extras := append([]string(nil), p.keywords...)
 	for k, f := range p.kwFreq {
 		for range f {
 			extras = append(extras, k)
@@ -401,7 +399,7 @@ var langSentences = map[string][]string{
 	"ru": {"Это очень хороший день и мы все рады.", "Солнце светит и город спокоен."},
 	"bg": {"Това е много хубав ден и всички сме щастливи.", "Слънцето грее и градът е тих."},
 	"ar": {"هذا يوم جميل جدا ونحن جميعا سعداء.", "الشمس مشرقة والمدينة هادئة."},
-	"fa": {"این یک روز بسیار زیبا است و همه ما خوشحال هستیم.", "خورشید می‌تابد و شهر آرام است."},
+	"fa": {"این یک روز بسیار زیبا است و همه ما خوشحال هستیم.", "خورشید می\u200cتابد و شهر آرام است."},
 	"ur": {"یہ ایک بہت خوبصورت دن ہے اور ہم سب خوش ہیں.", "سورج چمک رہا ہے اور شہر پرسکون ہے."},
 	"hi": {"यह एक बहुत सुंदर दिन है और हम सब खुश हैं.", "सूरज चमक रहा है और शहर में शांति है."},
 	"mr": {"हा एक खूप सुंदर दिवस आहे आणि आम्ही सर्व आनंदी आहोत.", "सूर्य चमकत आहे आणि शहर शांत आहे."},
