@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/failure"
@@ -45,40 +44,11 @@ func (r *runner) openJudges(ctx context.Context) (map[string]bench.Judge, bench.
 }
 
 // serviceClient is a model client for svc, another service than the
-// solver's (r.client): its URL and API key resolved the same way.
+// solver's (r.client), its URL and API key resolved the same way.
 func (r *runner) serviceClient(svc *plan.Service, maxRetries int) (*model.Client, error) {
-	var base string
-	if svc.URLEnv != "" {
-		if base = r.o.Getenv(svc.URLEnv); base == "" {
-			return nil, fmt.Errorf("service %s: $%s is not set; it holds the managed server's URL and is set by the job script (or nel run) once the server is ready", svc.Name, svc.URLEnv)
-		}
-	} else {
-		var missing []string
-		u := plan.EnvRefRE.ReplaceAllStringFunc(svc.URL, func(m string) string {
-			sub := plan.EnvRefRE.FindStringSubmatch(m)
-			if v := r.o.Getenv(sub[1]); v != "" {
-				return v
-			}
-			if sub[2] != "" {
-				return sub[3]
-			}
-			missing = append(missing, sub[1])
-			return ""
-		})
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("service %s: url %q needs $%s, which is not set", svc.Name, svc.URL, strings.Join(missing, ", $"))
-		}
-		base = trimEndpoint(u)
-	}
-	var key string
-	if ref := svc.APIKey; ref != nil {
-		key = r.o.Getenv(ref.Name)
-		if key == "" && ref.Default != nil {
-			key = *ref.Default
-		}
-		if key == "" {
-			return nil, fmt.Errorf("service %s: its api_key comes from $%s, which is not set", svc.Name, ref.Name)
-		}
+	base, key, err := r.endpoint(svc)
+	if err != nil {
+		return nil, err
 	}
 	c, err := model.New(model.Config{
 		BaseURL: base, APIKey: key, Model: svc.Model, Protocol: svc.Protocol,

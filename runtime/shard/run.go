@@ -637,19 +637,9 @@ func (r *runner) record(j *journal.Journal, k journal.Key, rec *sampleRecord) er
 
 // client builds the model client for the benchmark's service.
 func (r *runner) client() (*model.Client, error) {
-	base, err := r.baseURL()
+	base, key, err := r.endpoint(r.svc)
 	if err != nil {
 		return nil, err
-	}
-	var key string
-	if ref := r.svc.APIKey; ref != nil {
-		key = r.o.Getenv(ref.Name)
-		if key == "" && ref.Default != nil {
-			key = *ref.Default
-		}
-		if key == "" {
-			return nil, fmt.Errorf("service %s: its api_key comes from $%s, which is not set", r.svc.Name, ref.Name)
-		}
 	}
 	c, err := model.New(model.Config{
 		BaseURL:       base,
@@ -665,33 +655,43 @@ func (r *runner) client() (*model.Client, error) {
 	return c, nil
 }
 
-// baseURL resolves the service's endpoint: an api service's url with its
-// ${VAR} references expanded now, on the node; a managed server's from the
-// variable the job script set when the server came up.
-func (r *runner) baseURL() (string, error) {
-	if r.svc.URLEnv != "" {
-		u := r.o.Getenv(r.svc.URLEnv)
-		if u == "" {
-			return "", fmt.Errorf("service %s: $%s is not set; it holds the managed server's URL and is set by the job script (or nel run) once the server is ready", r.svc.Name, r.svc.URLEnv)
+// endpoint resolves a service's base URL and API key on the node: an api
+// service's url with its ${VAR} references expanded now, a managed
+// server's from the variable the job script set when the server came up;
+// the key from the variable its api_key names.
+func (r *runner) endpoint(svc *plan.Service) (base, key string, err error) {
+	if svc.URLEnv != "" {
+		if base = r.o.Getenv(svc.URLEnv); base == "" {
+			return "", "", fmt.Errorf("service %s: $%s is not set; it holds the managed server's URL and is set by the job script (or nel run) once the server is ready", svc.Name, svc.URLEnv)
 		}
-		return u, nil
+	} else {
+		var missing []string
+		u := plan.EnvRefRE.ReplaceAllStringFunc(svc.URL, func(m string) string {
+			sub := plan.EnvRefRE.FindStringSubmatch(m)
+			if v := r.o.Getenv(sub[1]); v != "" {
+				return v
+			}
+			if sub[2] != "" {
+				return sub[3]
+			}
+			missing = append(missing, sub[1])
+			return ""
+		})
+		if len(missing) > 0 {
+			return "", "", fmt.Errorf("service %s: url %q needs $%s, which is not set", svc.Name, svc.URL, strings.Join(missing, ", $"))
+		}
+		base = trimEndpoint(u)
 	}
-	var missing []string
-	u := plan.EnvRefRE.ReplaceAllStringFunc(r.svc.URL, func(m string) string {
-		sub := plan.EnvRefRE.FindStringSubmatch(m)
-		if v := r.o.Getenv(sub[1]); v != "" {
-			return v
+	if ref := svc.APIKey; ref != nil {
+		key = r.o.Getenv(ref.Name)
+		if key == "" && ref.Default != nil {
+			key = *ref.Default
 		}
-		if sub[2] != "" {
-			return sub[3]
+		if key == "" {
+			return "", "", fmt.Errorf("service %s: its api_key comes from $%s, which is not set", svc.Name, ref.Name)
 		}
-		missing = append(missing, sub[1])
-		return ""
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("service %s: url %q needs $%s, which is not set", r.svc.Name, r.svc.URL, strings.Join(missing, ", $"))
 	}
-	return trimEndpoint(u), nil
+	return base, key, nil
 }
 
 // trimEndpoint turns a full endpoint URL (…/v1/chat/completions, as NeMo
