@@ -121,6 +121,9 @@ END {
 	row("nel-run binary (stripped, static)", "BenchmarkNelRunVersion", "binary-MB", "MB", "<= 30", "<=", 30)
 	row("nel-run --version, median", "BenchmarkNelRunVersion", "median-ms", "ms", "<= 20", "<=", 20)
 	row("  runs", "BenchmarkNelRunVersion", "runs", "")
+	row("HumanEval programs, local sandbox, 2 slots", "BenchmarkHumanEval2Slots", "programs/s", "programs/s", ">= 20", ">=", 20)
+	row("  sandbox start-up overhead, true", "BenchmarkLocalStartup/true", "overhead-ms/op", "ms")
+	row("  sandbox start-up overhead, python3", "BenchmarkLocalStartup/python", "overhead-ms/op", "ms")
 }
 endef
 export BENCH_TABLE
