@@ -149,9 +149,9 @@ func ParseBytes(s string) (int64, error) {
 			t = t[:n-1]
 		}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || v*float64(mult) > math.MaxInt64 {
-		return 0, fmt.Errorf("memory size %q: want a number with an optional unit k, m, g or t", s)
+		return 0, fmt.Errorf("want a size such as 512m or 4g, found %q", s)
 	}
 	return int64(v * float64(mult)), nil
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/plan"
@@ -88,32 +85,13 @@ func sandboxConfig(sb *plan.Sandbox) (sandbox.Config, error) {
 	return cfg, nil
 }
 
-// sizeRE is the schema's size form: a number, an optional unit k, m, g or
-// t (powers of 1024, as docker --memory reads them), an optional b.
-var sizeRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kKmMgGtT]?)[bB]?$`)
-
-// parseSize reads a size; "" is 0 (the engine's default).
+// parseSize reads a size ("4g", "16m": powers of 1024, as docker reads
+// them); "" is 0, the engine's default.
 func parseSize(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	m := sizeRE.FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("want a size such as 512m or 4g, found %q", s)
-	}
-	n, err := strconv.ParseFloat(m[1], 64)
-	if err != nil {
-		return 0, fmt.Errorf("want a size such as 512m or 4g, found %q", s)
-	}
-	shift := 0
-	if m[2] != "" {
-		shift = strings.Index("kmgt", strings.ToLower(m[2])) + 1
-	}
-	v := n * math.Pow(1024, float64(shift))
-	if v >= math.MaxInt64 {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return int64(v), nil
+	return sandbox.ParseBytes(s)
 }
 
 func sandboxName(cfg sandbox.Config) string {
