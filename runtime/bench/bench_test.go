@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"bufio"
 	"context"
 	"encoding/csv"
@@ -17,16 +19,9 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 )
 
-// sharedDatasets is the real benchmark data (../shared/datasets from the
-// project root); tests that need it skip when it is absent.
-func sharedDatasets(t *testing.T) string {
-	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "datasets"))
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real datasets not found at %s (see shared/datasets/README.md): %v", dir, err)
-	}
-	return dir
-}
+// sharedDatasets is the real benchmark data (../shared/datasets); tests
+// that need it skip when it is absent.
+func sharedDatasets(t testing.TB) string { return sharedtest.Datasets(t) }
 
 func newLoader(base string) *dataset.Loader {
 	return dataset.NewLoader(dataset.Options{BaseDir: base, Offline: true})

@@ -382,11 +382,7 @@ func TestHumanEvalFailureKindTable(t *testing.T) {
 
 func loadHumanEval(t testing.TB) (*Benchmark, *Set) {
 	t.Helper()
-	// (sharedDatasets, for benchmarks too.)
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "datasets"))
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real datasets not found at %s (see shared/datasets/README.md): %v", dir, err)
-	}
+	dir := sharedDatasets(t)
 	b, _ := Lookup("humaneval")
 	s, err := b.Load(context.Background(), newLoader(dir), map[string]any{"data_path": "humaneval/HumanEval.jsonl.gz"})
 	if err != nil {

@@ -1,6 +1,8 @@
 package dataset
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"bufio"
 	"bytes"
 	"compress/gzip"
@@ -202,17 +204,7 @@ func unwrapAll(err error) error {
 }
 
 // sharedDatasets is the project's folder of real benchmark files.
-func sharedDatasets(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs("../../../shared/datasets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
-		t.Skipf("real datasets not found at %s (tests that read them skip when the folder is absent)", dir)
-	}
-	return dir
-}
+func sharedDatasets(t *testing.T) string { return sharedtest.Datasets(t) }
 
 func TestRealDatasets(t *testing.T) {
 	dir := sharedDatasets(t)

@@ -1,6 +1,8 @@
 package ifeval
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"bufio"
 	"encoding/json"
 	"os"
@@ -11,30 +13,9 @@ import (
 	"testing"
 )
 
-// sharedIFEval is ../shared/datasets/ifeval from the project root; tests
-// that need it skip when it is absent.
-func sharedIFEval(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("project root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "datasets", "ifeval")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("IFEval data not found at %s (see shared/datasets/README.md): %v", d, err)
-	}
-	return d
-}
+// sharedIFEval is ../shared/datasets/ifeval; tests that need it skip when
+// it is absent.
+func sharedIFEval(t testing.TB) string { return sharedtest.Datasets(t, "ifeval") }
 
 func readJSONL(t testing.TB, path string) []map[string]any {
 	t.Helper()

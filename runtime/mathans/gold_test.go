@@ -1,10 +1,11 @@
 package mathans
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"bufio"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -20,24 +21,10 @@ type mathRow struct {
 // module root); the test skips when the shared data is absent.
 func math500Rows(tb testing.TB) []mathRow {
 	tb.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "..", "shared", "datasets", "math500", "test.jsonl")
+	path := sharedtest.Datasets(tb, "math500", "test.jsonl")
 	f, err := os.Open(path)
 	if err != nil {
-		tb.Skipf("MATH-500 data not found at %s (see shared/datasets/README.md): %v", path, err)
+		tb.Fatal(err)
 	}
 	defer f.Close()
 	var rows []mathRow

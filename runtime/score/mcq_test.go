@@ -1,45 +1,24 @@
 package score
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/pyrand"
 )
 
-// sharedDataset returns ../shared/datasets/<rel> from the project root (the
-// directory holding go.mod), skipping the test when it is absent.
-func sharedDataset(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("project root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "datasets", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real dataset not found at %s (see shared/datasets/README.md): %v", p, err)
-	}
-	return p
-}
+// sharedDataset returns ../shared/datasets/<rel>, skipping the test when it
+// is absent.
+func sharedDataset(t *testing.T, rel string) string { return sharedtest.Datasets(t, rel) }
 
 // mmluProOutput is one item of the official MMLU-Pro model outputs.
 type mmluProOutput struct {

@@ -1,6 +1,8 @@
 package shard_test
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -158,12 +160,7 @@ func TestSandboxUnavailable(t *testing.T) {
 
 // realHumanEval is the real dataset, or a skip.
 func realHumanEval(t *testing.T) string {
-	t.Helper()
-	path, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "datasets", "humaneval", "HumanEval.jsonl.gz"))
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real datasets not found (see shared/datasets/README.md): %v", err)
-	}
-	return path
+	return sharedtest.Datasets(t, "humaneval", "HumanEval.jsonl.gz")
 }
 
 // The acceptance: with the simulated endpoint answering the

@@ -1,9 +1,9 @@
 package sim
 
 import (
+	"github.com/nel-eval/nel/internal/sharedtest"
+
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/bench"
@@ -16,10 +16,7 @@ import (
 // data is the shared test datasets (../shared/datasets from the project
 // root); the test skips without them.
 func TestRealBenchmarks(t *testing.T) {
-	root := filepath.Join("..", "..", "..", "shared", "datasets")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared datasets not found at %s: %v", root, err)
-	}
+	root := sharedtest.Datasets(t)
 	cases := map[string]string{
 		"gsm8k":    "gsm8k/test.jsonl",
 		"math500":  "math500/test.jsonl",

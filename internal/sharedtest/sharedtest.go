@@ -1,0 +1,37 @@
+// Package sharedtest finds the real benchmark files tests read:
+// ../shared/datasets beside the project root (the directory holding
+// go.mod), never copied into the repository. A test that needs them skips
+// with a clear message when they are absent (DEVELOPERS: "tests that need
+// them skip with a clear message when the folder is absent").
+package sharedtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Datasets returns ../shared/datasets/<rel...> from the project root,
+// skipping the test when the project root or that path cannot be found.
+func Datasets(tb testing.TB, rel ...string) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Skip("project root (go.mod) not found above the test's directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(append([]string{dir, "..", "shared", "datasets"}, rel...)...)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("real benchmark data not found at %s (see shared/datasets/README.md): %v", p, err)
+	}
+	return p
+}
