@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/nel-eval/nel/runtime/bench"
@@ -18,20 +17,21 @@ func (r *runner) openEnv(ctx context.Context) (*bench.Env, func() error, error) 
 		return nil, nil, fmt.Errorf("benchmark %s: sandbox: %w", r.b.Key, err)
 	}
 	env.Sandbox = sb
+	closeAll := func() error {
+		for _, c := range r.judgeClients {
+			c.Close()
+		}
+		r.judgeClients = nil
+		if sb != nil {
+			return sb.Close()
+		}
+		return nil
+	}
 	judges, first, err := r.openJudges(ctx)
 	if err != nil {
-		if sb != nil {
-			sb.Close()
-		}
+		closeAll()
 		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	env.Judges, env.Judge = judges, first
-	closeAll := func() error {
-		var errs []error
-		if sb != nil {
-			errs = append(errs, sb.Close())
-		}
-		return errors.Join(errs...)
-	}
 	return env, closeAll, nil
 }

@@ -31,6 +31,7 @@ func (r *runner) openJudges(ctx context.Context) (map[string]bench.Judge, bench.
 		if err != nil {
 			return nil, nil, fmt.Errorf("judge %s: %w", m.Name, err)
 		}
+		r.judgeClients = append(r.judgeClients, c)
 		j := judge.New(judge.FromMetric(m), c)
 		if judges == nil {
 			judges = map[string]bench.Judge{}

@@ -146,6 +146,8 @@ type runner struct {
 	binary bool // the benchmark's rewards are 0 or 1
 	// env is what ScoreEnv scorers use (sandbox, judges); see env.go.
 	env *bench.Env
+	// judgeClients are the judges' model clients, closed with env.
+	judgeClients []*model.Client
 
 	mu        sync.Mutex
 	done      map[journal.Key]*sampleRecord
