@@ -1,0 +1,134 @@
+package reproduce
+
+import (
+	"math"
+
+	"github.com/nel-eval/nel/runtime/stats"
+)
+
+// maxItems caps ItemsNeeded and maxRepeats RepeatsNeeded: past them the
+// answer is "not by adding items (repeats)".
+const (
+	maxItems   = 10_000_000
+	maxRepeats = 1000
+)
+
+// adjusted is the adjusted paired interval on mean(d): the n differences
+// plus two pseudo-items d = +1 and d = −1, mean' = Σd/(n+2),
+// SE' = sqrt(var_pop(d')/(n+2)), mean' ± z·SE'. For binary rewards with one
+// repeat it is Bonett & Price's (2012) adjusted Wald interval for paired
+// proportions: the pseudo-items add one discordant pair each way, so
+// p̃12 = (n12+1)/(n+2), p̃21 = (n21+1)/(n+2), mean' = p̃21 − p̃12 and
+// var_pop(d') = p̃12 + p̃21 − (p̃21 − p̃12)². The adjustment keeps two
+// runs that agree on every item from an interval of [0, 0].
+func adjusted(d []float64, z float64) (center, se float64) {
+	var s, q float64
+	for _, x := range d {
+		s += x
+	}
+	m := s / float64(len(d))
+	for _, x := range d {
+		q += (x - m) * (x - m)
+	}
+	v := 0.0
+	if len(d) > 0 {
+		v = q / float64(len(d))
+	}
+	return adjustedMoments(float64(len(d)), m, v)
+}
+
+// adjustedMoments is the adjusted interval's centre and standard error for
+// n real differences of mean m and population variance v.
+func adjustedMoments(n, m, v float64) (center, se float64) {
+	sum := n * m
+	sq := n*(v+m*m) + 2 // Σd² over the real items and the pseudo-items ±1
+	center = sum / (n + 2)
+	vp := max(0, sq/(n+2)-center*center)
+	return center, math.Sqrt(vp / (n + 2))
+}
+
+// within reports whether the adjusted interval of n differences of mean m
+// and population variance v lies inside [−margin, +margin].
+func within(n, m, v, z, margin float64) bool {
+	c, se := adjustedMoments(n, m, v)
+	return math.Abs(c)+z*se <= margin
+}
+
+// itemsNeeded is the smallest number of paired items whose adjusted
+// interval would lie within ±margin, if the per-item differences kept
+// their observed mean and spread (and the pseudo-items their weight): 0
+// when no number does (the observed mean difference is itself at or past
+// the margin) or more than maxItems would be needed.
+func itemsNeeded(d []float64, z, margin float64) int {
+	m, v := moments(d)
+	return smallest(len(d), maxItems, func(n int) bool { return within(float64(n), m, v, z, margin) })
+}
+
+// repeatsNeeded is the smallest number of repeats per item, on the same
+// items, whose adjusted interval would lie within ±margin, assuming the
+// per-item differences are sampling noise around their mean (both runs
+// measure the same thing), whose variance falls as 1/repeats. 0 when no
+// number up to maxRepeats does, or when more repeats cannot help (no item
+// differs).
+func repeatsNeeded(d []float64, repeats int, z, margin float64) int {
+	m, v := moments(d)
+	if v == 0 || repeats < 1 {
+		return 0
+	}
+	n := float64(len(d))
+	return smallest(repeats, maxRepeats, func(k int) bool {
+		return within(n, m, v*float64(repeats)/float64(k), z, margin)
+	})
+}
+
+// smallest is the least x in (from, limit] with ok(x), assuming ok stays
+// true once true; 0 when ok(limit) is false.
+func smallest(from, limit int, ok func(int) bool) int {
+	if !ok(limit) {
+		return 0
+	}
+	lo, hi := from, limit // ok(hi), and lo is below the answer
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// moments are the mean and population variance of xs.
+func moments(xs []float64) (m, v float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	m = stats.Mean(xs)
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return m, v / float64(len(xs))
+}
+
+// mcnemarTwoSided is the exact two-sided McNemar test on the discordant
+// pairs: min(1, 2·P[X ≤ min(b, c)]) for X ~ Bin(b+c, ½); 1 with no
+// discordant pair. By symmetry P[X ≤ k] = P[X ≥ n−k].
+func mcnemarTwoSided(b, c int) float64 {
+	n := b + c
+	if n == 0 {
+		return 1
+	}
+	return min(1, 2*stats.BinomGreater(n-min(b, c), n, 0.5))
+}
+
+// signFlipTwoSided is the two-sided paired sign-flip permutation test of
+// mean(d) = 0: stats.SignFlip is one-sided (mean(d) > 0), so twice the
+// smaller of the two one-sided p-values, capped at 1.
+func signFlipTwoSided(d []float64, resamples int, seed uint64) float64 {
+	neg := make([]float64, len(d))
+	for i, x := range d {
+		neg[i] = -x
+	}
+	return min(1, 2*min(stats.SignFlip(d, resamples, seed), stats.SignFlip(neg, resamples, seed)))
+}
