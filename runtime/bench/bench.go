@@ -101,6 +101,9 @@ type Set struct {
 // Benchmark is one built-in benchmark.
 type Benchmark struct {
 	Name string
+	// Category is the model-card category, e.g. "Mathematics" or "Coding":
+	// the column nel report -f model-card shows beside the score.
+	Category string
 	// Source is the default dataset spec, e.g.
 	// "hf://openai/gsm8k?config=main&split=test".
 	Source string

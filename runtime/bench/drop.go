@@ -91,9 +91,10 @@ func drop() *Benchmark {
 		train = "hf://ucinlp/drop?split=train"
 	)
 	return &Benchmark{
-		Name:   "drop",
-		Source: src,
-		Scorer: "fuzzy_match",
+		Name:     "drop",
+		Category: "Reading comprehension",
+		Source:   src,
+		Scorer:   "fuzzy_match",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

@@ -22,9 +22,10 @@ func gsm8k() *Benchmark {
 	pat := score.MustCompilePy(GSM8KPattern)
 	target := score.MustCompilePy(`####\s*(.+)`)
 	return &Benchmark{
-		Name:   "gsm8k",
-		Source: "hf://openai/gsm8k?config=main&split=test",
-		Scorer: "answer_line",
+		Name:     "gsm8k",
+		Category: "Mathematics",
+		Source:   "hf://openai/gsm8k?config=main&split=test",
+		Scorer:   "answer_line",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, "hf://openai/gsm8k?config=main&split=test")
 			if err != nil {

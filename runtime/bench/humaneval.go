@@ -53,6 +53,7 @@ const (
 func humaneval() *Benchmark {
 	return &Benchmark{
 		Name:         "humaneval",
+		Category:     "Coding",
 		Source:       humanevalSource,
 		Scorer:       "code_sandbox",
 		NeedsSandbox: true,

@@ -17,9 +17,10 @@ import (
 func ifevalBench() *Benchmark {
 	const src = "hf://google/IFEval?split=train"
 	return &Benchmark{
-		Name:   "ifeval",
-		Source: src,
-		Scorer: "ifeval",
+		Name:     "ifeval",
+		Category: "Instruction following",
+		Source:   src,
+		Scorer:   "ifeval",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

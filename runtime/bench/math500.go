@@ -19,9 +19,10 @@ func math500() *Benchmark {
 	const src = "hf://HuggingFaceH4/MATH-500?split=test"
 	re := score.MustCompilePy(score.AnswerLinePattern)
 	return &Benchmark{
-		Name:   "math500",
-		Source: src,
-		Scorer: "math_equiv",
+		Name:     "math500",
+		Category: "Mathematics",
+		Source:   src,
+		Scorer:   "math_equiv",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

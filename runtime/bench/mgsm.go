@@ -44,7 +44,8 @@ func mgsm() *Benchmark {
 		defaults = append(defaults, "hf://juletxara/mgsm?config="+l+"&split=test")
 	}
 	return &Benchmark{
-		Name: "mgsm",
+		Name:     "mgsm",
+		Category: "Multilingual math",
 		// Load expands the source into its 11 per-language configs
 		// (?config=<lang>&split=test), in mgsmLangs order.
 		Source: "hf://juletxara/mgsm?split=test",

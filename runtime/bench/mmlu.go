@@ -98,8 +98,9 @@ func itemLetters(it *Item, letters string) string {
 func mmlu() *Benchmark {
 	const src = "hf://cais/mmlu?config=all&split=test"
 	return multichoice(&Benchmark{
-		Name:   "mmlu",
-		Source: src,
+		Name:     "mmlu",
+		Category: "Knowledge",
+		Source:   src,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {
@@ -276,8 +277,9 @@ func mmluProStyle(params map[string]any) (string, int, error) {
 func mmluPro() *Benchmark {
 	const src = "hf://TIGER-Lab/MMLU-Pro?split=test"
 	return multichoice(&Benchmark{
-		Name:   "mmlu_pro",
-		Source: src,
+		Name:     "mmlu_pro",
+		Category: "Knowledge",
+		Source:   src,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			style, k, err := mmluProStyle(params)
 			if err != nil {
@@ -395,8 +397,9 @@ func gpqaSeed(choiceSeed int64, contentID string) int64 {
 func gpqa() *Benchmark {
 	const src = "hf://Idavidrein/gpqa?config=gpqa_diamond&split=train"
 	return multichoice(&Benchmark{
-		Name:   "gpqa",
-		Source: src,
+		Name:     "gpqa",
+		Category: "Science",
+		Source:   src,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			// params.choice_seed (default 42, NeMo's) varies every item's
 			// option order at once.

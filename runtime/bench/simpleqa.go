@@ -18,9 +18,10 @@ var simpleqaTopic = regexp.MustCompile(`['"]topic['"]\s*:\s*['"]([^'"]*)['"]`)
 func simpleqa() *Benchmark {
 	const src = "hf://basicv8vc/SimpleQA?split=test"
 	return &Benchmark{
-		Name:   "simpleqa",
-		Source: src,
-		Scorer: "needs_judge",
+		Name:     "simpleqa",
+		Category: "Factuality",
+		Source:   src,
+		Scorer:   "needs_judge",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

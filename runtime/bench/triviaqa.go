@@ -16,9 +16,10 @@ const triviaqaPrompt = "Answer with a short factual answer.\n\nQuestion: %s\nAns
 func triviaqa() *Benchmark {
 	const src = "hf://mandarjoshi/trivia_qa?config=rc.nocontext&split=validation"
 	return &Benchmark{
-		Name:   "triviaqa",
-		Source: src,
-		Scorer: "exact_match",
+		Name:     "triviaqa",
+		Category: "Knowledge",
+		Source:   src,
+		Scorer:   "exact_match",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

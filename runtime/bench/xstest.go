@@ -59,9 +59,10 @@ func xstest() *Benchmark {
 	// here). Columns: id,prompt,type,label,focus,note.
 	const src = "https://raw.githubusercontent.com/paul-rottger/exaggerated-safety/main/xstest_prompts.csv"
 	return &Benchmark{
-		Name:   "xstest",
-		Source: src,
-		Scorer: "refusal_prefix",
+		Name:     "xstest",
+		Category: "Safety",
+		Source:   src,
+		Scorer:   "refusal_prefix",
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

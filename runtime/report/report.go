@@ -39,10 +39,14 @@ const (
 	JSON     Format = "json"
 	CSV      Format = "csv"
 	LaTeX    Format = "latex"
+	// ModelCard is a model card's table of numbers, each checkable
+	// (modelcard.go); ModelCardHTML is the same as one small HTML page.
+	ModelCard     Format = "model-card"
+	ModelCardHTML Format = "model-card-html"
 )
 
 // Formats lists every format, in the order help texts name them.
-var Formats = []Format{Markdown, HTML, JSON, CSV, LaTeX}
+var Formats = []Format{Markdown, HTML, JSON, CSV, LaTeX, ModelCard, ModelCardHTML}
 
 // extensions maps a file extension to the format it implies.
 var extensions = map[string]Format{
@@ -59,7 +63,7 @@ var extensions = map[string]Format{
 // aliases).
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
-	case Markdown, HTML, JSON, CSV, LaTeX:
+	case Markdown, HTML, JSON, CSV, LaTeX, ModelCard, ModelCardHTML:
 		return f, nil
 	case "md":
 		return Markdown, nil
@@ -91,14 +95,18 @@ type Options struct {
 	// Source names where the bundles came from (the run directory), shown
 	// under the title; may be empty.
 	Source string
+	// ModelCard holds the model-card formats' links and categories.
+	ModelCard ModelCardOptions
 }
 
 // ErrHTML is returned for the HTML format, which this package does not
 // render.
 var ErrHTML = errors.New("report: HTML is rendered by package runtime/report/htmlreport (nel report -f html)")
 
-// Render writes the report of suite in format: markdown, JSON, CSV or
-// LaTeX. HTML returns ErrHTML: htmlreport.Render renders it.
+// Render writes the report of suite in format: markdown, JSON, CSV,
+// LaTeX or a markdown model card. HTML returns ErrHTML: htmlreport.Render
+// renders it; ModelCardHTML returns ErrModelCardHTML: RenderModelCardHTML
+// renders it.
 func Render(w io.Writer, suite []*metrics.Bundle, format Format, opts Options) error {
 	if slices.Contains(suite, nil) {
 		return fmt.Errorf("report: nil bundle in suite")
@@ -114,14 +122,18 @@ func Render(w io.Writer, suite []*metrics.Bundle, format Format, opts Options) e
 		return renderCSV(w, suite)
 	case LaTeX:
 		return renderLaTeX(w, suite, opts)
+	case ModelCard:
+		return renderModelCard(w, suite, opts)
+	case ModelCardHTML:
+		return ErrModelCardHTML
 	}
 	_, err := ParseFormat(string(format))
 	return err
 }
 
 // FileName is the name of format's report in a run's output directory:
-// report.md, report.html, report.json, report.csv or report.tex; "" for an
-// unknown format.
+// report.md, report.html, report.json, report.csv, report.tex,
+// model-card.md or model-card.html; "" for an unknown format.
 func FileName(format Format) string {
 	switch format {
 	case Markdown:
@@ -134,6 +146,10 @@ func FileName(format Format) string {
 		return "report.csv"
 	case LaTeX:
 		return "report.tex"
+	case ModelCard:
+		return "model-card.md"
+	case ModelCardHTML:
+		return "model-card.html"
 	}
 	return ""
 }
@@ -159,11 +175,14 @@ func RunFormats(names []string) ([]Format, error) {
 // FileName(format), each atomically (a file is complete or absent), and
 // returns the paths written in the order of formats. It refuses HTML with
 // ErrHTML before writing anything: callers that want report.html write it
-// with htmlreport.WriteFile.
+// with htmlreport.WriteFile (and ModelCardHTML with ErrModelCardHTML).
 func WriteFiles(dir string, suite []*metrics.Bundle, formats []Format, opts Options) (paths []string, err error) {
 	for _, f := range formats {
 		if f == HTML {
 			return nil, ErrHTML
+		}
+		if f == ModelCardHTML {
+			return nil, ErrModelCardHTML
 		}
 		if FileName(f) == "" {
 			_, err := ParseFormat(string(f))
