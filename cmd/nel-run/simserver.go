@@ -24,7 +24,7 @@ POST /v1/completions, GET /v1/models, GET /health) that answers the items of
 the --benchmark datasets from their gold answers, correct with probability
 --accuracy. The same request always gets the same answer. Responses are
 labelled simulated (header X-Nel-Simulated: true, system_fingerprint
-"nel-simulated"); nel records the label in every result.
+"nel-sim-<hash of model, accuracy and seed>"); nel records the label in every result.
 
 For trying nel without a GPU, and for testing: --latency, --faults.
 Prints "listening on http://ADDR/v1" on stderr once ready (with --addr
@@ -131,6 +131,7 @@ func simServer(ctx context.Context, e *env, fs *flag.FlagSet, o simServerOptions
 		sets = append(sets, sim.Dataset{Benchmark: b, Items: set.Items})
 		names = append(names, b.Name)
 	}
+	o.cfg.Version = version
 	s, err := sim.New(o.cfg, sets...)
 	if err != nil {
 		e.errorf("sim-server: %v", err)

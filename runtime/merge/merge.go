@@ -23,6 +23,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/shard"
 )
@@ -112,6 +113,8 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 
 	// Every shard must come from this plan and agree on what was run.
+	// Not on their provenance (results.MetaProvenance): hosts differ, and
+	// servers may, which the bundle's notes then say.
 	agree := []string{results.MetaRecipeHash, results.MetaDataset, results.MetaSelected, results.MetaRepeats, results.MetaModel}
 	var first *shardFile
 	for _, f := range files {
@@ -157,6 +160,11 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		if f.meta[results.MetaSimulated] == "true" {
 			meta[results.MetaSimulated] = "true"
 		}
+	}
+	if prov := joinProvenance(o.Logger, files); prov != "" {
+		meta[results.MetaProvenance] = prov
+	} else {
+		delete(meta, results.MetaProvenance)
 	}
 
 	// The trajectories (the bulk of the bytes) are not decoded: their row
@@ -214,6 +222,31 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)
 	return &Summary{Path: out, Bundle: bundle}, nil
+}
+
+// joinProvenance is the merged file's results.MetaProvenance: the JSON
+// array of the shards' distinct records; "" when no shard has one (files
+// of an older nel-run). A record that does not parse is left out with a
+// warning: provenance describes the results, it does not make them wrong.
+func joinProvenance(log *slog.Logger, files []*shardFile) string {
+	var recs []provenance.Record
+	for _, f := range files {
+		rs, err := provenance.Parse(f.meta[results.MetaProvenance])
+		if err != nil {
+			log.Warn("a shard's provenance does not parse; it is left out of the merged file", "file", f.path, "err", err)
+			continue
+		}
+		recs = append(recs, rs...)
+	}
+	if len(recs) == 0 {
+		return ""
+	}
+	s, err := provenance.Join(recs)
+	if err != nil {
+		log.Warn("the shards' provenance could not be joined", "err", err)
+		return ""
+	}
+	return s
 }
 
 // Headline is the one-line result of a benchmark, e.g.

@@ -6,6 +6,8 @@
 // results.parquet; nel report, compare and gate read it.
 package metrics
 
+import prov "github.com/nel-eval/nel/runtime/provenance"
+
 // BundleVersion is the version of the eval.json format.
 const BundleVersion = 1
 
@@ -190,6 +192,14 @@ type Provenance struct {
 	Shards         int    `json:"shards"`
 	StartedAt      string `json:"started_at"`
 	EndedAt        string `json:"ended_at"`
+	// Build, Hosts and Serving come from the shards' provenance records
+	// (results.MetaProvenance): the nel-run build, every distinct host
+	// the shards ran on (sorted by hostname), and each service's
+	// fingerprint (more than one entry per service when shards saw
+	// different servers, which the notes then say).
+	Build   *prov.Build    `json:"build,omitempty"`
+	Hosts   []prov.Host    `json:"hosts,omitempty"`
+	Serving []prov.Serving `json:"serving,omitempty"`
 }
 
 // RowKey names one sample.

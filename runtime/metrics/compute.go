@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	prov "github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/stats"
 )
@@ -55,10 +56,11 @@ func Compute(in Input) *Bundle {
 	if in.Level <= 0 || in.Level >= 1 {
 		in.Level = 0.95
 	}
+	pv, pvNotes := provenance(in.Meta)
 	b := &Bundle{
 		BundleVersion: BundleVersion,
 		Benchmark:     in.Meta[results.MetaBenchmark],
-		Provenance:    provenance(in.Meta),
+		Provenance:    pv,
 		Samples:       len(in.Rows),
 	}
 	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
@@ -125,7 +127,7 @@ func Compute(in Input) *Bundle {
 	b.Categories = c.categories(headline, means)
 	b.Runtime = runtimeStats(in.Rows, b.Provenance)
 	b.Failures = failures(in.Rows, in.Errors)
-	b.Notes = notes(b)
+	b.Notes = append(notes(b), pvNotes...)
 	return b
 }
 
@@ -392,7 +394,9 @@ func (c *computer) categories(metric string, means []float64) []Category {
 	return out
 }
 
-func provenance(meta map[string]string) Provenance {
+// provenance reads the bundle's provenance from the results file's
+// metadata, and the notes that what it found calls for.
+func provenance(meta map[string]string) (Provenance, []string) {
 	p := Provenance{
 		RecipeHash:     meta[results.MetaRecipeHash],
 		PlanHash:       meta[results.MetaPlanHash],
@@ -409,7 +413,69 @@ func provenance(meta map[string]string) Provenance {
 	if _, n, ok := strings.Cut(meta[results.MetaShard], "/"); ok {
 		p.Shards, _ = strconv.Atoi(n)
 	}
-	return p
+	recs, err := prov.Parse(meta[results.MetaProvenance])
+	if err != nil {
+		return p, []string{fmt.Sprintf("the results file's provenance record does not parse (%v): build, hosts and servers are unknown", err)}
+	}
+	return p, joinRecords(&p, recs)
+}
+
+// joinRecords fills p's Build, Hosts and Serving from the shards' records
+// (one record for a shard's file, the distinct ones for a merged file).
+func joinRecords(p *Provenance, recs []prov.Record) []string {
+	if len(recs) == 0 {
+		return nil
+	}
+	var ns []string
+	builds := map[prov.Build]bool{}
+	for _, r := range recs {
+		if p.Build == nil {
+			b := r.Build
+			p.Build = &b
+		}
+		builds[r.Build] = true
+	}
+	if len(builds) > 1 {
+		ns = append(ns, fmt.Sprintf("the shards ran %d different nel-run builds: compare provenance.build of the shards' files", len(builds)))
+	}
+
+	hostSeen := map[string]bool{}
+	for _, r := range recs {
+		k, _ := json.Marshal(r.Host)
+		if !hostSeen[string(k)] {
+			hostSeen[string(k)] = true
+			p.Hosts = append(p.Hosts, r.Host)
+		}
+	}
+	slices.SortStableFunc(p.Hosts, func(a, b prov.Host) int { return cmp.Compare(a.Hostname, b.Hostname) })
+
+	// Services in the order the records list them (solver, then judges);
+	// within a service, fingerprints in the order first seen.
+	type key struct{ service, fingerprint string }
+	seen := map[key]bool{}
+	var order []string
+	bySvc := map[string][]prov.Serving{}
+	for _, r := range recs {
+		for _, s := range r.Serving {
+			k := key{s.Service, s.Fingerprint}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if _, ok := bySvc[s.Service]; !ok {
+				order = append(order, s.Service)
+			}
+			bySvc[s.Service] = append(bySvc[s.Service], s)
+		}
+	}
+	for _, name := range order {
+		ss := bySvc[name]
+		p.Serving = append(p.Serving, ss...)
+		if len(ss) > 1 {
+			ns = append(ns, fmt.Sprintf("service %s answered with %d different server fingerprints across shards", name, len(ss)))
+		}
+	}
+	return ns
 }
 
 // methodology is the plan's benchmark without what only says where and how

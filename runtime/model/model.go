@@ -54,10 +54,11 @@ const (
 	noDeadlineRetries = 10
 )
 
-// SimulatedFingerprint is the system_fingerprint nel's simulator (runtime/sim)
-// answers with; SimulatedHeader is the response header it sets to "true".
+// SimulatedFingerprint starts the system_fingerprint nel's simulator
+// (runtime/sim) answers with ("nel-sim-<config hash>"); SimulatedHeader is
+// the response header it sets to "true".
 const (
-	SimulatedFingerprint = "nel-simulated"
+	SimulatedFingerprint = "nel-sim-"
 	SimulatedHeader      = "X-Nel-Simulated"
 )
 
@@ -116,6 +117,9 @@ type Response struct {
 	Attempts int
 	// Simulated says the endpoint labelled itself as nel's simulator.
 	Simulated bool
+	// SystemFingerprint is the response's system_fingerprint (chat
+	// completions only; "" when the server sends none).
+	SystemFingerprint string
 }
 
 // Client talks to one model endpoint. It is safe for concurrent use.
@@ -323,7 +327,9 @@ func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, err
 		Reasoning:    ch.Message.ReasoningContent,
 		FinishReason: string(ch.FinishReason),
 		Model:        out.Model,
-		Simulated:    out.SystemFingerprint == SimulatedFingerprint,
+		Simulated:    strings.HasPrefix(out.SystemFingerprint, SimulatedFingerprint),
+
+		SystemFingerprint: out.SystemFingerprint,
 	}
 	if r.Reasoning == "" && bytes.Contains(w.body, []byte(`"reasoning"`)) {
 		// Some servers (vLLM ≥ 0.10 with a reasoning parser, OpenRouter)
@@ -358,7 +364,7 @@ func (c *Client) completion(ctx context.Context, req Request, w *wire) (*Respons
 		var fp struct {
 			SystemFingerprint string `json:"system_fingerprint"`
 		}
-		r.Simulated = json.Unmarshal(w.body, &fp) == nil && fp.SystemFingerprint == SimulatedFingerprint
+		r.Simulated = json.Unmarshal(w.body, &fp) == nil && strings.HasPrefix(fp.SystemFingerprint, SimulatedFingerprint)
 	}
 	if out.Usage != nil {
 		setUsage(r, out.Usage.PromptTokens, out.Usage.CompletionTokens, out.Usage.CompletionTokensDetails)

@@ -191,7 +191,7 @@ func TestWireExtraBodyOverrides(t *testing.T) {
 
 func TestWireCompletionsAndResponses(t *testing.T) {
 	var cp capture
-	c, _ := server(t, cp.handler(`{"id":"c","object":"text_completion","model":"m","system_fingerprint":"nel-simulated",
+	c, _ := server(t, cp.handler(`{"id":"c","object":"text_completion","model":"m","system_fingerprint":"nel-sim-0123456789ab",
 		"choices":[{"index":0,"text":"<think>hmm</think> 4","finish_reason":"length"}],
 		"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"completion_tokens_details":{"reasoning_tokens":2}}}`),
 		func(c *Config) { c.Protocol = Completions })
@@ -289,7 +289,7 @@ func TestSimulatedLabels(t *testing.T) {
 		t.Errorf("header label not detected: %+v %v", r, err)
 	}
 	c, _ = server(t, func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, strings.Replace(okChat, `"model"`, `"system_fingerprint":"nel-simulated","model"`, 1))
+		io.WriteString(w, strings.Replace(okChat, `"model"`, `"system_fingerprint":"nel-sim-0123456789ab","model"`, 1))
 	})
 	r, err = c.Complete(context.Background(), chatReq())
 	if err != nil || !r.Simulated {

@@ -61,6 +61,20 @@ type Service struct {
 	// Command is the server's argv (managed services), run without a shell.
 	Command []string `json:"command,omitempty"`
 	Env     []EnvVar `json:"env,omitempty"`
+	// Image is a managed server's container image as the recipe gives it;
+	// Parallelism its parallel layout (vllm, sglang, trt_llm). Both are
+	// what provenance records of the server.
+	Image       string       `json:"image,omitempty"`
+	Parallelism *Parallelism `json:"parallelism,omitempty"`
+}
+
+// Parallelism is how a managed server spreads the model over GPUs and
+// nodes.
+type Parallelism struct {
+	TP       int `json:"tensor_parallel_size"`
+	PP       int `json:"pipeline_parallel_size"`
+	DP       int `json:"data_parallel_size"`
+	NumNodes int `json:"num_nodes"`
 }
 
 // EnvRefRE matches ${VAR} and ${VAR:-default} references, as the schema's
@@ -116,6 +130,29 @@ type Benchmark struct {
 	Sandbox          *Sandbox       `json:"sandbox,omitempty"`
 	SkipFailed       bool           `json:"skip_failed"`
 	MaxSystemRetries int            `json:"max_system_retries"`
+	// Data is what the recipe's lock pinned for this benchmark: every
+	// dataset spec it reads, with the revision and content digest nel-run
+	// must find. Empty when the recipe is not locked.
+	Data []DataPin `json:"data,omitempty"`
+}
+
+// DataPin is one dataset spec as `nel lock` resolved it. nel-run loads the
+// spec at Revision (for hf:// specs) and refuses data whose digest differs:
+// what was locked is never silently re-resolved.
+type DataPin struct {
+	Spec string `json:"spec"`
+	// Revision is the Hub commit ("" for local files and URLs).
+	Revision string `json:"revision,omitempty"`
+	// Digest is the dataset digest ("sha256:…" over its files' names and
+	// sha256s, as runtime/dataset computes it).
+	Digest string     `json:"digest"`
+	Files  []DataFile `json:"files"`
+}
+
+// DataFile is one file of a pinned dataset.
+type DataFile struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
 }
 
 // Solver says how a benchmark talks to its model.

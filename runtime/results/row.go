@@ -72,6 +72,9 @@ const (
 	MetaStartedAt     = "nel.started_at"
 	MetaEndedAt       = "nel.ended_at"
 	MetaRows          = "nel.rows"
+	// MetaProvenance is the shard's provenance.Record as JSON; a merged
+	// file holds a JSON array of its shards' distinct records.
+	MetaProvenance = "nel.provenance"
 	// What merge's completeness check needs from every shard.
 	MetaSelected = "nel.selected_items" // items selected for the benchmark (all shards)
 	MetaRepeats  = "nel.repeats"

@@ -155,6 +155,9 @@ type runner struct {
 	streak    int
 	prog      Progress
 	simulated atomic.Bool
+	// sysFingerprint is the first system_fingerprint the solver's server
+	// answered with (provenance.go).
+	sysFingerprint atomic.Pointer[string]
 }
 
 type namedScorer struct {
@@ -251,6 +254,11 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if loader == nil {
 		loader = dataset.NewLoader(dataset.OptionsFromEnv(r.p.RecipeDir))
 	}
+	if len(r.b.Data) > 0 {
+		// A locked recipe: each spec at its pinned revision, refused when
+		// its content is not the locked content.
+		loader = &dataset.Pinned{Loader: loader, Pins: r.b.Data}
+	}
 	set, err := r.o.Data.load(ctx, r.b.Key, func(ctx context.Context) (*bench.Set, error) {
 		return r.def.Load(ctx, loader, r.b.Params)
 	})
@@ -290,6 +298,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		r.binary = s.Binary
 	}
+	// Where the numbers come from, learned before any sample runs: the
+	// servers as they are now.
+	prov := r.collectProvenance(ctx)
 	repeats := max(r.b.Repeats, 1)
 	total := len(mine) * repeats
 	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: total}
@@ -386,6 +397,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		results.MetaEndedAt:       time.Now().UTC().Format(time.RFC3339),
 		results.MetaSelected:      strconv.Itoa(len(selected)),
 		results.MetaRepeats:       strconv.Itoa(repeats),
+		results.MetaProvenance:    r.provenanceJSON(prov),
 	}
 	// Trajectories first: the results file is the shard's completion mark.
 	if err := results.WriteTrajectories(r.trajs, trajs, meta); err != nil {

@@ -52,6 +52,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	start := time.Now()
 	resp, err := client.Complete(sctx, req)
 	latency := time.Since(start)
+	r.noteResponse(resp)
 	release()
 	if err != nil && ctx.Err() != nil {
 		return nil, true

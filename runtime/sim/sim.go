@@ -6,8 +6,12 @@
 //
 // nel's tests, benchmarks and README quickstart run against it, so it is
 // fast (no per-request locks, timers instead of busy waits) and honest about
-// what it is: every response carries the header X-Nel-Simulated: true and
-// system_fingerprint "nel-simulated", which the model client records.
+// what it is: every response carries the header X-Nel-Simulated: true, which
+// the model client records. Like a real server it can be fingerprinted
+// (runtime/provenance): it answers GET /version, sends "Server: nel-sim",
+// and its completions carry a system_fingerprint derived from its
+// configuration, so that two simulators that answer differently have
+// different fingerprints.
 //
 // The same request always gets the same answer: whether it is correct, and
 // the randomness the benchmark's Respond uses, derive from a hash of the
@@ -16,8 +20,10 @@
 package sim
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,11 +46,11 @@ import (
 // DefaultModel is the model id the simulator serves by default.
 const DefaultModel = "nel-sim"
 
-// Labels of simulated responses (the same as runtime/model's).
-const (
-	Fingerprint = "nel-simulated"
-	Header      = "X-Nel-Simulated"
-)
+// Header labels simulated responses (the same as runtime/model's).
+const Header = "X-Nel-Simulated"
+
+// ServerName is the Server header of every response.
+const ServerName = "nel-sim"
 
 // UnknownAnswer is the response to a prompt that matches no item.
 const UnknownAnswer = "I am nel's simulated model and I do not know this question, so I cannot answer it."
@@ -64,7 +70,10 @@ type Config struct {
 	// APIKey, when set, is the bearer token every /v1 request must carry,
 	// as a hosted endpoint would demand; others get 401. /health is open.
 	APIKey string
-	Logger *slog.Logger
+	// Version is the nel version serving; GET /version answers it with
+	// "-sim" appended ("dev-sim" when empty).
+	Version string
+	Logger  *slog.Logger
 }
 
 // Faults are per-request probabilities of each fault; their sum is at most 1.
@@ -204,6 +213,7 @@ type entry struct {
 type Server struct {
 	cfg    Config
 	log    *slog.Logger
+	fp     string           // system_fingerprint
 	chat   map[string]entry // by the last user message
 	prompt map[string]entry // by Item.Prompt
 	items  int
@@ -232,7 +242,7 @@ func New(cfg Config, sets ...Dataset) (*Server, error) {
 	if err := cfg.Faults.check(); err != nil {
 		return nil, fmt.Errorf("simulated endpoint: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, chat: map[string]entry{}, prompt: map[string]entry{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, chat: map[string]entry{}, prompt: map[string]entry{}, fp: fingerprint(cfg)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -270,6 +280,17 @@ func New(cfg Config, sets ...Dataset) (*Server, error) {
 	return s, nil
 }
 
+// fingerprint is the system_fingerprint of a server with cfg:
+// "nel-sim-" and 12 hex digits of a hash of what decides its answers.
+func fingerprint(cfg Config) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "model=%q accuracy=%s seed=%d",
+		cfg.Model, strconv.FormatFloat(cfg.Accuracy, 'g', -1, 64), cfg.Seed))
+	return "nel-sim-" + hex.EncodeToString(h[:6])
+}
+
+// Fingerprint is the system_fingerprint the server's completions carry.
+func (s *Server) Fingerprint() string { return s.fp }
+
 // Items is how many items the server knows.
 func (s *Server) Items() int { return s.items }
 
@@ -305,12 +326,21 @@ func (s *Server) Stats() Stats {
 }
 
 // Handler serves POST /v1/chat/completions, POST /v1/completions,
-// GET /v1/models and GET /health.
+// GET /v1/models, GET /version and GET /health.
 func (s *Server) Handler() http.Handler {
+	h := s.handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", ServerName)
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /version", s.version)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set(Header, "true")
 		w.Write([]byte("ok\n"))
@@ -321,7 +351,7 @@ func (s *Server) Handler() http.Handler {
 	want := []byte("Bearer " + s.cfg.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if r.URL.Path != "/health" && subtle.ConstantTimeCompare(got, want) != 1 {
+		if r.URL.Path != "/health" && r.URL.Path != "/version" && subtle.ConstantTimeCompare(got, want) != 1 {
 			s.unauthorized.Add(1)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set(Header, "true")
@@ -340,6 +370,19 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 			"id": s.cfg.Model, "object": "model", "created": 0, "owned_by": "nel-sim", "root": s.cfg.Model,
 		}},
 	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(Header, "true")
+	w.Write(b)
+}
+
+// version answers as vLLM's and SGLang's GET /version do, open like
+// /health (vLLM's --api-key guards only /v1).
+func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
+	v := s.cfg.Version
+	if v == "" {
+		v = "dev"
+	}
+	b, _ := json.Marshal(map[string]string{"version": v + "-sim"})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(Header, "true")
 	w.Write(b)
@@ -502,7 +545,9 @@ func (s *Server) body(chat, empty bool, answer, finish string, promptLen int) []
 	b = strconv.AppendInt(b, time.Now().Unix(), 10)
 	b = append(b, `,"model":`...)
 	b = appendString(b, s.cfg.Model)
-	b = append(b, `,"system_fingerprint":"`+Fingerprint+`","choices":[`...)
+	b = append(b, `,"system_fingerprint":`...)
+	b = appendString(b, s.fp)
+	b = append(b, `,"choices":[`...)
 	if !empty {
 		if chat {
 			b = append(b, `{"index":0,"message":{"role":"assistant","content":`...)

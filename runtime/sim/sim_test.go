@@ -363,6 +363,9 @@ func TestEndpoints(t *testing.T) {
 	if resp.Header.Get(Header) != "true" {
 		t.Error("/v1/models not labelled")
 	}
+	if resp, body := get("/version"); resp.StatusCode != 200 || body != `{"version":"dev-sim"}` || resp.Header.Get("Server") != ServerName {
+		t.Errorf("/version: %d %s, Server: %q", resp.StatusCode, body, resp.Header.Get("Server"))
+	}
 	if resp, _ := get("/health"); resp.StatusCode != 200 {
 		t.Errorf("/health: %d", resp.StatusCode)
 	}
@@ -384,7 +387,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	q, _ := json.Marshal(f.items[0].Messages[1].Content)
 	code, m, h := post(`{"model":"sim-x","messages":[{"role":"user","content":[{"type":"text","text":` + string(q) + `}]}]}`)
-	if code != 200 || h.Get(Header) != "true" || m["system_fingerprint"] != Fingerprint || m["object"] != "chat.completion" {
+	if code != 200 || h.Get(Header) != "true" || m["system_fingerprint"] != f.sim.Fingerprint() || h.Get("Server") != ServerName || m["object"] != "chat.completion" {
 		t.Errorf("chat: %d %v", code, m)
 	}
 	choice := m["choices"].([]any)[0].(map[string]any)
@@ -521,5 +524,51 @@ func TestAPIKey(t *testing.T) {
 	}
 	if got := f.sim.Stats().Unauthorized; got != 1 {
 		t.Fatalf("Unauthorized = %d, want 1", got)
+	}
+}
+
+// Simulators that answer differently are told apart by their
+// system_fingerprint, as servers of different builds would be; the same
+// configuration gives the same one in every process.
+func TestFingerprint(t *testing.T) {
+	fp := func(cfg Config) string {
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Fingerprint()
+	}
+	base := fp(Config{Accuracy: 0.5, Seed: 1})
+	if !strings.HasPrefix(base, "nel-sim-") || len(base) != len("nel-sim-")+12 {
+		t.Fatalf("Fingerprint = %q, want nel-sim- and 12 hex digits", base)
+	}
+	if fp(Config{Accuracy: 0.5, Seed: 1, Latency: time.Second, Version: "v9"}) != base {
+		t.Error("latency or version changed the fingerprint; they do not change answers")
+	}
+	for name, cfg := range map[string]Config{
+		"accuracy": {Accuracy: 0.6, Seed: 1},
+		"seed":     {Accuracy: 0.5, Seed: 2},
+		"model":    {Accuracy: 0.5, Seed: 1, Model: "other"},
+	} {
+		if fp(cfg) == base {
+			t.Errorf("another %s, same fingerprint %s", name, base)
+		}
+	}
+	// The default model and accuracy are filled in before hashing.
+	if fp(Config{}) != fp(Config{Model: DefaultModel, Accuracy: 1}) {
+		t.Error("defaults and explicit defaults differ")
+	}
+}
+
+func TestVersionIsOpenWithAPIKey(t *testing.T) {
+	f := start(t, Config{APIKey: "k", Version: "v0.9.0"}, 1)
+	resp, err := http.Get(f.srv.URL + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != `{"version":"v0.9.0-sim"}` {
+		t.Errorf("/version: %d %s", resp.StatusCode, b)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/provenance"
 )
 
 // DocTitle is a report's title: title, or "nel evaluation report" when
@@ -427,7 +428,7 @@ func ProvenanceRows(b *metrics.Bundle) [][2]string {
 	if p.Simulated {
 		sim = "YES — simulated endpoint, not a model"
 	}
-	return [][2]string{
+	rows := [][2]string{
 		{"Model", orNA(p.Model)},
 		{"Simulated", sim},
 		{"Recipe hash", orNA(p.RecipeHash)},
@@ -439,6 +440,67 @@ func ProvenanceRows(b *metrics.Bundle) [][2]string {
 		{"Shards", strconv.Itoa(p.Shards)},
 		{"Time span", timeSpan(p)},
 	}
+	// What the shards recorded of themselves (bundles of older runs have
+	// none): the nel-run build, the hosts, and each service's server.
+	if bd := p.Build; bd != nil {
+		v := orNA(bd.NelVersion)
+		var extra []string
+		if bd.Revision != "" {
+			extra = append(extra, "rev "+provenance.Short(bd.Revision))
+		}
+		if bd.Modified {
+			extra = append(extra, "modified")
+		}
+		if bd.GoVersion != "" {
+			extra = append(extra, bd.GoVersion)
+		}
+		if len(extra) > 0 {
+			v += " (" + strings.Join(extra, ", ") + ")"
+		}
+		rows = append(rows, [2]string{"nel build", v})
+	}
+	if len(p.Hosts) > 0 {
+		v := strconv.Itoa(len(p.Hosts))
+		if g := provenance.GPUSummary(p.Hosts); g != "" {
+			v += " · GPUs " + g
+		} else {
+			v += " · no GPU seen"
+		}
+		rows = append(rows, [2]string{"Hosts", v})
+	}
+	for _, s := range p.Serving {
+		label := "Server " + s.Service
+		if s.Role == "judge" {
+			label += " (judge)"
+		}
+		rows = append(rows, [2]string{label, ServingText(s)})
+	}
+	return rows
+}
+
+// ServingText is one line about a service's server: engine, model, the
+// weights it serves, its version, fingerprint, image and parallelism.
+func ServingText(s provenance.Serving) string {
+	parts := []string{orNA(s.Engine), orNA(s.Model)}
+	for _, m := range s.Models {
+		if m.ID == s.Model && m.Root != "" && m.Root != m.ID {
+			parts = append(parts, "root "+m.Root)
+		}
+	}
+	if s.ServerVersion != "" {
+		parts = append(parts, "version "+s.ServerVersion)
+	}
+	parts = append(parts, "fingerprint "+orNA(provenance.Short(s.Fingerprint)))
+	if s.Image != "" {
+		parts = append(parts, "image "+s.Image)
+	}
+	if s.TP > 0 || s.PP > 0 || s.DP > 0 || s.NumNodes > 0 {
+		parts = append(parts, fmt.Sprintf("TP %d · PP %d · DP %d · nodes %d", s.TP, s.PP, s.DP, s.NumNodes))
+	}
+	if s.ProbeError != "" {
+		parts = append(parts, "probe failed: "+s.ProbeError)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // RuntimeRows lists the runtime statistics as label/value pairs.

@@ -1,0 +1,111 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// Pinned loads only what a lock pinned: each spec at its locked revision,
+// and only when its content digest is the locked one. A spec the lock does
+// not know is refused rather than resolved afresh.
+type Pinned struct {
+	Loader interface {
+		Load(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error)
+	}
+	Pins []plan.DataPin
+}
+
+// Load loads spec at its pinned revision and checks its digest.
+func (p *Pinned) Load(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+	var pin *plan.DataPin
+	for i := range p.Pins {
+		if p.Pins[i].Spec == spec {
+			pin = &p.Pins[i]
+			break
+		}
+	}
+	if pin == nil {
+		known := make([]string, len(p.Pins))
+		for i, q := range p.Pins {
+			known[i] = q.Spec
+		}
+		return nil, fmt.Errorf("dataset %s: not in the recipe's lock (it pins %s): run nel lock again", spec, strings.Join(known, ", "))
+	}
+	load := spec
+	if pin.Revision != "" && strings.HasPrefix(spec, "hf://") {
+		u, err := url.Parse(spec)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", spec, err)
+		}
+		q := u.Query()
+		q.Set("revision", pin.Revision)
+		u.RawQuery = q.Encode()
+		load = u.String()
+	}
+	ds, err := p.Loader.Load(ctx, load, opts)
+	if err != nil {
+		return nil, err
+	}
+	ds.Spec = spec
+	if ds.Digest != pin.Digest {
+		return nil, fmt.Errorf("dataset %s: content %s differs from the locked %s (%s): the data changed since nel lock; restore it, or lock again and publish a new recipe hash",
+			spec, ds.Digest, pin.Digest, diffFiles(pin.Files, ds.Parts))
+	}
+	return ds, nil
+}
+
+// diffFiles names the first files that differ between a pin and what was
+// read.
+func diffFiles(want []plan.DataFile, got []Part) string {
+	w := map[string]string{}
+	for _, f := range want {
+		w[f.Name] = f.SHA256
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range got {
+		seen[p.Name] = true
+		switch sum, ok := w[p.Name]; {
+		case !ok:
+			out = append(out, p.Name+" is new")
+		case sum != p.SHA256:
+			out = append(out, fmt.Sprintf("%s has sha256 %s, locked %s", p.Name, short(p.SHA256), short(sum)))
+		}
+	}
+	for _, f := range want {
+		if !seen[f.Name] {
+			out = append(out, f.Name+" is missing")
+		}
+	}
+	if len(out) == 0 {
+		return "the same files in another order"
+	}
+	if len(out) > 3 {
+		out = append(out[:3], fmt.Sprintf("%d more", len(out)-3))
+	}
+	return strings.Join(out, "; ")
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
+
+// PinsOf turns loaded datasets into the pins a lock records.
+func PinsOf(dss []*Dataset) []plan.DataPin {
+	out := make([]plan.DataPin, 0, len(dss))
+	for _, d := range dss {
+		pin := plan.DataPin{Spec: d.Spec, Revision: d.Revision, Digest: d.Digest, Files: make([]plan.DataFile, len(d.Parts))}
+		for i, p := range d.Parts {
+			pin.Files[i] = plan.DataFile{Name: p.Name, SHA256: p.SHA256}
+		}
+		out = append(out, pin)
+	}
+	return out
+}
