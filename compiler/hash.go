@@ -39,6 +39,9 @@ func ComputeHashes(s *Source) (Hashes, Explained, error) {
 	h.Benchmarks = map[string]string{}
 	for i, b := range r.Benchmarks {
 		m := benchmarkMethod(r, b)
+		if s.Lock != nil {
+			m["data"] = pinsMethod(s.dataPins[i])
+		}
 		c, err := Canonical(map[string]any{"nel_scoring_version": ScoringVersion, "benchmark": m})
 		if err != nil {
 			return h, ex, fmt.Errorf("hash benchmarks[%d]: %w", i, err)
@@ -55,7 +58,13 @@ func ComputeHashes(s *Source) (Hashes, Explained, error) {
 		withModel["model"] = modelIdentity(r.Services[b.Solver.Service])
 		benches[i] = withModel
 	}
-	rc, err := Canonical(map[string]any{"nel_scoring_version": ScoringVersion, "benchmarks": benches})
+	method := map[string]any{"nel_scoring_version": ScoringVersion, "benchmarks": benches}
+	if s.Lock != nil {
+		// Only a locked recipe has the key: an unlocked recipe's hash is
+		// what it was before locks existed.
+		method["lock"] = lockMethod(s.Lock)
+	}
+	rc, err := Canonical(method)
 	if err != nil {
 		return h, ex, fmt.Errorf("hash recipe: %w", err)
 	}
@@ -65,11 +74,15 @@ func ComputeHashes(s *Source) (Hashes, Explained, error) {
 	if err != nil {
 		return h, ex, fmt.Errorf("hash plan: %w", err)
 	}
-	pc, err := Canonical(map[string]any{
+	deploy := map[string]any{
 		"recipe_hash": h.Recipe,
 		"recipe":      rawJSON(full),
 		"pool_order":  poolOrder(s.Value),
-	})
+	}
+	if len(s.endpoints) > 0 {
+		deploy["endpoints"] = s.endpoints
+	}
+	pc, err := Canonical(deploy)
 	if err != nil {
 		return h, ex, fmt.Errorf("hash plan: %w", err)
 	}

@@ -6,6 +6,7 @@ package compiler
 import (
 	"bytes"
 	"fmt"
+	"github.com/nel-eval/nel/runtime/plan"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,6 +38,10 @@ const (
 // Loader validates recipes against the embedded schema. A Loader is not safe
 // for concurrent use (cue.Context is not).
 type Loader struct {
+	// IgnoreLock loads a recipe as if it had no lock file (nel lock,
+	// which resolves everything afresh).
+	IgnoreLock bool
+
 	ctx          *cue.Context
 	schema       cue.Value // the whole schema file
 	recipe       cue.Value // #Recipe
@@ -68,6 +73,15 @@ type Source struct {
 	Value     cue.Value  // the recipe unified with #Recipe: concrete, defaults filled
 	Recipe    *Recipe    // decoded from Value
 
+	// Lock is the recipe's lock file (LockFile, beside it), nil when it
+	// has none. The recipe's images are already pinned to it.
+	Lock     *Lock
+	LockFile string
+	dataPins [][]plan.DataPin // per benchmark, from Lock
+	// endpoints are services UseEndpoint pointed elsewhere, by name: the
+	// plan hash covers them.
+	endpoints map[string]string
+
 	// defaultSlurm is the schema's slurm cluster with one default node
 	// pool: where a recipe for a local run goes when compiled for SLURM.
 	defaultSlurm Cluster
@@ -89,7 +103,14 @@ func (l *Loader) LoadFile(path string, overrides []Override) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read recipe: %w", err)
 	}
-	return l.Load(path, src, overrides)
+	s, err := l.Load(path, src, overrides)
+	if err != nil || l.IgnoreLock {
+		return s, err
+	}
+	if err := s.applyLock(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Load validates recipe source text; path names it in errors and decides

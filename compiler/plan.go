@@ -71,6 +71,9 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 		if len(pb.Params) == 0 {
 			pb.Params = nil
 		}
+		if s.dataPins != nil {
+			pb.Data = s.dataPins[i]
+		}
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {
@@ -121,8 +124,10 @@ func planService(name string, s *Service) plan.Service {
 	ps.HealthPath = s.HealthPath
 	ps.StartupTimeout = s.StartupTimeout
 	ps.Command = serverCommand(name, s)
+	ps.Image = s.Image
 	if s.Type != "process" {
 		ps.Model = servedName(name, s)
+		ps.Parallelism = &plan.Parallelism{TP: s.TensorParallelSize, PP: s.PipelineParallelSize, DP: s.DataParallelSize, NumNodes: s.NumNodes}
 	}
 	for _, k := range sortedKeys(s.ExtraEnv) {
 		v := s.ExtraEnv[k]

@@ -13,7 +13,7 @@ NEL_OUT := eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-108f25fbed93.json
-NEL_PLAN_SHA256 := 9fd1efb72cf5ae44ee531916ea6f62f60974c83df982b106d9c82fa54c480b82
+NEL_PLAN_SHA256 := 55054fbcbc977c838b56a9e93a1486d2c1e07af50aa9a5609e1e2833fd457f82
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -55,7 +55,13 @@ define NEL_PLAN_JSON
         "model",
         "--tensor-parallel-size",
         "4"
-      ]
+      ],
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

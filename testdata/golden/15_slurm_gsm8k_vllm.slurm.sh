@@ -20,7 +20,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=9fd1efb72cf5ae44ee531916ea6f62f60974c83df982b106d9c82fa54c480b82
+NEL_PLAN_SHA256=55054fbcbc977c838b56a9e93a1486d2c1e07af50aa9a5609e1e2833fd457f82
 NEL_PLAN="$NEL_OUT/.nel/plan-108f25fbed93.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -89,7 +89,13 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "model",
         "--tensor-parallel-size",
         "4"
-      ]
+      ],
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

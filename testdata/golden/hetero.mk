@@ -13,7 +13,7 @@ NEL_OUT := eval_results/llama-70b
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-3a844d4dd1df.json
-NEL_PLAN_SHA256 := 80149f906d4cf515da58e4a3d2beae2a82379758e2eef3bf741fe48191b44133
+NEL_PLAN_SHA256 := 7c189e1029d2e278a4b8b480704e500f9adee9fb074a74fceec88b0915aef4e7
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -66,7 +66,14 @@ define NEL_PLAN_JSON
             "name": "HF_TOKEN"
           }
         }
-      ]
+      ],
+      "image": "vllm/vllm-openai:v0.9.2",
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

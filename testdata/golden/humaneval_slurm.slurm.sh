@@ -28,7 +28,7 @@ umask 022
 NEL_OUT=eval_results/qwen-coder-humaneval
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=8509ac4ba489f0caebdf8c4728e9e6ff9cfe95ffca03c0e6e9c842e228e04278
+NEL_PLAN_SHA256=5934554c902fa74255c91130f564a135811233bb6fa596c71b0c32c63bcdba64
 NEL_PLAN="$NEL_OUT/.nel/plan-dc45781dcc40.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -100,7 +100,14 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "qwen-coder",
         "--tensor-parallel-size",
         "1"
-      ]
+      ],
+      "image": "vllm/vllm-openai:v0.9.2",
+      "parallelism": {
+        "tensor_parallel_size": 1,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

@@ -13,7 +13,7 @@ NEL_OUT := eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-f0288d8dd50d.json
-NEL_PLAN_SHA256 := cb5d3bb570a259186e38208b3725bcee558e83fc14675655a453f59f1739afe5
+NEL_PLAN_SHA256 := cd348641a2fb4bd3503da88c0f6ca3a78f24bd92b13b824450300058828e2b94
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -55,7 +55,13 @@ define NEL_PLAN_JSON
         "model",
         "--tensor-parallel-size",
         "4"
-      ]
+      ],
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

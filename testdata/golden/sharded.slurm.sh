@@ -21,7 +21,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=cb5d3bb570a259186e38208b3725bcee558e83fc14675655a453f59f1739afe5
+NEL_PLAN_SHA256=cd348641a2fb4bd3503da88c0f6ca3a78f24bd92b13b824450300058828e2b94
 NEL_PLAN="$NEL_OUT/.nel/plan-f0288d8dd50d.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -90,7 +90,13 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "model",
         "--tensor-parallel-size",
         "4"
-      ]
+      ],
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

@@ -13,7 +13,7 @@ NEL_OUT := eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-108f25fbed93.json
-NEL_PLAN_SHA256 := 98a4cdc865c78176e1177a72c6d5ad608baba477365f831f6e1cc7bcddcf07b9
+NEL_PLAN_SHA256 := b38983865bd117e23322865ad5a08bd65d557bcb6c697eaf47b4e962f13552b1
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -55,7 +55,13 @@ define NEL_PLAN_JSON
         "model",
         "--tensor-parallel-size",
         "4"
-      ]
+      ],
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [

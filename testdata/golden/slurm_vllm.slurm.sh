@@ -20,7 +20,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=98a4cdc865c78176e1177a72c6d5ad608baba477365f831f6e1cc7bcddcf07b9
+NEL_PLAN_SHA256=b38983865bd117e23322865ad5a08bd65d557bcb6c697eaf47b4e962f13552b1
 NEL_PLAN="$NEL_OUT/.nel/plan-108f25fbed93.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -89,7 +89,13 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "model",
         "--tensor-parallel-size",
         "4"
-      ]
+      ],
+      "parallelism": {
+        "tensor_parallel_size": 4,
+        "pipeline_parallel_size": 1,
+        "data_parallel_size": 1,
+        "num_nodes": 1
+      }
     }
   ],
   "benchmarks": [
