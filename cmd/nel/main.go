@@ -28,8 +28,11 @@ Usage:
   nel hash FILE [--plan|--benchmarks] [--explain]
                                        print the recipe hash (methodology), the plan hash
                                        (methodology + deployment) or each benchmark's hash
-  nel compile FILE [-t slurm|make]     print the job: an sbatch script (nel compile r.cue | sbatch)
+  nel compile FILE [-t slurm|make] [--locked]
+                                       print the job: an sbatch script (nel compile r.cue | sbatch)
                                        or a Makefile for a local run (make -j N)
+  nel lock FILE                        pin datasets (revision + sha256) and images (registry digest)
+                                       in FILE's lock (suite.cue → suite.lock.json)
   nel run FILE [-o DIR]                run a recipe on this machine (api and process services),
                                        end to end to merged Parquet and each benchmark's headline
   nel report DIR [-f FORMAT] [-o FILE] a report over every benchmark of a run (markdown, html,
@@ -37,6 +40,10 @@ Usage:
   nel compare BASE CAND                paired comparison of two runs: deltas, flips, an exact
                                        test and a PASS / WARN / BLOCK / INCONCLUSIVE verdict
   nel gate BASE CAND --policy FILE     quality gate: GO / NO-GO / INCONCLUSIVE per a policy
+  nel publish DIR --store PATH|URL     put a run and its recipe in a content-addressed recipe store
+  nel fetch sha256:… --store PATH|URL  fetch a published recipe (every file checked, hash verified)
+  nel reproduce sha256:… --store …     run a published recipe again and compare: REPRODUCED /
+                                       DIFFERENT / INCONCLUSIVE
   nel version                          print the version
 
 Every command that reads a recipe takes -O path.to.field=value (repeatable),
@@ -77,6 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdHash(ctx, rest, stdout, stderr)
 	case "compile":
 		err = cmdCompile(ctx, rest, stdout, stderr)
+	case "lock":
+		err = cmdLock(ctx, rest, stdout, stderr)
+	case "publish":
+		err = cmdPublish(ctx, rest, stdout, stderr)
+	case "fetch":
+		err = cmdFetch(ctx, rest, stdout, stderr)
+	case "reproduce":
+		err = cmdReproduce(ctx, rest, stdout, stderr)
 	case "run":
 		err = cmdRun(ctx, rest, stdout, stderr)
 	case "report":
@@ -267,10 +282,11 @@ func cmdHash(_ context.Context, args []string, stdout, stderr io.Writer) error {
 
 func cmdCompile(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	var ovs overrides
-	fs := newFlags("compile", "[-t slurm|make] [--nel-run PATH] [-O path=value]... FILE",
+	fs := newFlags("compile", "[-t slurm|make] [--locked] [--nel-run PATH] [-O path=value]... FILE",
 		"Prints the job for a recipe on stdout; diagnostics go to stderr.\n  -t slurm (default): one sbatch script:  nel compile recipe.cue | sbatch\n  -t make: a Makefile for a local run:    nel compile -t make recipe.cue > Makefile && make -j 4\nThe same inputs always give byte-identical output.", stderr)
 	fs.Var(&ovs, "O", "override a field before validation: path.to.field=value (repeatable)")
 	target := fs.String("t", "slurm", "target: slurm or make")
+	locked := fs.Bool("locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
 	nelRun := fs.String("nel-run", "", "path of nel-run on the compute nodes (default: $NEL_RUN, else the nel-run beside nel)")
 	files, err := parse(fs, args)
 	if err != nil {
@@ -287,11 +303,19 @@ func cmdCompile(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if *locked {
+		if errs := compiler.CheckLocked(s, floatingImage); len(errs) > 0 {
+			return errs
+		}
+	}
 	path, sum, err := locateNelRun(*nelRun)
 	if err != nil {
 		return err
 	}
 	repro := []string{"nel", "compile", "-t", *target, files[0]}
+	if *locked {
+		repro = append(repro, "--locked")
+	}
 	for _, o := range ovs {
 		repro = append(repro, "-O", o.Text)
 	}

@@ -46,6 +46,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	outFlag := fs.String("o", "", "output `DIR` (overrides output.dir)")
 	every := fs.Duration("progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
 	verbose := fs.Bool("v", false, "log what each shard does")
+	locked := fs.Bool("locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -61,33 +62,55 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if *locked {
+		if errs := compiler.CheckLocked(s, floatingImage); len(errs) > 0 {
+			return errs
+		}
+	}
+	_, err = runSource(ctx, s, runOptions{Every: *every, Verbose: *verbose, Title: filepath.Base(files[0])}, stdout, stderr)
+	return err
+}
+
+// runOptions adjust runSource.
+type runOptions struct {
+	Every   time.Duration // status line interval off a terminal (0: the recipe's)
+	Verbose bool
+	Title   string // the report's title
+}
+
+// runSource runs a loaded recipe on this machine, end to end, and returns
+// its plan (nel run, nel reproduce).
+func runSource(ctx context.Context, s *compiler.Source, o runOptions, stdout, stderr io.Writer) (*plan.Plan, error) {
 	h, _, err := compiler.ComputeHashes(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := compiler.BuildPlan(s, h, version)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := localServices(p); err != nil {
-		return &exitError{2, fmt.Errorf("run %s: %w", files[0], err)}
+		return nil, &exitError{2, fmt.Errorf("run %s: %w", s.Path, err)}
 	}
 
 	level := slog.LevelWarn
-	if *verbose {
+	if o.Verbose {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	out := p.OutputDir
 	planPath := filepath.Join(out, ".nel", "plan-"+strings.TrimPrefix(p.PlanHash, "sha256:")[:12]+".json")
 	if err := writePlan(planPath, p); err != nil {
-		return err
+		return nil, err
+	}
+	if err := writeSource(filepath.Join(out, ".nel"), s, h.Recipe); err != nil {
+		return nil, err
 	}
 	fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", h.Recipe, p.PlanHash, out)
 
 	self, _ := os.Executable()
 	if self, err = filepath.EvalSymlinks(self); err != nil {
-		return fmt.Errorf("run: %w", err)
+		return nil, fmt.Errorf("run: %w", err)
 	}
 	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
 		LogDir:      filepath.Join(out, "logs"),
@@ -96,7 +119,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Progress:    func(msg string) { fmt.Fprintf(stderr, "nel: %s\n", msg) },
 	})
 	if err != nil {
-		return fmt.Errorf("run: %w", err)
+		return nil, fmt.Errorf("run: %w", err)
 	}
 	defer serve.StopAll(servers, 10*time.Second)
 	urls := map[string]string{}
@@ -110,7 +133,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return os.Getenv(k)
 	}
 
-	interval := *every
+	interval := o.Every
 	if interval == 0 {
 		interval = time.Duration(p.ProgressInterval * float64(time.Second))
 	}
@@ -161,10 +184,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "  %s\n", sm.Path)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", len(failed), len(p.Benchmarks)*p.Shards)
+		return nil, fmt.Errorf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", len(failed), len(p.Benchmarks)*p.Shards)
 	}
 	if merr != nil {
-		return fmt.Errorf("run: %w", merr)
+		return nil, fmt.Errorf("run: %w", merr)
 	}
 	// The suite's reports beside the results, as `nel report OUT -f ...`
 	// would write them: report.md always, then each format of
@@ -173,15 +196,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, sm := range sums {
 		suite = append(suite, sm.Bundle)
 	}
-	paths, err := writeReports(out, suite, p.Reports, nelreport.Options{Title: filepath.Base(files[0]), Source: out})
+	paths, err := writeReports(out, suite, p.Reports, nelreport.Options{Title: o.Title, Source: out})
 	for _, path := range paths {
 		fmt.Fprintf(stdout, "report: %s\n", path)
 	}
 	if err != nil {
-		return fmt.Errorf("run: %w", err)
+		return nil, fmt.Errorf("run: %w", err)
 	}
 	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
-	return nil
+	return p, nil
 }
 
 // writeReports writes suite's reports in the formats a run writes

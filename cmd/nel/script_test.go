@@ -3,13 +3,19 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/nel-eval/nel/compiler/registry/registrytest"
+	"github.com/nel-eval/nel/runtime/store/storetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -125,6 +131,16 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			e.Setenv("PORT", strconv.Itoa(port))
+			port2, err := freePort()
+			if err != nil {
+				return err
+			}
+			e.Setenv("PORT2", strconv.Itoa(port2))
+			port3, err := freePort()
+			if err != nil {
+				return err
+			}
+			e.Setenv("PORT3", strconv.Itoa(port3))
 			e.Setenv("DATASETS", datasets)
 			return nil
 		},
@@ -136,9 +152,104 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"expand": cmdExpand,
+			"expand":         cmdExpand,
+			"serve-store":    cmdServeStore,
+			"stop-store":     cmdStopStore,
+			"serve-registry": cmdServeRegistry,
+			"stdout2env":     cmdStdoutToEnv,
+			"wait-http":      cmdWaitHTTP,
 		},
 	})
+}
+
+// stores are the static HTTP stores scripts started, by script.
+var stores sync.Map // *testscript.TestScript → *httptest.Server
+
+// cmdServeStore: serve-store [-put] DIR serves DIR as a static HTTP file
+// server on loopback (with -put it also takes PUT uploads), for the rest of
+// the script, and sets $STORE to its URL.
+func cmdServeStore(ts *testscript.TestScript, neg bool, args []string) {
+	put := len(args) == 2 && args[0] == "-put"
+	if put {
+		args = args[1:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: serve-store [-put] DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	srv := httptest.NewServer(storetest.Handler(dir, put))
+	stores.Store(ts, srv)
+	ts.Defer(srv.Close)
+	ts.Setenv("STORE", srv.URL)
+}
+
+// cmdStopStore: stop-store shuts the script's store down ($STORE then
+// refuses connections).
+func cmdStopStore(ts *testscript.TestScript, neg bool, args []string) {
+	v, ok := stores.Load(ts)
+	if neg || len(args) != 0 || !ok {
+		ts.Fatalf("usage: stop-store (after serve-store)")
+	}
+	v.(*httptest.Server).Close()
+}
+
+// cmdServeRegistry: serve-registry USER PASS serves a container registry
+// (the Docker Registry HTTP API v2 with bearer-token auth; USER/PASS the
+// one account) on loopback for the rest of the script, holding
+// org/vllm:v1 and org/sandbox:latest, and sets $REGISTRY (host:port),
+// $VLLM_DIGEST and $SANDBOX_DIGEST (the digests those tags resolve to).
+func cmdServeRegistry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: serve-registry USER PASS")
+	}
+	vllm, sb := registrytest.IndexManifest("vllm-v1"), registrytest.ImageManifest("sandbox")
+	srv := httptest.NewServer(registrytest.Handler(registrytest.Options{
+		Auth: registrytest.AuthBearer, Username: args[0], Password: args[1],
+		Images: []registrytest.Image{
+			{Repo: "org/vllm", Tag: "v1", Manifest: vllm, MediaType: registrytest.MediaTypeOCIIndex},
+			{Repo: "org/sandbox", Tag: "latest", Manifest: sb, MediaType: registrytest.MediaTypeOCIManifest},
+		},
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("REGISTRY", strings.TrimPrefix(srv.URL, "http://"))
+	ts.Setenv("VLLM_DIGEST", registrytest.Digest(vllm))
+	ts.Setenv("SANDBOX_DIGEST", registrytest.Digest(sb))
+}
+
+// cmdStdoutToEnv: stdout2env NAME sets $NAME to the last command's
+// stdout, trimmed; for a recipe hash (sha256:<hex>) also $NAME_HEX to the
+// hex digits, the store's directory name.
+func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stdout2env NAME")
+	}
+	v := strings.TrimSpace(ts.ReadFile("stdout"))
+	ts.Setenv(args[0], v)
+	if hex, ok := strings.CutPrefix(v, "sha256:"); ok {
+		ts.Setenv(args[0]+"_HEX", hex)
+	}
+}
+
+// cmdWaitHTTP: wait-http URL waits (up to 30 s) until URL answers 200.
+func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: wait-http URL")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(args[0])
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("wait-http %s: not up after 30s (%v)", args[0], err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // cmdExpand: expand FILE... replaces $VAR and ${VAR} in files with the

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/runtime/reproduce"
+	"github.com/nel-eval/nel/runtime/store"
+)
+
+const fetchHelp = `Fetches a published recipe from a recipe store by its hash, checks every
+file against the store's manifest (sha256 and size), and checks that the
+recipe, with its lock and the overrides it was published with, hashes to
+the hash asked for. A file that does not match is refused with its name.
+
+The recipe lands in DIR/recipe/ (default DIR: ./<first 12 hex digits>),
+ready for nel run, nel compile or nel hash; with --results, the newest
+published run (or --run-id's) lands in DIR/published/.`
+
+func cmdFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fetch", "sha256:HASH --store PATH|URL [-o DIR] [--results] [--run-id ID]", fetchHelp, stderr)
+	storeF := fs.String("store", "", "the store: a directory or an http(s) URL (required)")
+	outF := fs.String("o", "", "where to put the recipe (default ./<first 12 hex digits of the hash>)")
+	withResults := fs.Bool("results", false, "also fetch a published run into DIR/published/")
+	runID := fs.String("run-id", "", "with --results: the run to fetch (default the newest)")
+	tokenEnv := fs.String("token-env", "NEL_STORE_TOKEN", "environment variable holding a bearer token for an http(s) store")
+	argv, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(argv) != 1 || *storeF == "" {
+		fs.Usage()
+		return &exitError{2, errors.New("fetch: expected sha256:HASH and --store")}
+	}
+	hash, hex, err := parseRecipeHash(argv[0])
+	if err != nil {
+		return err
+	}
+	dest := *outF
+	if dest == "" {
+		dest = hex[:12]
+	}
+	st, err := store.Open(*storeF, store.Options{TokenEnv: *tokenEnv})
+	if err != nil {
+		return &exitError{2, fmt.Errorf("fetch: %w", err)}
+	}
+	s, _, err := fetchVerified(ctx, st, hash, dest, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: recipe %s (verified)\n", s.Path, hash)
+	if *withResults {
+		m, err := store.FetchResults(ctx, st, hash, *runID, filepath.Join(dest, "published"))
+		if err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
+		fmt.Fprintf(stdout, "%s: run %s (%d files verified)\n", filepath.Join(dest, "published"), m.RunID, len(m.Files))
+	}
+	return nil
+}
+
+func parseRecipeHash(arg string) (hash, hex string, err error) {
+	hex, err = store.ParseHash(arg)
+	if err != nil {
+		return "", "", &exitError{2, err}
+	}
+	return "sha256:" + hex, hex, nil
+}
+
+var scoringVersionRE = regexp.MustCompile(`"nel_scoring_version":"([^"]*)"`)
+
+// fetchVerified fetches the recipe hash from st into dest and loads it as
+// it was published (its lock beside it, its overrides, then extra), and
+// refuses it unless it hashes to hash.
+func fetchVerified(ctx context.Context, st store.Store, hash, dest string, extra []compiler.Override) (*compiler.Source, *store.Manifest, error) {
+	m, err := store.FetchRecipe(ctx, st, hash, dest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetch: %w", err)
+	}
+	if m.Recipe == "" {
+		return nil, nil, fmt.Errorf("fetch: %s's manifest names no recipe file", hash)
+	}
+	path := filepath.Join(dest, filepath.FromSlash(m.Recipe))
+	// The lock travels as lock.json; every command finds it beside the
+	// recipe.
+	if lk := filepath.Join(dest, "lock.json"); fileExists(lk) {
+		b, err := os.ReadFile(lk)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := os.WriteFile(compiler.LockPath(path), b, 0o644); err != nil {
+			return nil, nil, err
+		}
+	}
+	var ovs []compiler.Override
+	for _, t := range m.Overrides {
+		o, err := compiler.ParseOverride(t)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fetch: the manifest's override %q: %w", t, err)
+		}
+		ovs = append(ovs, o)
+	}
+	s, err := load(path, append(ovs, extra...))
+	if err != nil {
+		return nil, nil, fmt.Errorf("fetch: the published recipe does not load with this nel: %w", err)
+	}
+	h, _, err := compiler.ComputeHashes(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.Recipe != hash {
+		// The usual cause is a nel that scores differently: say so.
+		if c, err := os.ReadFile(filepath.Join(dest, "canonical.json")); err == nil {
+			if sm := scoringVersionRE.FindSubmatch(c); sm != nil && string(sm[1]) != compiler.ScoringVersion {
+				return nil, nil, fmt.Errorf("fetch: %s was published with nel scoring version %s; this nel (%s) scores with version %s, so its hash differs (%s): reproduce it with a nel of scoring version %s (the manifest says nel %s)",
+					hash, sm[1], version, compiler.ScoringVersion, h.Recipe, sm[1], m.NelVersion)
+			}
+		}
+		return nil, nil, fmt.Errorf("fetch: the recipe fetched for %s hashes to %s: the store's recipe is not the published one (refused)", hash, h.Recipe)
+	}
+	return s, m, nil
+}
+
+const reproduceHelp = `Reproduces a published number from its recipe hash alone: fetches the
+recipe (verified as nel fetch does) and its published run, runs the recipe
+again, and compares the new run with the published one, per benchmark:
+the difference with its 95% interval (paired by item; adjusted so that a
+few items never look certain), a two-sided test of consistency (exact
+McNemar for binary rewards, else a sign-flip permutation test), and the
+provenance that differs (model, serving engine and version, GPU, nel
+version, dataset digests).
+
+Verdict, per benchmark and overall:
+  DIFFERENT     the test rejects consistency, or the methodology or the
+                model differs (benchmark hash, dataset digest, scoring
+                version, model id)
+  REPRODUCED    consistent, and the whole interval lies within ±--margin
+  INCONCLUSIVE  consistent but too uncertain to say (it says how many items
+                would decide), or a benchmark was not reproduced
+
+How the recipe runs:
+  (default)         on this machine, as nel run does (process services are
+                    started; GPU servers need SLURM)
+  --model-url URL   against an OpenAI-compatible endpoint already running
+                    (base URL, e.g. http://host:8000/v1): every solver
+                    service of the recipe points there, keeping the model id
+  -t slurm          print the sbatch script (nel reproduce … -t slurm | sbatch);
+                    when the job is done, compare with --run OUTPUT_DIR
+  --run DIR         compare an existing run directory; run nothing
+
+Everything goes under -o DIR (default ./reproduce-<12 hex digits>):
+recipe/, published/, new/ (the new run) and reproduce.json.
+
+Exit status: REPRODUCED 0, DIFFERENT 1, INCONCLUSIVE 2, and 3 when it could
+not be reproduced at all (store unreachable, unknown hash, a file that
+fails its check, a run that failed); 2 also for a usage error.`
+
+func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := reproduceCmd(ctx, args, stdout, stderr)
+	var ee *exitError
+	var errs compiler.Errors
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.As(err, &ee):
+		return err
+	case errors.As(err, &errs):
+		return &exitError{3, err}
+	}
+	return &exitError{3, err}
+}
+
+func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("reproduce", "sha256:HASH --store PATH|URL [--model-url URL | -t slurm | --run DIR] [-o DIR]", reproduceHelp, stderr)
+	storeF := fs.String("store", "", "the store: a directory or an http(s) URL (required)")
+	modelURL := fs.String("model-url", "", "run against this OpenAI-compatible base `URL` instead of the recipe's services")
+	service := fs.String("service", "", "with --model-url: the one service to point there (default every solver service)")
+	target := fs.String("t", "", "slurm: print the sbatch script instead of running here")
+	runF := fs.String("run", "", "compare this finished run `DIR` instead of running")
+	runID := fs.String("run-id", "", "the published run to compare with (default the newest)")
+	outF := fs.String("o", "", "working directory (default ./reproduce-<12 hex digits>)")
+	margin := fs.Float64("margin", reproduce.DefaultOptions().Margin, "largest difference (absolute reward) that still counts as reproduced")
+	format := fs.String("f", "text", "output: text, markdown or json")
+	tokenEnv := fs.String("token-env", "NEL_STORE_TOKEN", "environment variable holding a bearer token for an http(s) store")
+	verbose := fs.Bool("v", false, "log what each shard does")
+	argv, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(argv) != 1 || *storeF == "" {
+		fs.Usage()
+		return &exitError{2, errors.New("reproduce: expected sha256:HASH and --store")}
+	}
+	if *target != "" && *target != "slurm" {
+		return &exitError{2, fmt.Errorf("reproduce: -t %q: only slurm", *target)}
+	}
+	if *format != "text" && *format != "markdown" && *format != "json" {
+		return &exitError{2, fmt.Errorf("reproduce: -f %q: expected text, markdown or json", *format)}
+	}
+	if *margin <= 0 || *margin >= 1 {
+		return &exitError{2, fmt.Errorf("reproduce: --margin %v: want a difference between 0 and 1", *margin)}
+	}
+	n := 0
+	for _, set := range []bool{*modelURL != "", *target != "", *runF != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return &exitError{2, errors.New("reproduce: --model-url, -t slurm and --run exclude each other")}
+	}
+	hash, hex, err := parseRecipeHash(argv[0])
+	if err != nil {
+		return err
+	}
+	work := *outF
+	if work == "" {
+		work = "reproduce-" + hex[:12]
+	}
+	st, err := store.Open(*storeF, store.Options{TokenEnv: *tokenEnv})
+	if err != nil {
+		return &exitError{2, fmt.Errorf("reproduce: %w", err)}
+	}
+	// The published run first: without it there is nothing to compare.
+	pubDir := filepath.Join(work, "published")
+	pm, err := store.FetchResults(ctx, st, hash, *runID, pubDir)
+	if err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	newDir := filepath.Join(work, "new")
+	if *runF != "" {
+		newDir = *runF
+	}
+	extra := []compiler.Override{{Text: "-o " + newDir, Path: []string{"output", "dir"}, Value: newDir}}
+	s, _, err := fetchVerified(ctx, st, hash, work, extra)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "nel: recipe %s verified; published run %s\n", hash, pm.RunID)
+
+	switch {
+	case *target == "slurm":
+		path, sum, err := locateNelRun("")
+		if err != nil {
+			return err
+		}
+		out, err := compiler.Compile(s, compiler.CompileOptions{Target: "slurm", NelVersion: version, NelRun: path, NelRunSHA256: sum,
+			Reproduce: shellJoin([]string{"nel", "reproduce", hash, "--store", *storeF, "-t", "slurm", "-o", work})})
+		if err != nil {
+			return err
+		}
+		if _, err := stdout.Write(out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "nel: when the job is done: nel reproduce %s --store %s -o %s --run %s\n", hash, *storeF, work, s.Recipe.Output.Dir)
+		return nil
+	case *runF == "":
+		if *modelURL != "" {
+			names := compiler.SolverServices(s)
+			if *service != "" {
+				names = []string{*service}
+			}
+			for _, name := range names {
+				if err := compiler.UseEndpoint(s, name, *modelURL); err != nil {
+					return &exitError{2, fmt.Errorf("reproduce: --model-url: %w", err)}
+				}
+			}
+		}
+		if _, err := runSource(ctx, s, runOptions{Verbose: *verbose, Title: "reproduce " + hash[:19]}, stderr, stderr); err != nil {
+			return err
+		}
+	}
+
+	opts := reproduce.DefaultOptions()
+	opts.Margin = *margin
+	rep, err := reproduce.Compare(pubDir, newDir, opts)
+	if err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	var buf bytes.Buffer
+	switch *format {
+	case "json":
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		buf.Write(append(b, '\n'))
+	case "markdown":
+		err = rep.Markdown(&buf)
+	default:
+		err = rep.Text(&buf)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := buf.WriteTo(stdout); err != nil {
+		return err
+	}
+	if b, err := json.MarshalIndent(rep, "", "  "); err == nil {
+		_ = os.WriteFile(filepath.Join(work, "reproduce.json"), append(b, '\n'), 0o644)
+	}
+	if code := rep.ExitCode(); code != 0 {
+		return &exitError{code, fmt.Errorf("reproduce: %s", strings.ToUpper(rep.Verdict))}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/runtime/atomicfile"
+)
+
+// sourceFile is <out>/.nel/source.json: which recipe a run ran, so that
+// nel publish can put it in a store. The recipe and its lock are copied
+// beside it (recipe/) as they were when the run started; files the recipe
+// references (data_path, rubric_file) are read from RecipeDir at publish
+// time, and a lock checks that they are still what was run.
+type sourceFile struct {
+	RecipeHash string `json:"recipe_hash"`
+	// Recipe is the path as given; RecipeDir the absolute directory its
+	// relative paths resolve against.
+	Recipe    string `json:"recipe"`
+	RecipeDir string `json:"recipe_dir"`
+	// File is the copy's name under recipe/; Lock the lock's, "" when none.
+	File string `json:"file"`
+	Lock string `json:"lock,omitempty"`
+	// Overrides are the -O texts the recipe was loaded with (output.dir
+	// left out: it is not methodology).
+	Overrides []string `json:"overrides,omitempty"`
+}
+
+const sourceName = "source.json"
+
+// writeSource records s in dir (<out>/.nel).
+func writeSource(dir string, s *compiler.Source, recipeHash string) error {
+	abs, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	sf := sourceFile{RecipeHash: recipeHash, Recipe: s.Path, RecipeDir: abs, File: filepath.Base(s.Path)}
+	for _, o := range s.Overrides {
+		if slices.Equal(o.Path, []string{"output", "dir"}) {
+			continue
+		}
+		sf.Overrides = append(sf.Overrides, o.Text)
+	}
+	copyIn := func(src, name string) error {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return fmt.Errorf("run: keep the recipe for nel publish: %w", err)
+		}
+		return atomicfile.WriteFile(filepath.Join(dir, "recipe", name), b)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "recipe"), 0o755); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if err := copyIn(s.Path, sf.File); err != nil {
+		return err
+	}
+	if s.Lock != nil {
+		sf.Lock = filepath.Base(s.LockFile)
+		if err := copyIn(s.LockFile, sf.Lock); err != nil {
+			return err
+		}
+	}
+	b, err := json.MarshalIndent(sf, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, sourceName), append(b, '\n'))
+}
+
+// readSource reads <run>/.nel/source.json; nil, nil when the run has none
+// (a SLURM run: nel publish then needs --recipe).
+func readSource(runDir string) (*sourceFile, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, ".nel", sourceName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var sf sourceFile
+	if err := json.Unmarshal(b, &sf); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, ".nel", sourceName), err)
+	}
+	return &sf, nil
+}
