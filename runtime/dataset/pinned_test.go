@@ -84,3 +84,43 @@ func TestPinnedLocalContent(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedHubMovedBranch: after the Hub's main moves on, a locked spec
+// still reads the commit it was locked at (through the Hub's API, a mock
+// of it here), while an unlocked load follows main.
+func TestPinnedHubMovedBranch(t *testing.T) {
+	clearHubEnv(t)
+	m, srv := newMockHub(t)
+	l := hubLoader(srv, t.TempDir(), "")
+	ctx := context.Background()
+	const spec = "hf://o/gsm?config=main&split=test"
+	locked, err := l.Load(ctx, spec, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := PinsOf([]*Dataset{locked})
+	if pins[0].Revision != sha40("gsm") {
+		t.Fatalf("pinned revision %q, want the commit main pointed at", pins[0].Revision)
+	}
+
+	// main moves to a commit with other test data.
+	next := &mockRev{sha: sha40("gsm-next"), files: map[string][]byte{"main/test-00000-of-00001.parquet": qaParquet(t, "next", 4)}}
+	m.repos["o/gsm"].revs["main"] = next
+	m.repos["o/gsm"].revs[next.sha] = next
+
+	fresh, err := NewLoader(Options{CacheDir: t.TempDir(), Endpoint: srv.URL + "/", Client: srv.Client()}).Load(ctx, spec, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Revision != next.sha || fresh.Digest == locked.Digest {
+		t.Fatalf("an unlocked load should follow main: revision %s", fresh.Revision)
+	}
+	p := &Pinned{Loader: NewLoader(Options{CacheDir: t.TempDir(), Endpoint: srv.URL + "/", Client: srv.Client()}), Pins: pins}
+	ds, err := p.Load(ctx, spec, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Digest != locked.Digest || ds.Revision != sha40("gsm") || len(ds.Records()) != 3 {
+		t.Errorf("locked load: revision %s, %d records, digest %s; want the locked commit's 3 records", ds.Revision, len(ds.Records()), ds.Digest)
+	}
+}
