@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/provenance"
 )
 
 const lockHelp = `Resolves everything a recipe leaves floating and writes it to a lock file
@@ -170,7 +168,7 @@ func lockImages(ctx context.Context, s *compiler.Source, lk *compiler.Lock, log 
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(s.Dir, p)
 			}
-			sum, err := fileSHA256(p)
+			sum, err := provenance.FileSHA256(p)
 			if err != nil {
 				// The image lives on the compute nodes' file system: the lock
 				// records that it could not pin it (compile --locked refuses).
@@ -190,19 +188,6 @@ func lockImages(ctx context.Context, s *compiler.Source, lk *compiler.Lock, log 
 		lk.Images = append(lk.Images, im)
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // floatingImage says an image reference names no fixed content: a
