@@ -104,7 +104,11 @@ func modelIdentity(s *Service) map[string]any {
 	if s == nil {
 		return nil
 	}
-	return map[string]any{"model": s.Model, "protocol": s.Protocol}
+	model := s.Model
+	if s.identity != "" {
+		model = s.identity
+	}
+	return map[string]any{"model": model, "protocol": s.Protocol}
 }
 
 // judgeIdentity is a judge's model and how it samples.

@@ -60,6 +60,11 @@ type Service struct {
 	// later types keep their fields for messages only
 	Prefill any `json:"prefill"`
 	Decode  any `json:"decode"`
+
+	// identity is the model identity the hashes use when it is not Model:
+	// a managed server's weights, kept when UseEndpoint turns the service
+	// into an api service that sends the served name.
+	identity string
 }
 
 // Managed reports whether nel starts this service itself.

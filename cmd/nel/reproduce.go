@@ -183,6 +183,7 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	storeF := fs.String("store", "", "the store: a directory or an http(s) URL (required)")
 	modelURL := fs.String("model-url", "", "run against this OpenAI-compatible base `URL` instead of the recipe's services")
 	service := fs.String("service", "", "with --model-url: the one service to point there (default every solver service)")
+	keyEnv := fs.String("api-key-env", "", "with --model-url: the environment variable holding the endpoint's API key (sent as a bearer token; default: the service's own api_key reference)")
 	target := fs.String("t", "", "slurm: print the sbatch script instead of running here")
 	runF := fs.String("run", "", "compare this finished run `DIR` instead of running")
 	runID := fs.String("run-id", "", "the published run to compare with (default the newest)")
@@ -229,12 +230,6 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return &exitError{2, fmt.Errorf("reproduce: %w", err)}
 	}
-	// The published run first: without it there is nothing to compare.
-	pubDir := filepath.Join(work, "published")
-	pm, err := store.FetchResults(ctx, st, hash, *runID, pubDir)
-	if err != nil {
-		return fmt.Errorf("reproduce: %w", err)
-	}
 	newDir := filepath.Join(work, "new")
 	if *runF != "" {
 		newDir = *runF
@@ -243,6 +238,12 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	s, _, err := fetchVerified(ctx, st, hash, work, extra)
 	if err != nil {
 		return err
+	}
+	// The published run: without it there is nothing to compare.
+	pubDir := filepath.Join(work, "published")
+	pm, err := store.FetchResults(ctx, st, hash, *runID, pubDir)
+	if err != nil {
+		return fmt.Errorf("reproduce: %w", err)
 	}
 	fmt.Fprintf(stderr, "nel: recipe %s verified; published run %s\n", hash, pm.RunID)
 
@@ -269,7 +270,7 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				names = []string{*service}
 			}
 			for _, name := range names {
-				if err := compiler.UseEndpoint(s, name, *modelURL); err != nil {
+				if err := compiler.UseEndpoint(s, name, *modelURL, *keyEnv); err != nil {
 					return &exitError{2, fmt.Errorf("reproduce: --model-url: %w", err)}
 				}
 			}
