@@ -166,14 +166,13 @@ not be reproduced at all (store unreachable, unknown hash, a file that
 fails its check, a run that failed); 2 also for a usage error.`
 
 func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// Verdicts and usage errors carry their own status; anything else
+	// (a store down, a file failing its check, a recipe that does not load,
+	// a run that failed) means it could not be reproduced at all: 3.
 	err := reproduceCmd(ctx, args, stdout, stderr)
 	var ee *exitError
-	var errs compiler.Errors
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp), errors.As(err, &ee):
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &ee) {
 		return err
-	case errors.As(err, &errs):
-		return &exitError{3, err}
 	}
 	return &exitError{3, err}
 }
