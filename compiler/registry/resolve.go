@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nel-eval/nel/runtime/retryafter"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -17,7 +18,6 @@ import (
 	"net/url"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -467,25 +467,11 @@ func unwrapURLError(err error) error {
 // backoff is Retry-After when the server gave one (seconds or an HTTP
 // date, capped), else exponential from retryBase with jitter.
 func backoff(attempt int, retryAfter string) time.Duration {
-	if d, ok := parseRetryAfter(retryAfter); ok {
+	if d, ok := retryafter.Parse(retryAfter); ok {
 		return min(d, maxRetryAfter)
 	}
 	d := retryBase << attempt
 	return d + rand.N(d/4+1)
-}
-
-func parseRetryAfter(v string) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }
 
 func drain(resp *http.Response) {

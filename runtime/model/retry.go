@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nel-eval/nel/runtime/retryafter"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -100,24 +100,14 @@ func isContextLength(msg string) bool {
 	return false
 }
 
-// retryAfter reads a Retry-After header: delay seconds or an HTTP date.
+// retryAfter reads a Retry-After header; a wait over a day is taken as
+// nonsense and ignored.
 func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
+	d, ok := retryafter.Parse(h.Get("Retry-After"))
+	if !ok || d > 24*time.Hour {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 || s > 24*3600 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return d
 }
 
 // backoff is the wait before retry n (n ≥ 1): min(base·2^(n-1), max),

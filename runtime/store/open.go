@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nel-eval/nel/runtime/retryafter"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -13,7 +14,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -406,14 +406,11 @@ func isUnreachable(err error) bool {
 	return isReset(err)
 }
 
-// parseRetryAfter reads a Retry-After in seconds, capped so a server
-// cannot park a publish for long.
+// parseRetryAfter reads a Retry-After, capped so a server cannot park a
+// publish for long.
 func parseRetryAfter(v string) time.Duration {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n <= 0 {
-		return 0
-	}
-	return min(time.Duration(n)*time.Second, 10*time.Second)
+	d, _ := retryafter.Parse(v)
+	return min(d, 10*time.Second)
 }
 
 func drain(resp *http.Response) {
