@@ -181,10 +181,11 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 		case im.Ref != f.Ref:
 			c.at(fmt.Sprintf("%q, but the lock %s pinned %q: %s", f.Ref, path, im.Ref, again), f.path...)
 		}
-		delete(images, f.Field)
 	}
-	for _, field := range slices.Sorted(maps.Keys(images)) {
-		c.errs = append(c.errs, Error{File: path, Path: field, Msg: "locked, but the recipe has no such image: " + again})
+	for _, im := range lk.Images {
+		if !slices.ContainsFunc(fields, func(f ImageField) bool { return f.Field == im.Field }) {
+			c.errs = append(c.errs, Error{File: path, Path: im.Field, Msg: "locked, but the recipe has no such image: " + again})
+		}
 	}
 
 	data := map[string]LockedBenchmark{}
@@ -220,12 +221,8 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 		return c.errs.sorted().truncated()
 	}
 
-	byField := map[string]LockedImage{}
-	for _, im := range lk.Images {
-		byField[im.Field] = im
-	}
 	for _, f := range fields {
-		f.set(byField[f.Field].Pinned)
+		f.set(images[f.Field].Pinned)
 	}
 	s.Lock, s.LockFile, s.dataPins = lk, path, pins
 	return nil

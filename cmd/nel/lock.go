@@ -83,18 +83,13 @@ func cmdLock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := atomicfile.WriteFile(path, b); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	// The hash the recipe has now, read back through the lock as every
-	// other command will read it.
+	// The hash the recipe has now, through the lock as every other
+	// command will apply it.
 	if *out == "" {
-		l2, err := compiler.NewLoader()
-		if err != nil {
-			return err
+		if err := s.ApplyLock(lk, path); err != nil {
+			return fmt.Errorf("lock: the lock just written does not apply: %w", err)
 		}
-		s2, err := l2.LoadFile(files[0], ovs)
-		if err != nil {
-			return fmt.Errorf("lock: the lock just written does not load: %w", err)
-		}
-		h, _, err := compiler.ComputeHashes(s2)
+		h, _, err := compiler.ComputeHashes(s)
 		if err != nil {
 			return err
 		}

@@ -143,18 +143,16 @@ func cmdPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		resultFiles["plan.json"] = p
 	}
 	// The model card, linking the run where it is being published.
-	if suite, err := metrics.ReadDir(dir); err == nil {
-		var card bytes.Buffer
-		loc := strings.TrimRight(*storeF, "/")
-		if err := nelreport.Render(&card, suite, nelreport.ModelCard, nelreport.Options{
-			ModelCard: nelreport.ModelCardOptions{Store: loc, RunID: runID, RecipeHash: h.Recipe}}); err == nil {
-			p := filepath.Join(tmp, "model-card.md")
-			if err := os.WriteFile(p, card.Bytes(), 0o644); err != nil {
-				return err
-			}
-			resultFiles["model-card.md"] = p
-		}
+	var card bytes.Buffer
+	if err := nelreport.Render(&card, run.suite, nelreport.ModelCard, nelreport.Options{
+		ModelCard: nelreport.ModelCardOptions{Store: strings.TrimRight(*storeF, "/"), RunID: runID, RecipeHash: h.Recipe}}); err != nil {
+		return fmt.Errorf("publish: model card: %w", err)
 	}
+	cardPath := filepath.Join(tmp, "model-card.md")
+	if err := os.WriteFile(cardPath, card.Bytes(), 0o644); err != nil {
+		return err
+	}
+	resultFiles["model-card.md"] = cardPath
 	resm := store.Manifest{ManifestVersion: store.ManifestVersion, Kind: "results", RecipeHash: h.Recipe,
 		RunID: runID, NelVersion: version}
 
@@ -212,6 +210,7 @@ type runDir struct {
 	recipeHash, planHash string
 	started              time.Time
 	benches              []string // benchmark directories holding eval.json
+	suite                []*metrics.Bundle
 }
 
 func readRunDir(dir string) (*runDir, error) {
@@ -243,6 +242,7 @@ func readRunDir(dir string) (*runDir, error) {
 			r.started = t
 		}
 		r.benches = append(r.benches, e.Name())
+		r.suite = append(r.suite, b)
 	}
 	if len(r.benches) == 0 {
 		return nil, fmt.Errorf("%s holds no merged benchmark (no <benchmark>/%s): finish and merge the run first", dir, metrics.FileName)
