@@ -20,9 +20,9 @@ help:
 	@echo 'Targets:'
 	@echo '  build  static binaries bin/nel and bin/nel-run (VERSION=$(VERSION))'
 	@echo '  example  build, then run examples/quickstart.cue: a full local evaluation against the simulated endpoint'
-	@echo '  test   go test -count=1 ./... (after testdeps)'
+	@echo '  test   the whole suite (after testdeps): go test -count=1 ./..., skips listed at the end'
 	@echo '  test-slurm  the end-to-end scenarios on a real SLURM cluster (a private one, started and stopped; needs root)'
-	@echo '  testdeps  npm ci the DuckDB reader the results tests use (testdata/duckdb)'
+	@echo '  testdeps  install what the tests need when missing (.ci/testdeps: apt packages, the DuckDB reader)'
 	@echo '  lint   gofmt, go vet, staticcheck $(STATICCHECK_VERSION), shellcheck .ci/run'
 	@echo '  tools  fetch and build the lint tools'
 	@echo '  bench  run the benchmarks'
@@ -45,8 +45,11 @@ build:
 example: build
 	bin/nel run examples/quickstart.cue
 
+# The whole suite, after testdeps, through internal/gotest: a line per
+# package, the output of what failed, and every skipped test with its
+# reason at the end.
 test: testdeps
-	go test -count=1 ./...
+	go run ./internal/gotest -count=1 ./...
 
 # The end-to-end scenarios (cmd/nel/testdata/slurm) on a real SLURM cluster:
 # .ci/test-slurm installs Debian's slurm-wlm if missing, starts a private
@@ -55,14 +58,11 @@ test: testdeps
 test-slurm:
 	.ci/test-slurm
 
-# The results tests read our Parquet files with a real DuckDB through a
-# pinned @duckdb/node-api (testdata/duckdb/package-lock.json). npm writes
-# node_modules/.package-lock.json last, so a half-done install is redone.
+# Installs what the tests need when it is missing (.ci/testdeps: Debian
+# packages as root or through sudo -n, and the pinned DuckDB reader through
+# npm ci). NEL_NO_INSTALL=1 only reports what is missing.
 testdeps:
-	@if [ ! -f testdata/duckdb/node_modules/.package-lock.json ]; then \
-		echo 'npm ci --prefix testdata/duckdb'; \
-		npm ci --prefix testdata/duckdb --no-audit --no-fund; \
-	fi
+	.ci/testdeps
 
 lint:
 	@unformatted="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
@@ -71,7 +71,7 @@ lint:
 	go vet -tags slurm ./cmd/nel
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags slurm ./cmd/nel
-	shellcheck .ci/run .ci/test-slurm .ci/slurm-cluster/*.sh .ci/slurm-cluster/pyxis-shim/build.sh
+	shellcheck .ci/run .ci/testdeps .ci/test-slurm .ci/slurm-cluster/*.sh .ci/slurm-cluster/pyxis-shim/build.sh
 
 tools:
 	$(STATICCHECK) -version

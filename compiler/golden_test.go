@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/internal/testenv"
+
 	"github.com/nel-eval/nel/compiler"
 )
 
@@ -141,10 +143,7 @@ func checkScript(t *testing.T, name string, script []byte) {
 	if out, err := exec.Command("bash", "-n", f).CombinedOutput(); err != nil {
 		t.Errorf("bash -n %s: %v\n%s", name, err, out)
 	}
-	sc, err := exec.LookPath("shellcheck")
-	if err != nil {
-		t.Fatalf("shellcheck is not installed; install it (apt-get install shellcheck) to check the sbatch scripts: %v", err)
-	}
+	sc := testenv.LookPath(t, testenv.Shellcheck)
 	if out, err := exec.Command(sc, "-s", "bash", "-S", "style", f).CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("shellcheck -s bash -S style %s: %v\n%s", name, err, out)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nel-eval/nel/internal/testenv"
+
 	"github.com/nel-eval/nel/runtime/sandbox"
 )
 
@@ -69,7 +71,7 @@ func TestSandboxServeLocal(t *testing.T) {
 		select {
 		case code := <-done:
 			if strings.Contains(errb.String(), sandbox.ErrUnavailable.Error()) {
-				t.Skipf("local sandbox unavailable: %s", errb.String())
+				testenv.Missing(t, testenv.LocalSandbox, errb.String())
 			}
 			t.Fatalf("sandbox-serve exited %d: %s", code, errb.String())
 		default:

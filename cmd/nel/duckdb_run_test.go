@@ -2,45 +2,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/nel-eval/nel/internal/testenv"
 	"github.com/nel-eval/nel/runtime/results"
 )
-
-// duckDir holds read.mjs and its pinned @duckdb/node-api (make testdeps).
-const duckDir = "../../testdata/duckdb"
-
-// needDuckDB fails (or skips with NEL_SKIP_DUCKDB=1) when node or the npm
-// dependency is missing, as runtime/results/duckdb_test.go does.
-func needDuckDB(t *testing.T) {
-	t.Helper()
-	const hint = "the DuckDB check needs node and testdata/duckdb/node_modules: run `make testdeps` (npm ci --prefix testdata/duckdb), or set NEL_SKIP_DUCKDB=1 to skip it"
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node not found"
-	} else if _, err := os.Stat(filepath.Join(duckDir, "node_modules", "@duckdb", "node-api")); err != nil {
-		missing = "testdata/duckdb/node_modules/@duckdb/node-api not found"
-	}
-	if missing != "" {
-		if os.Getenv("NEL_SKIP_DUCKDB") == "1" {
-			t.Skip(missing + ": " + hint)
-		}
-		t.Fatal(missing + ": " + hint)
-	}
-}
 
 // duckFile is the part of read.mjs's output per file this test uses.
 type duckFile struct {
@@ -54,16 +30,7 @@ type duckFile struct {
 
 func readWithDuckDB(t *testing.T, files []string) map[string]duckFile {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"read.mjs"}, files...)...)
-	cmd.Dir = duckDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node read.mjs: %v\n%s", err, stderr.String())
-	}
+	out := testenv.DuckDBRead(t, files...)
 	res := map[string]duckFile{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
@@ -169,7 +136,7 @@ output: dir: "out"
 // correct counts and metadata agree with nel's own reader and with the
 // headlines nel printed.
 func TestRunDuckDB(t *testing.T) {
-	needDuckDB(t)
+	testenv.DuckDBReader(t) // before the work, not after it
 	bin := realNelRun(t)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir := t.TempDir()

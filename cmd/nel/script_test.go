@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
+	"github.com/nel-eval/nel/runtime/sandbox"
 
 	"github.com/nel-eval/nel/compiler/registry/registrytest"
 	"github.com/nel-eval/nel/runtime/store/storetest"
@@ -145,9 +150,15 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		// [datasets]: the real benchmark data is there ($DATASETS).
+		// [need:local-sandbox], [need:TOOL]: a real part is there; when
+		// it is missing under CI or NEL_REQUIRE_ALL=1 the condition is an
+		// error, so `[!need:bwrap] skip` fails there instead of skipping.
 		Condition: func(cond string) (bool, error) {
 			if cond == "datasets" {
 				return datasets != "", nil
+			}
+			if part, ok := strings.CutPrefix(cond, "need:"); ok {
+				return needPart(part)
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -160,6 +171,30 @@ func TestScript(t *testing.T) {
 			"wait-http":      cmdWaitHTTP,
 		},
 	})
+}
+
+// needPart is the [need:PART] condition: whether the local sandbox
+// (local-sandbox) or a tool on PATH is there. A missing part is an error
+// under testenv.Strict, which fails the script.
+func needPart(part string) (bool, error) {
+	var why string
+	if part == "local-sandbox" {
+		sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local"})
+		if err == nil {
+			sb.Close()
+			return true, nil
+		}
+		part, why = testenv.LocalSandbox, err.Error()
+	} else {
+		if _, err := exec.LookPath(part); err == nil {
+			return true, nil
+		}
+		why = part + " is not on PATH"
+	}
+	if testenv.Strict() {
+		return false, errors.New(testenv.MissingMessage(part, why))
+	}
+	return false, nil
 }
 
 // stores are the static HTTP stores scripts started, by script.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"github.com/nel-eval/nel/internal/sharedtest"
+	"github.com/nel-eval/nel/internal/testenv"
 
 	"bufio"
 	"context"
@@ -630,10 +631,7 @@ func TestHubFixtures(t *testing.T) {
 // which replaced NeMo's shared Random(42) one; drop: NeMo's
 // Random(42+idx).sample few-shot pool).
 func TestHubFixturesAgainstPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found")
-	}
+	py := testenv.LookPath(t, testenv.Python3)
 	td, _ := filepath.Abs("testdata")
 	l := newLoader(td)
 	for _, c := range []struct {

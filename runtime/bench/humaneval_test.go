@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nel-eval/nel/internal/testenv"
+
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/sandbox"
 )
@@ -31,9 +33,7 @@ type execSandbox struct {
 
 func newExecSandbox(t testing.TB, concurrency int) *execSandbox {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skipf("python3 not found: %v", err)
-	}
+	testenv.LookPath(t, testenv.Python3)
 	return &execSandbox{slots: make(chan struct{}, concurrency), timeout: 30 * time.Second, path: os.Getenv("PATH")}
 }
 
@@ -215,10 +215,7 @@ func TestHumanEvalProgram(t *testing.T) {
 // runPrograms requires each program to exit 0 under python3.
 func runPrograms(t *testing.T, programs []string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Logf("python3 not found: programs not run (%v)", err)
-		return
-	}
+	testenv.LookPath(t, testenv.Python3)
 	for i, p := range programs {
 		cmd := exec.Command("python3", "-")
 		cmd.Stdin = strings.NewReader(p)
@@ -257,9 +254,7 @@ func TestHumanEvalBodyIndent(t *testing.T) {
 		}
 		bodies = append(bodies, c.want)
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		return
-	}
+	testenv.LookPath(t, testenv.Python3)
 	// Compile each as the body of def f(a, b).
 	var src strings.Builder
 	src.WriteString("import sys\nbad = []\n")
@@ -464,7 +459,7 @@ func shapeOf(resp string) string {
 func TestHumanEvalHostile(t *testing.T) {
 	sb, err := localSandbox(t, 2)
 	if err != nil {
-		t.Skipf("the local sandbox cannot run here: %v", err)
+		testenv.Missing(t, testenv.LocalSandbox, err.Error())
 	}
 	secretFile := filepath.Join(t.TempDir(), "secret.txt")
 	if err := os.WriteFile(secretFile, []byte("hunter2"), 0o644); err != nil {
@@ -515,7 +510,7 @@ func TestHumanEvalHostile(t *testing.T) {
 func BenchmarkHumanEval2Slots(bm *testing.B) {
 	sb, err := localSandbox(bm, 2)
 	if err != nil {
-		bm.Skipf("the local sandbox cannot run here: %v", err)
+		testenv.Missing(bm, testenv.LocalSandbox, err.Error())
 	}
 	b, s := loadHumanEval(bm)
 	env := &Env{Sandbox: sb}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nel-eval/nel/internal/testenv"
 )
 
 // expected is the output of CPython 3.11.7 running
@@ -121,10 +123,7 @@ func TestAgainstCPythonLiterals(t *testing.T) {
 // seeds (so the literals above stay honest) and on more, including
 // multi-word and extreme seeds.
 func TestAgainstLiveCPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not on PATH; the literal vectors still ran")
-	}
+	py := testenv.LookPath(t, testenv.Python3) // the literal vectors above run everywhere
 	seeds := []string{"0", "42", "4294967301", "-7", "1", "1234", "-4294967296", "9223372036854775807", "-9223372036854775808", "4294967295", "4294967296"}
 	args := append([]string{"testdata/gen.py"}, seeds...)
 	out, err := exec.Command(py, args...).Output()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/internal/testenv"
+
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/report/internal/view"
 )
@@ -318,10 +320,7 @@ func TestLaTeX(t *testing.T) {
 // installed (Debian: texlive-latex-base); the structural checks in
 // TestLaTeX run everywhere.
 func TestLaTeXCompiles(t *testing.T) {
-	bin, err := exec.LookPath("pdflatex")
-	if err != nil {
-		t.Skip("pdflatex not installed (apt-get install texlive-latex-base)")
-	}
+	bin := testenv.LookPath(t, testenv.Pdflatex)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "report.tex"), []byte(renderString(t, testSuite(), LaTeX)), 0o644); err != nil {
 		t.Fatal(err)

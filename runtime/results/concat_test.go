@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/internal/testenv"
+
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
@@ -160,7 +162,7 @@ func TestGates(t *testing.T) {
 
 // TestDuckDBReadsConcat checks a concatenated file with a real DuckDB.
 func TestDuckDBReadsConcat(t *testing.T) {
-	needDuckDB(t)
+	testenv.DuckDBReader(t) // before the work, not after it
 	dir := t.TempDir()
 	paths, want := concatFixture(t, dir, 2000, 0, 70_000)
 	out := filepath.Join(dir, "trajectories.parquet")

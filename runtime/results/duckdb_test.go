@@ -2,22 +2,17 @@ package results
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
-
-// duckDir holds read.mjs and its pinned @duckdb/node-api.
-const duckDir = "../../testdata/duckdb"
 
 // duckOut is what testdata/duckdb/read.mjs prints for one file.
 type duckOut struct {
@@ -41,38 +36,10 @@ type duckOut struct {
 	Head          []map[string]string `json:"head"`
 }
 
-// needDuckDB fails (or skips with NEL_SKIP_DUCKDB=1) when node or the npm
-// dependency is missing.
-func needDuckDB(t *testing.T) {
-	t.Helper()
-	const hint = "the DuckDB check needs node and testdata/duckdb/node_modules: run `npm ci --prefix testdata/duckdb` (or set NEL_SKIP_DUCKDB=1 to skip it)"
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node not found"
-	} else if _, err := os.Stat(filepath.Join(duckDir, "node_modules", "@duckdb", "node-api")); err != nil {
-		missing = "testdata/duckdb/node_modules/@duckdb/node-api not found"
-	}
-	if missing != "" {
-		if os.Getenv("NEL_SKIP_DUCKDB") == "1" {
-			t.Skip(missing + ": " + hint)
-		}
-		t.Fatal(missing + ": " + hint)
-	}
-}
-
 // readWithDuckDB runs read.mjs on files.
 func readWithDuckDB(t *testing.T, files ...string) []duckOut {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"read.mjs"}, files...)...)
-	cmd.Dir = duckDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node read.mjs: %v\n%s", err, stderr.String())
-	}
+	out := testenv.DuckDBRead(t, files...)
 	var res []duckOut
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
@@ -105,7 +72,7 @@ func duckRows(n int) []Row {
 // TestDuckDBReads checks our files with a real DuckDB: the same rows,
 // values, types and metadata we wrote, computed here from the input.
 func TestDuckDBReads(t *testing.T) {
-	needDuckDB(t)
+	testenv.DuckDBReader(t) // before the work, not after it
 	dir := t.TempDir()
 	rowsPath := filepath.Join(dir, "results.parquet")
 	trajPath := filepath.Join(dir, "trajectories.parquet")

@@ -17,16 +17,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
 )
 
-// openLocalT opens a local sandbox, skipping the test when bubblewrap is
+// openLocalT opens a local sandbox, ending the test through testenv.Missing when bubblewrap is
 // missing or cannot make namespaces here.
 func openLocalT(t testing.TB, cfg Config) Sandbox {
 	t.Helper()
 	cfg.Type = "local"
 	sb, err := Open(context.Background(), cfg)
 	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("local sandbox unavailable: %v", err)
+		testenv.Missing(t, testenv.LocalSandbox, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
 )
 
 // fakeSandbox stands in for an engine: run decides what a job does, and
@@ -308,7 +310,7 @@ func TestServeShutdown(t *testing.T) {
 func TestServerLocalEngine(t *testing.T) {
 	local, err := Open(t.Context(), Config{Type: "local", Concurrency: 2})
 	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("local sandbox unavailable: %v", err)
+		testenv.Missing(t, testenv.LocalSandbox, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package score
 
 import (
 	"github.com/nel-eval/nel/internal/sharedtest"
+	"github.com/nel-eval/nel/internal/testenv"
 
 	"archive/zip"
 	"bytes"
@@ -266,10 +267,7 @@ func TestExtractChoiceTiers(t *testing.T) {
 // three regexes run by CPython on random fragments that stress each step
 // and Python's Unicode \s and \b.
 func TestExtractMMLUProAgainstPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found; the differential test needs it")
-	}
+	py := testenv.LookPath(t, testenv.Python3)
 	frags := []string{"answer is ", "answer is (", "The answer is", "Answer:", "answer:", "ANSWER: ", "answer", ":",
 		"A", "B", "J", "K", "a", ")", "(", " ", "\n", "\u00a0", "\u2003", "é", "日", "ſ", "K", "_", "1", ".", "Because", "x"}
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nel-eval/nel/internal/testenv"
 )
 
 func TestNames(t *testing.T) {
@@ -192,10 +194,7 @@ func TestCompilePy(t *testing.T) {
 // responses through testdata/reference.py (NeMo Evaluator's functions) and
 // requires the Go verdicts and extractions to agree exactly.
 func TestAgainstPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not found; the differential test needs it")
-	}
+	py := testenv.LookPath(t, testenv.Python3)
 	frags := []string{"Answer:", "answer", "ans", "The answer is ", "the", "a", "an", " ", "  ", "\n", "\t", "\v",
 		"\u00a0", "\u2003", "\x1c", "(", ")", "\\boxed{", "}", "A", "b", "C", "d", "E", "j", ".", ",", ":", "$",
 		"%", "_", "-", "0", "1", "10", "150", "7.50", "1,234", "é", "e\u0301", "Σ", "ΟΔΟΣ", "ſ", "K", "৫", "日本",

@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"github.com/nel-eval/nel/internal/sharedtest"
+	"github.com/nel-eval/nel/internal/testenv"
 
 	"bytes"
 	"context"
@@ -170,7 +171,7 @@ func realHumanEval(t *testing.T) string {
 func TestSandboxLocalHumanEval(t *testing.T) {
 	data := realHumanEval(t)
 	if sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local"}); err != nil {
-		t.Skipf("the local sandbox cannot run here: %v", err)
+		testenv.Missing(t, testenv.LocalSandbox, err.Error())
 	} else {
 		sb.Close()
 	}

@@ -13,34 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nel-eval/nel/internal/testenv"
 	"github.com/nel-eval/nel/runtime/report"
 )
 
 // The HTML report is checked in a real browser: headless Chromium from
-// Debian (apt-get install -y chromium) loads it from a file, takes a
-// screenshot and dumps the DOM. NEL_CHROMIUM names another binary;
-// NEL_SKIP_CHROMIUM=1 skips these tests where no browser can be had (CI
-// installs it, so there they run). NEL_ARTIFACTS, when set, receives the
-// screenshot.
-
-// chromiumBinary finds Chromium, or fails the test with how to install it.
-func chromiumBinary(t *testing.T) string {
-	t.Helper()
-	if os.Getenv("NEL_SKIP_CHROMIUM") == "1" {
-		t.Skip("NEL_SKIP_CHROMIUM=1")
-	}
-	if p := os.Getenv("NEL_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("headless Chromium is needed to check the HTML report: install it (Debian/Ubuntu: apt-get install -y chromium), " +
-		"name it with NEL_CHROMIUM=/path/to/chrome, or set NEL_SKIP_CHROMIUM=1 to skip this test")
-	return ""
-}
+// Debian (make testdeps installs it) loads it from a file, takes a
+// screenshot and dumps the DOM. NEL_CHROMIUM names another binary; where
+// none can be had the tests skip, or fail under CI (internal/testenv).
+// NEL_ARTIFACTS, when set, receives the screenshot.
 
 // chromiumNoise matches the source locations of ERROR lines that headless
 // Chromium prints in a container whatever the page is, and that say
@@ -90,6 +71,8 @@ func runChromium(t *testing.T, bin, page string, flags ...string) (stdout, stder
 		"--headless", "--no-sandbox", "--disable-gpu",
 		"--enable-logging=stderr", "--v=0", // console messages go to stderr as INFO:CONSOLE
 		"--no-first-run", "--no-default-browser-check", "--disable-extensions",
+		// A machine with no network: no background fetches to time out on.
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + t.TempDir(),
 	}, flags...)
 	args = append(args, "file://"+page)
@@ -104,7 +87,7 @@ func runChromium(t *testing.T, bin, page string, flags ...string) (stdout, stder
 }
 
 func TestHTMLInChromium(t *testing.T) {
-	bin := chromiumBinary(t)
+	bin := testenv.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer
