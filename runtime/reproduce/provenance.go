@@ -20,8 +20,9 @@ type Difference struct {
 	New       string `json:"new"`
 	// Methodology is set for the fields that say what was measured
 	// (benchmark hash, dataset digest, scoring version, model id,
-	// simulated endpoint): a difference there makes the benchmark
-	// DIFFERENT. The others are infrastructure, listed to be read.
+	// simulated endpoint): a difference there makes the benchmark not
+	// comparable, hence DIFFERENT whatever its statistics. The others are
+	// infrastructure, listed to be read.
 	Methodology bool `json:"methodology"`
 }
 
@@ -29,7 +30,7 @@ type Difference struct {
 func (d Difference) Text() string {
 	s := fmt.Sprintf("%s: %s → %s", d.Field, orNone(d.Published), orNone(d.New))
 	if d.Methodology {
-		s += " (methodology: not a reproduction)"
+		s += " (methodology: not comparable)"
 	}
 	return s
 }

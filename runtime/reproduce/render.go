@@ -7,16 +7,26 @@ import (
 )
 
 // Text writes the report for a terminal: one line per benchmark, its
-// reasons indented under it, the notes, and the verdict line last
-// ("REPRODUCED sha256:… (3 benchmarks within ±0.030)"), so that the last
-// line of the output is the answer.
+// reasons indented under it, the provenance differences apart from the
+// statistics, the notes, and the verdict line last ("REPRODUCED sha256:…
+// (3 benchmarks within ±0.030)"), so that the last line of the output is
+// the answer.
 func (r *Report) Text(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "reproduce %s\n  published %s\n  new       %s\n\n", r.recipe(), r.Published, r.New)
 	for _, bm := range r.Benchmarks {
-		fmt.Fprintf(&b, "%-12s %-12s %s\n", bm.Verdict, bm.Benchmark, bm.summary())
+		fmt.Fprintf(&b, "%-12s %-12s %s\n", bm.Verdict, bm.Benchmark, bm.summary(len(r.HolmFamily)))
+		if nc := bm.notComparable(); nc != "" {
+			fmt.Fprintf(&b, "    %s\n", nc)
+		}
 		for _, reason := range bm.Reasons {
 			fmt.Fprintf(&b, "    %s\n", reason)
+		}
+	}
+	if len(r.Provenance) > 0 {
+		b.WriteString("\nprovenance differences (apart from the statistics; a methodology one makes its benchmark not comparable):\n")
+		for _, d := range r.Provenance {
+			fmt.Fprintf(&b, "    %s: %s\n", d.Benchmark, d.Text())
 		}
 	}
 	for _, n := range r.Notes {
@@ -27,27 +37,42 @@ func (r *Report) Text(w io.Writer) error {
 	return err
 }
 
-// Markdown writes the report as a Markdown section: the verdict, a table
-// of the benchmarks, their reasons, and the provenance differences.
+// Markdown writes the report as a Markdown section: the verdict, the rule,
+// a table of the benchmarks, their reasons, and the provenance
+// differences.
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Reproduction of `%s`: %s\n\n", r.recipe(), r.Verdict)
 	fmt.Fprintf(&b, "%s.\n\n", strings.Join(r.Reasons, "; "))
-	fmt.Fprintf(&b, "Published run `%s`, new run `%s`. Margin ±%g, two-sided α = %g, %g%% adjusted paired intervals on new − published.\n\n",
-		r.Published, r.New, r.Margin, r.Alpha, 100*r.Level)
-	b.WriteString("| Benchmark | Verdict | Metric | Published | New | Difference | CI | Test p | Paired items |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|\n")
+	fmt.Fprintf(&b, "Published run `%s`, new run `%s`, compared by the difference new − published on paired items (adjusted paired intervals). "+
+		"REPRODUCED when the two one-sided tests at α = %g put it within ±%g (the %.4g%% interval inside the margin); "+
+		"DIFFERENT when the two-sided test is significant at α = %g and the interval leaves the margin; INCONCLUSIVE otherwise.",
+		r.Published, r.New, r.Alpha, r.Margin, 100*(1-2*r.Alpha), r.Alpha)
+	if m := len(r.HolmFamily); m > 1 {
+		fmt.Fprintf(&b, " Both families of p-values are Holm-adjusted over the %d benchmarks.", m)
+	}
+	b.WriteString(" A methodology difference makes a benchmark not comparable: DIFFERENT whatever its statistics.\n\n")
+	fmt.Fprintf(&b, "| Benchmark | Verdict | Statistics | Metric | Published | New | Difference | %g%% CI | %.4g%% interval | Equivalence p | Difference p | Paired items |\n",
+		100*r.Level, 100*(1-2*r.Alpha))
+	b.WriteString("|---|---|---|---|---:|---:|---:|---|---|---:|---:|---:|\n")
 	for _, bm := range r.Benchmarks {
+		verdict := "**" + bm.Verdict + "**"
+		if len(bm.NotComparable) > 0 {
+			verdict += " (not comparable)"
+		}
 		if bm.Paired == 0 {
-			fmt.Fprintf(&b, "| %s | **%s** | %s | %s | %s | | | | 0 |\n", md(bm.Benchmark), bm.Verdict, bm.Metric, value(bm.Published.Value), value(bm.New.Value))
+			fmt.Fprintf(&b, "| %s | %s | | %s | %s | %s | | | | | | 0 |\n", md(bm.Benchmark), verdict, bm.Metric, value(bm.Published.Value), value(bm.New.Value))
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | **%s** | %s | %s | %s | %+.4f | [%+.4f, %+.4f] | %.4g | %d |\n", md(bm.Benchmark), bm.Verdict, bm.Metric,
-			value(bm.Published.Value), value(bm.New.Value), bm.Delta, bm.CI.Lo, bm.CI.Hi, bm.Test.P, bm.Paired)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %+.4f | [%+.4f, %+.4f] | [%+.4f, %+.4f] | %.4g | %.4g | %d |\n", md(bm.Benchmark), verdict, bm.Statistics, bm.Metric,
+			value(bm.Published.Value), value(bm.New.Value), bm.Delta, bm.CI.Lo, bm.CI.Hi, bm.Equivalence.Lo, bm.Equivalence.Hi, bm.Equivalence.PHolm, bm.Test.PHolm, bm.Paired)
 	}
 	b.WriteString("\n")
 	for _, bm := range r.Benchmarks {
 		fmt.Fprintf(&b, "## %s: %s\n\n", md(bm.Benchmark), bm.Verdict)
+		if nc := bm.notComparable(); nc != "" {
+			fmt.Fprintf(&b, "- %s\n", md(nc))
+		}
 		for _, reason := range bm.Reasons {
 			fmt.Fprintf(&b, "- %s\n", md(reason))
 		}
@@ -58,7 +83,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		for _, d := range r.Provenance {
 			kind := "infrastructure"
 			if d.Methodology {
-				kind = "**methodology**"
+				kind = "**methodology** (not comparable)"
 			}
 			fmt.Fprintf(&b, "| %s | %s | `%s` | `%s` | %s |\n", md(d.Benchmark), md(d.Field), code(orNone(d.Published)), code(orNone(d.New)), kind)
 		}
@@ -82,13 +107,34 @@ func (r *Report) recipe() string {
 	return r.RecipeHash
 }
 
-// summary is a benchmark's numbers on one line.
-func (bm *Benchmark) summary() string {
+// summary is a benchmark's numbers on one line: the interval that
+// decides equivalence and the two p-values that decide, Holm-adjusted
+// when the family has several benchmarks.
+func (bm *Benchmark) summary(family int) string {
 	if bm.Paired == 0 {
 		return fmt.Sprintf("%s %s → %s", metricOr(bm.Metric), value(bm.Published.Value), value(bm.New.Value))
 	}
-	return fmt.Sprintf("%s %s → %s  Δ %+.4f [%+.4f, %+.4f]  p = %.3g  (%d items)", bm.Metric,
-		value(bm.Published.Value), value(bm.New.Value), bm.Delta, bm.CI.Lo, bm.CI.Hi, bm.Test.P, bm.Paired)
+	p := "p"
+	if family > 1 {
+		p = "Holm p"
+	}
+	e := bm.Equivalence
+	return fmt.Sprintf("%s %s → %s  Δ %+.4f  %.4g%% [%+.4f, %+.4f]  equivalence %s = %.3g  difference %s = %.3g  (%d items)", bm.Metric,
+		value(bm.Published.Value), value(bm.New.Value), bm.Delta, 100*e.Level, e.Lo, e.Hi, p, e.PHolm, p, bm.Test.PHolm, bm.Paired)
+}
+
+// notComparable says, apart from the statistics, that a methodology
+// difference decides; "" when there is none.
+func (bm *Benchmark) notComparable() string {
+	if len(bm.NotComparable) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("not comparable: the %s %s (methodology; see the provenance differences): DIFFERENT whatever the numbers",
+		strings.Join(bm.NotComparable, ", "), plural(len(bm.NotComparable), "differs", "differ"))
+	if bm.Statistics != "" {
+		s += fmt.Sprintf(", whose verdict alone would be %s", bm.Statistics)
+	}
+	return s
 }
 
 func metricOr(m string) string {

@@ -1,17 +1,23 @@
 // Package reproduce decides whether a new run of a published recipe
 // reproduces the published run: per benchmark, the items are paired by
-// content id, the difference new − published gets an adjusted paired
-// interval and a two-sided test of consistency, and the methodology
-// (benchmark hash, dataset digest, scoring version, model) must match.
-// A reproduction is methodological consistency with clear provenance,
-// not bit-identical numbers: infrastructure differences (serving engine,
-// GPUs, nel version) are listed for the reader and never decide alone.
+// content id and the difference new − published gets an adjusted paired
+// interval. The decision is equivalence first: REPRODUCED when the two
+// one-sided tests (TOST) show the difference inside ±margin, DIFFERENT
+// when it is significant (two-sided) and not shown inside the margin,
+// INCONCLUSIVE otherwise; across benchmarks both families of tests are
+// Holm-adjusted. A reproduction is methodological consistency with clear
+// provenance, not bit-identical numbers: provenance is reported apart from
+// the statistics; a methodology difference (benchmark hash, dataset
+// digest, scoring version, model) makes a benchmark not comparable, hence
+// DIFFERENT whatever its numbers, and infrastructure differences (serving
+// engine, GPUs, nel version) are listed for the reader and never decide.
 // `nel reproduce sha256:…` is the command around it.
 package reproduce
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/compare"
@@ -19,8 +25,10 @@ import (
 	"github.com/nel-eval/nel/runtime/stats"
 )
 
-// ReportVersion is the version of the JSON report.
-const ReportVersion = 1
+// ReportVersion is the version of the JSON report. Version 2: the verdict
+// is equivalence first (TOST, Holm across benchmarks), and provenance is
+// reported apart from the statistical reasons.
+const ReportVersion = 2
 
 // Verdicts.
 const (
@@ -33,6 +41,7 @@ const (
 const (
 	TestMcNemar  = "mcnemar_exact_two_sided"
 	TestSignFlip = "sign_flip_two_sided"
+	TestTOST     = "tost_adjusted_paired"
 )
 
 // IntervalMethod names the adjusted paired interval.
@@ -43,7 +52,10 @@ type Options struct {
 	// Margin is the largest difference, absolute in reward units, that
 	// still counts as the same result (0.03 = 3 points).
 	Margin float64
-	// Alpha is the two-sided test's level; Level the interval's.
+	// Alpha is the level of both decisions: the two one-sided tests of
+	// equivalence (each at α, so the 1−2α interval decides) and the
+	// two-sided test of a difference, each family Holm-adjusted across the
+	// benchmarks. Level is the reported two-sided interval's.
 	Alpha float64
 	Level float64
 	// Resamples and Seed drive the sign-flip test.
@@ -72,9 +84,14 @@ type Report struct {
 	Margin    float64 `json:"margin"`
 	Alpha     float64 `json:"alpha"`
 	Level     float64 `json:"level"`
+	// HolmFamily names the benchmarks whose tests were Holm-adjusted
+	// together: every benchmark with paired items.
+	HolmFamily []string `json:"holm_family"`
 	// Benchmarks are the published run's benchmarks, by name.
 	Benchmarks []Benchmark `json:"benchmarks"`
-	// Provenance lists every provenance field the runs disagree on.
+	// Provenance lists every provenance field the runs disagree on, apart
+	// from the statistics: only the methodology fields decide (they make a
+	// benchmark not comparable).
 	Provenance []Difference `json:"provenance_differences"`
 	// Reasons explain the overall verdict; Notes are what a reader should
 	// know that did not decide it.
@@ -87,20 +104,32 @@ type Benchmark struct {
 	Benchmark string `json:"benchmark"`
 	// Metric is the headline compared: pass@1 for binary rewards, else
 	// mean_reward (per item, the mean over its repeats).
-	Metric  string   `json:"metric"`
-	Verdict string   `json:"verdict"`
+	Metric string `json:"metric"`
+	// Verdict is Statistics, unless the runs are not comparable: then
+	// DIFFERENT whatever the numbers.
+	Verdict string `json:"verdict"`
+	// Statistics is what the numbers alone decide; empty when there is
+	// nothing to pair.
+	Statistics string `json:"statistics,omitempty"`
+	// NotComparable names the methodology fields recorded differently in
+	// the two runs (see Report.Provenance).
+	NotComparable []string `json:"not_comparable,omitempty"`
+	// Reasons explain Statistics: the numbers, the tests, and what the
+	// data say about the pairing (coverage, changed answers, failures).
 	Reasons []string `json:"reasons"`
 
 	Published Score `json:"published"`
 	New       Score `json:"new"`
 	// Paired is the number of items on both sides; Delta the mean over
 	// them of new − published per-item values.
-	Paired int      `json:"paired"`
-	Delta  float64  `json:"delta"`
-	CI     Interval `json:"ci"`
-	Test   Test     `json:"test"`
-	// ItemsNeeded is how many paired items would likely decide an
-	// INCONCLUSIVE benchmark; RepeatsNeeded how many repeats per item on
+	Paired      int         `json:"paired"`
+	Delta       float64     `json:"delta"`
+	CI          Interval    `json:"ci"`
+	Equivalence Equivalence `json:"equivalence"`
+	Test        Test        `json:"test"`
+	// ItemsNeeded is how many paired items would likely show an
+	// INCONCLUSIVE benchmark REPRODUCED (its equivalence test at the level
+	// Holm would apply to it); RepeatsNeeded how many repeats per item on
 	// the same items would.
 	ItemsNeeded   int `json:"items_needed,omitempty"`
 	RepeatsNeeded int `json:"repeats_needed,omitempty"`
@@ -130,10 +159,30 @@ type Interval struct {
 	SE     float64 `json:"se"`
 }
 
+// Equivalence is the two one-sided tests (TOST) that the difference lies
+// inside ±Margin, on the adjusted paired statistic (Center, SE of the
+// Interval): PLower tests δ ≤ −Margin, PUpper δ ≥ +Margin, and P, the
+// larger, is below α exactly when the 1−2α interval [Lo, Hi] lies inside
+// ±Margin.
+type Equivalence struct {
+	Name   string  `json:"name"`
+	Margin float64 `json:"margin"`
+	Level  float64 `json:"level"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	PLower float64 `json:"p_lower"`
+	PUpper float64 `json:"p_upper"`
+	P      float64 `json:"p"`
+	// PHolm is P Holm-adjusted over the report's HolmFamily; it decides.
+	PHolm float64 `json:"p_holm"`
+}
+
 // Test is the two-sided test that both runs measure the same thing.
 type Test struct {
 	Name string  `json:"name"`
 	P    float64 `json:"p"`
+	// PHolm is P Holm-adjusted over the report's HolmFamily; it decides.
+	PHolm float64 `json:"p_holm"`
 	// McNemar: Discordant pairs, Worse (right in the published run, wrong
 	// in the new one) and Better.
 	Discordant int `json:"discordant,omitempty"`
@@ -171,7 +220,7 @@ func Compare(published, new string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("new run: %w", err)
 	}
 	r := &Report{ReportVersion: ReportVersion, Published: published, New: new,
-		Margin: opts.Margin, Alpha: opts.Alpha, Level: opts.Level}
+		Margin: opts.Margin, Alpha: opts.Alpha, Level: opts.Level, HolmFamily: []string{}}
 	for _, run := range pub.Runs {
 		if h := run.RecipeHash(); h != "" {
 			r.RecipeHash = h
@@ -184,6 +233,10 @@ func Compare(published, new string, opts Options) (*Report, error) {
 		byName[run.Name] = run
 	}
 	single := !pub.Multi && !nw.Multi
+	// diffs[i] are benchmark i's paired differences, nil when it has
+	// none: the verdicts wait for Holm, which needs every benchmark's
+	// p-values.
+	var diffs [][]float64
 	for _, p := range pub.Runs {
 		n := byName[p.Name]
 		if single {
@@ -195,12 +248,17 @@ func Compare(published, new string, opts Options) (*Report, error) {
 		if n == nil {
 			r.Benchmarks = append(r.Benchmarks, Benchmark{Benchmark: p.Name, Verdict: Inconclusive,
 				Metric: headline(p.Rows, p.Rows), Published: score(p), Reasons: []string{fmt.Sprintf("not reproduced: the new run %s has no benchmark %s", new, p.Name)}})
+			diffs = append(diffs, nil)
 			continue
 		}
 		delete(byName, n.Name)
-		b, diffs := compareBenchmark(p.Name, p, n, opts)
+		b, d, pdiffs, notes := measure(p.Name, p, n, opts)
 		r.Benchmarks = append(r.Benchmarks, b)
-		r.Provenance = append(r.Provenance, diffs...)
+		diffs = append(diffs, d)
+		r.Provenance = append(r.Provenance, pdiffs...)
+		for _, note := range notes {
+			r.Notes = append(r.Notes, p.Name+": "+note)
+		}
 	}
 	if !single {
 		for _, n := range nw.Runs {
@@ -209,6 +267,7 @@ func Compare(published, new string, opts Options) (*Report, error) {
 			}
 		}
 	}
+	r.HolmFamily = decide(r.Benchmarks, diffs, opts)
 	r.Verdict, r.Reasons = overall(r.Benchmarks, opts.Margin)
 	return r, nil
 }
@@ -220,7 +279,11 @@ func overall(bs []Benchmark, margin float64) (string, []string) {
 	for _, b := range bs {
 		switch b.Verdict {
 		case Different:
-			diff = append(diff, b.Benchmark)
+			name := b.Benchmark
+			if len(b.NotComparable) > 0 {
+				name += " (not comparable)"
+			}
+			diff = append(diff, name)
 		case Inconclusive:
 			inc = append(inc, b.Benchmark)
 		}
@@ -234,32 +297,35 @@ func overall(bs []Benchmark, margin float64) (string, []string) {
 	return Reproduced, []string{fmt.Sprintf("%d %s within ±%.3f", len(bs), plural(len(bs), "benchmark", "benchmarks"), margin)}
 }
 
-func compareBenchmark(name string, p, n *compare.Run, opts Options) (Benchmark, []Difference) {
+// measure pairs one benchmark's runs and computes its numbers: the
+// interval, the equivalence and difference tests (unadjusted), and the
+// provenance differences with notes on what could not be compared. It
+// returns the paired differences, nil when there are none; decide then
+// gives the verdict.
+func measure(name string, p, n *compare.Run, opts Options) (Benchmark, []float64, []Difference, []string) {
 	b := Benchmark{Benchmark: name, Published: score(p), New: score(n), Metric: headline(p.Rows, n.Rows)}
 	diffs, notes := diffProvenance(name, p, n)
-	var methodology, info []string
 	for _, d := range diffs {
 		if d.Methodology {
-			methodology = append(methodology, d.Text())
-		} else {
-			info = append(info, d.Text())
+			b.NotComparable = append(b.NotComparable, d.Field)
 		}
 	}
-	// Methodology first: it decides before any number does.
-	b.Reasons = append(b.Reasons, methodology...)
-
+	// Whatever the numbers, a benchmark that is not comparable is
+	// DIFFERENT; without numbers the rest is INCONCLUSIVE.
+	noNumbers := func(reason string) (Benchmark, []float64, []Difference, []string) {
+		b.Reasons = append(b.Reasons, reason)
+		b.Verdict = Inconclusive
+		if len(b.NotComparable) > 0 {
+			b.Verdict = Different
+		}
+		return b, nil, diffs, notes
+	}
 	if len(p.Rows) == 0 || len(n.Rows) == 0 {
 		side := p.Path
 		if len(p.Rows) > 0 {
 			side = n.Path
 		}
-		b.Reasons = append(b.Reasons, fmt.Sprintf("nothing to pair: %s has no results.parquet rows", side))
-		b.Verdict = Inconclusive
-		if len(methodology) > 0 {
-			b.Verdict = Different
-		}
-		b.Reasons = append(append(b.Reasons, info...), notes...)
-		return b, diffs
+		return noNumbers(fmt.Sprintf("nothing to pair: %s has no results.parquet rows", side))
 	}
 	pr := compare.PairRows(p.Rows, n.Rows)
 	b.Paired = len(pr.Base)
@@ -275,13 +341,7 @@ func compareBenchmark(name string, p, n *compare.Run, opts Options) (Benchmark, 
 			100*fp, b.Published.Failures, b.Published.Samples, 100*fn, b.New.Failures, b.New.Samples))
 	}
 	if b.Paired == 0 {
-		b.Reasons = append(b.Reasons, fmt.Sprintf("no item pairs: the published run's %d items and the new run's %d share no item_id", pr.NBase, pr.NCand))
-		b.Verdict = Inconclusive
-		if len(methodology) > 0 {
-			b.Verdict = Different
-		}
-		b.Reasons = append(append(b.Reasons, info...), notes...)
-		return b, diffs
+		return noNumbers(fmt.Sprintf("no item pairs: the published run's %d items and the new run's %d share no item_id", pr.NBase, pr.NCand))
 	}
 
 	pv, nv, _ := pr.Values(compare.MeanReward)
@@ -290,34 +350,134 @@ func compareBenchmark(name string, p, n *compare.Run, opts Options) (Benchmark, 
 		d[i] = nv[i] - pv[i]
 	}
 	b.Delta = stats.Mean(d)
+	c, se := adjusted(d)
 	z := stats.NormalQuantile(1 - (1-opts.Level)/2)
-	c, se := adjusted(d, z)
 	b.CI = Interval{Method: IntervalMethod, Level: opts.Level, Lo: c - z*se, Hi: c + z*se, Center: c, SE: se}
+	b.Equivalence = tost(c, se, opts.Margin, opts.Alpha)
 	b.Test = consistencyTest(pr, pv, nv, d, opts)
-
-	numbers := fmt.Sprintf("%s %s → %s over %d paired items, difference %+.4f, %g%% CI [%+.4f, %+.4f]; %s",
-		b.Metric, fmtValue(stats.Mean(pv)), fmtValue(stats.Mean(nv)), b.Paired, b.Delta, 100*opts.Level, b.CI.Lo, b.CI.Hi, b.Test.describe())
-	switch {
-	case len(methodology) > 0:
-		b.Verdict = Different
-		b.Reasons = append(b.Reasons, numbers)
-	case b.Test.P < opts.Alpha:
-		b.Verdict = Different
-		b.Reasons = append(b.Reasons, fmt.Sprintf("the runs differ: %s < α = %g", numbers, opts.Alpha))
-	case b.CI.Lo >= -opts.Margin && b.CI.Hi <= opts.Margin:
-		b.Verdict = Reproduced
-		b.Reasons = append(b.Reasons, fmt.Sprintf("%s: the interval lies within ±%g", numbers, opts.Margin))
-	default:
-		b.Verdict = Inconclusive
-		b.Reasons = append(b.Reasons, fmt.Sprintf("%s: not significant, but the interval reaches past ±%g", numbers, opts.Margin))
-		b.Reasons = append(b.Reasons, b.decideHint(d, z, opts.Margin))
-	}
-	b.Reasons = append(append(b.Reasons, info...), notes...)
-	return b, diffs
+	b.Reasons = append(b.Reasons, fmt.Sprintf("%s %s → %s over %d paired items, difference %+.4f, %g%% CI [%+.4f, %+.4f]",
+		b.Metric, fmtValue(stats.Mean(pv)), fmtValue(stats.Mean(nv)), b.Paired, b.Delta, 100*opts.Level, b.CI.Lo, b.CI.Hi))
+	return b, d, diffs, notes
 }
 
-// decideHint says what would decide an INCONCLUSIVE benchmark and sets
-// ItemsNeeded and RepeatsNeeded.
+// tost is the two one-sided tests of |δ| < margin on the adjusted paired
+// statistic, normal as the interval is: PLower = 1 − Φ((c + margin)/se)
+// for H0 δ ≤ −margin, PUpper = Φ((c − margin)/se) for H0 δ ≥ +margin
+// (PLower computed as Φ(−x), which keeps its precision far out).
+// Both are below α exactly when c ∓ z₁₋α·se lies inside ±margin, the
+// 1−2α interval reported with them.
+func tost(c, se, margin, alpha float64) Equivalence {
+	z := stats.NormalQuantile(1 - alpha)
+	e := Equivalence{Name: TestTOST, Margin: margin, Level: 1 - 2*alpha, Lo: c - z*se, Hi: c + z*se}
+	if se > 0 {
+		e.PLower = stats.NormalCDF(-(c + margin) / se)
+		e.PUpper = stats.NormalCDF((c - margin) / se)
+	} else {
+		// A degenerate statistic: the centre alone says.
+		e.PLower, e.PUpper = step(c <= -margin), step(c >= margin)
+	}
+	e.P = max(e.PLower, e.PUpper)
+	return e
+}
+
+func step(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// decide Holm-adjusts the equivalence and the difference p-values, each
+// family over the benchmarks with paired differences (diffs[i] != nil),
+// so that across the run the chance of any false REPRODUCED, and
+// separately of any false DIFFERENT, stays at most α; then it gives each
+// of them its verdict. It returns the family's names.
+func decide(bs []Benchmark, diffs [][]float64, opts Options) []string {
+	family := []string{}
+	var idx []int
+	var peq, pdiff []float64
+	for i := range bs {
+		if diffs[i] != nil {
+			idx = append(idx, i)
+			family = append(family, bs[i].Benchmark)
+			peq = append(peq, bs[i].Equivalence.P)
+			pdiff = append(pdiff, bs[i].Test.P)
+		}
+	}
+	aeq, adiff := stats.Holm(peq), stats.Holm(pdiff)
+	for k, i := range idx {
+		b := &bs[i]
+		b.Equivalence.PHolm, b.Test.PHolm = aeq[k], adiff[k]
+		b.decide(diffs[i], len(idx), holmThreshold(peq, k, opts.Alpha), opts)
+	}
+	return family
+}
+
+// decide gives a benchmark with paired differences d its verdict,
+// equivalence first: REPRODUCED when the equivalence test rejects at α
+// (the interval lies inside ±margin), else DIFFERENT when the two-sided
+// test does (significant, and the interval leaves the margin), else
+// INCONCLUSIVE with what would decide it. m is the size of the Holm family
+// and threshold the largest raw equivalence p-value Holm would accept for
+// this benchmark, the others' as they are.
+func (b *Benchmark) decide(d []float64, m int, threshold float64, opts Options) {
+	e, t := b.Equivalence, b.Test
+	holm := func(raw, adj float64) string {
+		if m == 1 {
+			return fmt.Sprintf("p = %.4g", raw)
+		}
+		return fmt.Sprintf("p = %.4g, Holm-adjusted over %d benchmarks %.4g", raw, m, adj)
+	}
+	interval := fmt.Sprintf("the %.4g%% interval [%+.4f, %+.4f]", 100*e.Level, e.Lo, e.Hi)
+	equiv := fmt.Sprintf("equivalence (TOST) %s", holm(e.P, e.PHolm))
+	diff := fmt.Sprintf("%s (%s)", t.describe(), holm(t.P, t.PHolm))
+	switch {
+	case e.PHolm < opts.Alpha:
+		b.Statistics = Reproduced
+		b.Reasons = append(b.Reasons, fmt.Sprintf("within ±%g: %s lies inside it; %s < α = %g", opts.Margin, interval, equiv, opts.Alpha))
+		if t.PHolm < opts.Alpha {
+			b.Reasons = append(b.Reasons, fmt.Sprintf("the difference is significant, %s, but smaller than the margin: reproduced", diff))
+		}
+	case t.PHolm < opts.Alpha:
+		b.Statistics = Different
+		b.Reasons = append(b.Reasons, fmt.Sprintf("the runs differ: %s < α = %g, and %s reaches past ±%g (%s)", diff, opts.Alpha, interval, opts.Margin, equiv))
+	default:
+		b.Statistics = Inconclusive
+		b.Reasons = append(b.Reasons, fmt.Sprintf("not shown within ±%g: %s reaches past it (%s ≥ α = %g); no significant difference: %s",
+			opts.Margin, interval, equiv, opts.Alpha, diff))
+	}
+	b.Verdict = b.Statistics
+	if len(b.NotComparable) > 0 {
+		// More items cannot make a different methodology comparable.
+		b.Verdict = Different
+		return
+	}
+	if b.Statistics == Inconclusive {
+		b.Reasons = append(b.Reasons, b.decideHint(d, stats.NormalQuantile(1-threshold), opts.Margin))
+	}
+}
+
+// holmThreshold is the largest value the j-th of ps could take and still
+// be rejected at α by Holm's procedure, the others as they are: α/(m−k+1)
+// at the best rank k that works. Holm rejects monotonically in each
+// p-value, so the candidates are tried from the largest, α, down to α/m,
+// which always works (rank 1).
+func holmThreshold(ps []float64, j int, alpha float64) float64 {
+	m := len(ps)
+	q := slices.Clone(ps)
+	for div := 1; div < m; div++ {
+		t := alpha / float64(div)
+		q[j] = math.Nextafter(t, 0)
+		if stats.Holm(q)[j] < alpha {
+			return t
+		}
+	}
+	return alpha / float64(m)
+}
+
+// decideHint says what would show an INCONCLUSIVE benchmark REPRODUCED,
+// its equivalence interval taken at z (the quantile of the level Holm
+// would apply to it), and sets ItemsNeeded and RepeatsNeeded.
 func (b *Benchmark) decideHint(d []float64, z, margin float64) string {
 	m, _ := moments(d)
 	if math.Abs(m) >= margin {
@@ -328,9 +488,9 @@ func (b *Benchmark) decideHint(d []float64, z, margin float64) string {
 	b.RepeatsNeeded = repeatsNeeded(d, max(reps, 1), z, margin)
 	var s string
 	if b.ItemsNeeded > 0 {
-		s = fmt.Sprintf("about %d paired items (now %d) would bring the interval within ±%g if the per-item differences keep their mean and spread", b.ItemsNeeded, b.Paired, margin)
+		s = fmt.Sprintf("about %d paired items (now %d) would bring the equivalence interval within ±%g if the per-item differences keep their mean and spread", b.ItemsNeeded, b.Paired, margin)
 	} else {
-		s = fmt.Sprintf("more than %d paired items would be needed to bring the interval within ±%g", maxItems, margin)
+		s = fmt.Sprintf("more than %d paired items would be needed to bring the equivalence interval within ±%g", maxItems, margin)
 	}
 	if b.RepeatsNeeded > 0 {
 		s += fmt.Sprintf("; or about %d repeats per item (now %d) on the same items, since the items' differences look like sampling noise that averaging repeats reduces", b.RepeatsNeeded, max(reps, 1))
@@ -366,11 +526,12 @@ func consistencyTest(pr *compare.Paired, pv, nv, d []float64, opts Options) Test
 	return Test{Name: TestSignFlip, P: signFlipTwoSided(d, opts.Resamples, opts.Seed), Resamples: opts.Resamples, Seed: opts.Seed}
 }
 
+// describe names the test and its counts; decide adds the p-values.
 func (t Test) describe() string {
 	if t.Name == TestMcNemar {
-		return fmt.Sprintf("exact McNemar p = %.4g (two-sided; %d discordant: %d worse, %d better)", t.P, t.Discordant, t.Worse, t.Better)
+		return fmt.Sprintf("exact McNemar, two-sided, on %d discordant items (%d worse, %d better)", t.Discordant, t.Worse, t.Better)
 	}
-	return fmt.Sprintf("sign-flip p = %.4g (two-sided, %d resamples)", t.P, t.Resamples)
+	return fmt.Sprintf("sign-flip, two-sided, %d resamples", t.Resamples)
 }
 
 func isBinary(x float64) bool { return x == 0 || x == 1 }

@@ -17,8 +17,12 @@ import (
 	"github.com/nel-eval/nel/runtime/results"
 )
 
-// z is the 97.5% normal quantile.
-const z = 1.959963984540054
+// z is the 97.5% normal quantile (the 95% two-sided interval), z90 the
+// 95% one (the 90% interval of the equivalence test at α = 0.05).
+const (
+	z   = 1.959963984540054
+	z90 = 1.6448536269514722
+)
 
 const recipeHash = "sha256:abababababababababababababababababababababababababababababababab"
 
@@ -111,10 +115,21 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
 func reasons(b Benchmark) string { return strings.Join(b.Reasons, "\n") }
 
+// text is the report as nel reproduce prints it.
+func text(t *testing.T, r *Report) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := r.Text(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 // Two identical runs of 300 binary items: no item differs, so the
 // adjusted interval is 0 ± z·sqrt(var_pop/(n+2)) with the two pseudo-items
-// ±1 alone: var_pop = 2/302, SE = sqrt(2)/302, half-width
-// 1.959964·1.414214/302 = 0.009178 — inside ±0.03: REPRODUCED.
+// ±1 alone: var_pop = 2/302, SE = sqrt(2)/302, 95% half-width
+// 1.959964·1.414214/302 = 0.009178, and the equivalence (90%) half-width
+// 1.644854·1.414214/302 = 0.007703 — inside ±0.03: REPRODUCED.
 func TestIdentical300Reproduced(t *testing.T) {
 	rw := binary(300, func(i int) bool { return i%10 < 7 })
 	pub := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
@@ -134,6 +149,12 @@ func TestIdentical300Reproduced(t *testing.T) {
 	if b.Test.Name != TestMcNemar || b.Test.P != 1 || b.Test.Discordant != 0 {
 		t.Fatalf("test = %+v", b.Test)
 	}
+	if e := b.Equivalence; e.Level != 0.9 || !near(e.Hi, 0.007703, 1e-6) || !near(e.Lo, -0.007703, 1e-6) || e.P >= 1e-9 || e.PHolm != e.P {
+		t.Fatalf("equivalence = %+v", e)
+	}
+	if b.Statistics != Reproduced || len(b.NotComparable) != 0 {
+		t.Fatalf("statistics %s, not comparable %q", b.Statistics, b.NotComparable)
+	}
 	if b.Metric != "pass@1" || b.Paired != 300 || b.Delta != 0 || *b.Published.Value != 0.7 || *b.New.Value != 0.7 {
 		t.Fatalf("benchmark = %+v", b)
 	}
@@ -143,18 +164,20 @@ func TestIdentical300Reproduced(t *testing.T) {
 	if r.RecipeHash != recipeHash {
 		t.Fatalf("recipe hash %q", r.RecipeHash)
 	}
-	var out bytes.Buffer
-	if err := r.Text(&out); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	out := text(t, r)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if want := "REPRODUCED " + recipeHash + " (1 benchmark within ±0.030)"; lines[len(lines)-1] != want {
-		t.Fatalf("last line %q, want %q\n%s", lines[len(lines)-1], want, out.String())
+		t.Fatalf("last line %q, want %q\n%s", lines[len(lines)-1], want, out)
+	}
+	if !strings.Contains(out, "REPRODUCED   gsm8k        pass@1 0.7000 → 0.7000  Δ +0.0000  90% [-0.0077, +0.0077]  equivalence p = ") {
+		t.Fatalf("benchmark line:\n%s", out)
 	}
 }
 
-// Eight identical items: half-width z·sqrt(2)/10 = 0.2772, far past
-// ±0.03. The interval needs n+2 ≥ z·sqrt(2)/0.03 = 92.39, so n = 91.
+// Eight identical items: 95% half-width z·sqrt(2)/10 = 0.2772, and the
+// equivalence (90%) one 1.644854·1.414214/10 = 0.2326, far past ±0.03.
+// The equivalence interval needs n+2 > 1.644854·sqrt(2)/0.03 = 77.54, so
+// n = 76 (the 95% interval would have needed 91).
 func TestIdentical8Inconclusive(t *testing.T) {
 	rw := binary(8, func(i int) bool { return i%2 == 0 })
 	pub := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
@@ -168,13 +191,16 @@ func TestIdentical8Inconclusive(t *testing.T) {
 	if !near(half, 0.2772, 1e-4) || !near(b.CI.Hi, half, 1e-12) || !near(b.CI.Lo, -half, 1e-12) {
 		t.Fatalf("ci = %+v, want ±%v", b.CI, half)
 	}
-	if b.ItemsNeeded != 91 {
-		t.Fatalf("items needed %d, want 91", b.ItemsNeeded)
+	if !near(b.Equivalence.Hi, 0.2326, 1e-4) {
+		t.Fatalf("equivalence = %+v", b.Equivalence)
+	}
+	if b.ItemsNeeded != 76 {
+		t.Fatalf("items needed %d, want 76", b.ItemsNeeded)
 	}
 	if b.RepeatsNeeded != 0 {
 		t.Fatalf("repeats needed %d: no item differs, repeats cannot help", b.RepeatsNeeded)
 	}
-	if !strings.Contains(reasons(b), "about 91 paired items (now 8)") {
+	if !strings.Contains(reasons(b), "about 76 paired items (now 8)") {
 		t.Fatalf("reasons %q", b.Reasons)
 	}
 }
@@ -257,14 +283,25 @@ func TestDatasetDigestDifferent(t *testing.T) {
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw, meta: map[string]string{results.MetaDataset: "sha256:other-data"}})
 	r := mustCompare(t, pub, nw)
 	b := r.Benchmarks[0]
-	if r.Verdict != Different || b.Verdict != Different {
+	if r.Verdict != Different || b.Verdict != Different || r.ExitCode() != 1 {
 		t.Fatalf("verdict %s: %q", b.Verdict, b.Reasons)
 	}
-	if !strings.Contains(b.Reasons[0], "dataset digest: sha256:data-gsm8k → sha256:other-data") {
-		t.Fatalf("reasons %q", b.Reasons)
+	// Not comparable, apart from the numbers: those alone reproduce.
+	if fmt.Sprint(b.NotComparable) != "[dataset digest]" || b.Statistics != Reproduced {
+		t.Fatalf("not comparable %q, statistics %s", b.NotComparable, b.Statistics)
+	}
+	if strings.Contains(reasons(b), "sha256:other-data") {
+		t.Fatalf("provenance among the statistical reasons: %q", b.Reasons)
 	}
 	if len(r.Provenance) != 1 || !r.Provenance[0].Methodology || r.Provenance[0].Field != "dataset digest" {
 		t.Fatalf("provenance = %+v", r.Provenance)
+	}
+	out := text(t, r)
+	nc := strings.Index(out, "    not comparable: the dataset digest differs")
+	prov := strings.Index(out, "provenance differences")
+	digest := strings.Index(out, "    gsm8k: dataset digest: sha256:data-gsm8k → sha256:other-data (methodology: not comparable)")
+	if nc < 0 || prov < 0 || digest < prov || !strings.Contains(out, "whose verdict alone would be REPRODUCED") {
+		t.Fatalf("text:\n%s", out)
 	}
 }
 
@@ -273,13 +310,18 @@ func TestModelAndSimulatedDifferent(t *testing.T) {
 	pub := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw, meta: map[string]string{results.MetaModel: "other/model"}})
 	r := mustCompare(t, pub, nw)
-	if r.Verdict != Different || !strings.Contains(reasons(r.Benchmarks[0]), "model: meta/llama-3.1-8b-instruct → other/model") {
-		t.Fatalf("%s: %q", r.Verdict, r.Benchmarks[0].Reasons)
+	if r.Verdict != Different || fmt.Sprint(r.Benchmarks[0].NotComparable) != "[model]" ||
+		len(r.Provenance) != 1 || r.Provenance[0].Text() != "model: meta/llama-3.1-8b-instruct → other/model (methodology: not comparable)" {
+		t.Fatalf("%s: %q %+v", r.Verdict, r.Benchmarks[0].NotComparable, r.Provenance)
+	}
+	if r.Reasons[0] != "1 of 1 benchmark different: gsm8k (not comparable)" {
+		t.Fatalf("reasons %q", r.Reasons)
 	}
 	nw = writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw, meta: map[string]string{results.MetaSimulated: "true"}})
 	r = mustCompare(t, pub, nw)
-	if r.Verdict != Different || !strings.Contains(reasons(r.Benchmarks[0]), "answers from: real endpoint → simulated endpoint") {
-		t.Fatalf("%s: %q", r.Verdict, r.Benchmarks[0].Reasons)
+	if r.Verdict != Different || fmt.Sprint(r.Benchmarks[0].NotComparable) != "[answers from]" ||
+		r.Provenance[0].Text() != "answers from: real endpoint → simulated endpoint (methodology: not comparable)" {
+		t.Fatalf("%s: %q %+v", r.Verdict, r.Benchmarks[0].NotComparable, r.Provenance)
 	}
 }
 
@@ -290,8 +332,8 @@ func TestUnrecordedMethodologyNotDecided(t *testing.T) {
 	pub := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw, meta: map[string]string{results.MetaScoring: ""}})
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
 	r := mustCompare(t, pub, nw)
-	if r.Verdict != Reproduced || !strings.Contains(reasons(r.Benchmarks[0]), "scoring version is not recorded in the published run") {
-		t.Fatalf("%s: %q", r.Verdict, r.Benchmarks[0].Reasons)
+	if r.Verdict != Reproduced || len(r.Notes) != 1 || r.Notes[0] != "gsm8k: scoring version is not recorded in the published run: not checked" {
+		t.Fatalf("%s: %q", r.Verdict, r.Notes)
 	}
 }
 
@@ -366,16 +408,16 @@ func TestNeededSizesFromFormula(t *testing.T) {
 		t.Fatalf("verdict %s: %q", b.Verdict, b.Reasons)
 	}
 	// With mean 0 the centre is 0; var_pop' = (n·0.1 + 2)/(n+2), so the
-	// half-width is z·sqrt(0.1n + 2)/(n+2).
-	halfN := func(n float64) float64 { return z * math.Sqrt(0.1*n+2) / (n + 2) }
-	if n := float64(b.ItemsNeeded); halfN(n) > 0.03 || halfN(n-1) <= 0.03 {
+	// equivalence (90%) half-width is z90·sqrt(0.1n + 2)/(n+2).
+	halfN := func(n float64) float64 { return z90 * math.Sqrt(0.1*n+2) / (n + 2) }
+	if n := float64(b.ItemsNeeded); halfN(n) >= 0.03 || halfN(n-1) < 0.03 {
 		t.Fatalf("items needed %d: half-width %v there, %v one fewer", b.ItemsNeeded, halfN(n), halfN(n-1))
 	}
 	// Repeats K on 40 items: the items' variance 0.1/K, half-width
-	// z·sqrt((4/K + 2)/42)/sqrt(42). Its floor, K → ∞, is
-	// z·sqrt(2)/42 = 0.066 > 0.03: repeats alone cannot decide it.
+	// z90·sqrt((4/K + 2)/42)/sqrt(42). Its floor, K → ∞, is
+	// z90·sqrt(2)/42 = 0.055 > 0.03: repeats alone cannot decide it.
 	if b.RepeatsNeeded != 0 {
-		t.Fatalf("repeats needed %d, want 0 (the floor z·√2/42 = %v > 0.03)", b.RepeatsNeeded, z*math.Sqrt2/42)
+		t.Fatalf("repeats needed %d, want 0 (the floor z90·√2/42 = %v > 0.03)", b.RepeatsNeeded, z90*math.Sqrt2/42)
 	}
 }
 
@@ -438,8 +480,12 @@ func TestProvenanceDifferencesListed(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("differences\n got %v\nwant %v", got, want)
 	}
-	if !strings.Contains(reasons(r.Benchmarks[0]), "serving engine: vllm 0.6.3 → vllm 0.7.1") {
-		t.Fatalf("reasons %q", r.Benchmarks[0].Reasons)
+	if strings.Contains(reasons(r.Benchmarks[0]), "serving engine") {
+		t.Fatalf("provenance among the statistical reasons: %q", r.Benchmarks[0].Reasons)
+	}
+	out := text(t, r)
+	if !strings.Contains(out, "\n    gsm8k: serving engine: vllm 0.6.3 → vllm 0.7.1\n") {
+		t.Fatalf("text:\n%s", out)
 	}
 
 	// A published run from before provenance records: one note, no
@@ -451,8 +497,8 @@ func TestProvenanceDifferencesListed(t *testing.T) {
 			t.Errorf("unexpected difference %+v", d)
 		}
 	}
-	if !strings.Contains(reasons(r.Benchmarks[0]), "the published run records no serving provenance") {
-		t.Fatalf("reasons %q", r.Benchmarks[0].Reasons)
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "gsm8k: the published run records no serving provenance") {
+		t.Fatalf("notes %q", r.Notes)
 	}
 }
 
@@ -469,8 +515,9 @@ func TestSingleBenchmarkDirsAndRendering(t *testing.T) {
 	if err := r.Markdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Reproduction of `" + recipeHash + "`: DIFFERENT", "| gsm8k | **DIFFERENT** | pass@1 | 0.7000 | 0.7000 |",
-		"| gsm8k | dataset digest | `sha256:data-gsm8k` | `sha256:x\\|y` | **methodology** |"} {
+	for _, want := range []string{"# Reproduction of `" + recipeHash + "`: DIFFERENT",
+		"| gsm8k | **DIFFERENT** (not comparable) | REPRODUCED | pass@1 | 0.7000 | 0.7000 | +0.0000 | [-0.0092, +0.0092] | [-0.0077, +0.0077] |",
+		"| gsm8k | dataset digest | `sha256:data-gsm8k` | `sha256:x\\|y` | **methodology** (not comparable) |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
@@ -483,7 +530,7 @@ func TestSingleBenchmarkDirsAndRendering(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"report_version", "verdict", "recipe_hash", "published", "new", "margin", "benchmarks", "provenance_differences", "reasons"} {
+	for _, k := range []string{"report_version", "verdict", "recipe_hash", "published", "new", "margin", "holm_family", "benchmarks", "provenance_differences", "reasons"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, data)
 		}
@@ -492,8 +539,14 @@ func TestSingleBenchmarkDirsAndRendering(t *testing.T) {
 	if ci := bm["ci"].(map[string]any); ci["method"] != "adjusted_paired" {
 		t.Errorf("ci = %v", ci)
 	}
-	if test := bm["test"].(map[string]any); test["name"] != TestMcNemar {
+	if test := bm["test"].(map[string]any); test["name"] != TestMcNemar || test["p_holm"] != 1.0 {
 		t.Errorf("test = %v", test)
+	}
+	if eq := bm["equivalence"].(map[string]any); eq["name"] != TestTOST || eq["level"] != 0.9 || eq["margin"] != 0.03 {
+		t.Errorf("equivalence = %v", eq)
+	}
+	if bm["statistics"] != Reproduced || fmt.Sprint(bm["not_comparable"]) != "[dataset digest]" {
+		t.Errorf("benchmark = %v", bm)
 	}
 }
 

@@ -13,15 +13,16 @@ const (
 	maxRepeats = 1000
 )
 
-// adjusted is the adjusted paired interval on mean(d): the n differences
-// plus two pseudo-items d = +1 and d = −1, mean' = Σd/(n+2),
-// SE' = sqrt(var_pop(d')/(n+2)), mean' ± z·SE'. For binary rewards with one
+// adjusted is the centre and standard error of the adjusted paired
+// interval on mean(d): the n differences plus two pseudo-items d = +1 and
+// d = −1, mean' = Σd/(n+2), SE' = sqrt(var_pop(d')/(n+2)); the interval is
+// mean' ± z·SE'. For binary rewards with one
 // repeat it is Bonett & Price's (2012) adjusted Wald interval for paired
 // proportions: the pseudo-items add one discordant pair each way, so
 // p̃12 = (n12+1)/(n+2), p̃21 = (n21+1)/(n+2), mean' = p̃21 − p̃12 and
 // var_pop(d') = p̃12 + p̃21 − (p̃21 − p̃12)². The adjustment keeps two
 // runs that agree on every item from an interval of [0, 0].
-func adjusted(d []float64, z float64) (center, se float64) {
+func adjusted(d []float64) (center, se float64) {
 	var s, q float64
 	for _, x := range d {
 		s += x
@@ -47,15 +48,18 @@ func adjustedMoments(n, m, v float64) (center, se float64) {
 	return center, math.Sqrt(vp / (n + 2))
 }
 
-// within reports whether the adjusted interval of n differences of mean m
-// and population variance v lies inside [−margin, +margin].
+// within reports whether the adjusted interval at z of n differences of
+// mean m and population variance v lies strictly inside ±margin: with
+// z = z₁₋α, whether the equivalence test (TOST) would reject at α, as
+// tost's p < α does.
 func within(n, m, v, z, margin float64) bool {
 	c, se := adjustedMoments(n, m, v)
-	return math.Abs(c)+z*se <= margin
+	return math.Abs(c)+z*se < margin
 }
 
 // itemsNeeded is the smallest number of paired items whose adjusted
-// interval would lie within ±margin, if the per-item differences kept
+// interval at z would lie within ±margin (with z = z₁₋α, the equivalence
+// test would reject at α), if the per-item differences kept
 // their observed mean and spread (and the pseudo-items their weight): 0
 // when no number does (the observed mean difference is itself at or past
 // the margin) or more than maxItems would be needed.
