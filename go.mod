@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cuelang.org/go v0.17.1
 	github.com/Masterminds/sprig/v3 v3.3.0
+	github.com/abadojack/whatlanggo v1.0.1
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sashabaranov/go-openai v1.43.0

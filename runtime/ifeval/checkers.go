@@ -175,10 +175,7 @@ func responseLanguage(a args, _ string) (checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(v string) bool {
-		got := DetectLanguage(v)
-		return got == "" || got == lang
-	}, nil
+	return func(v string) bool { return languageFollowed(DetectLanguage(v), lang) }, nil
 }
 
 // NumberOfSentences: nltk's Punkt (English) sentence count compared.
