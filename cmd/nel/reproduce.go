@@ -133,20 +133,28 @@ func fetchVerified(ctx context.Context, st store.Store, hash, dest string, extra
 
 const reproduceHelp = `Reproduces a published number from its recipe hash alone: fetches the
 recipe (verified as nel fetch does) and its published run, runs the recipe
-again, and compares the new run with the published one, per benchmark:
-the difference with its 95% interval (paired by item; adjusted so that a
-few items never look certain), a two-sided test of consistency (exact
-McNemar for binary rewards, else a sign-flip permutation test), and the
-provenance that differs (model, serving engine and version, GPU, nel
-version, dataset digests).
+again, and compares the new run with the published one, per benchmark,
+paired by item: the difference new − published with an adjusted interval
+(Bonett–Price for binary rewards, so that a few items never look
+certain), an equivalence test (two one-sided tests, TOST, at α = 0.05:
+the 90% interval inside ±--margin), a two-sided test of a difference
+(exact McNemar for binary rewards, else a sign-flip permutation test),
+and, apart from the statistics, the provenance that differs (model,
+serving engine and version, GPU, nel version, dataset digests).
 
-Verdict, per benchmark and overall:
-  DIFFERENT     the test rejects consistency, or the methodology or the
-                model differs (benchmark hash, dataset digest, scoring
-                version, model id)
-  REPRODUCED    consistent, and the whole interval lies within ±--margin
-  INCONCLUSIVE  consistent but too uncertain to say (it says how many items
-                would decide), or a benchmark was not reproduced
+Verdict, per benchmark, equivalence first:
+  REPRODUCED    the equivalence test shows the difference within ±--margin
+                (even when it is significant: the same within the margin)
+  DIFFERENT     not shown within the margin and the two-sided test is
+                significant; or the runs are not comparable: the
+                methodology or the model differs (benchmark hash, dataset
+                digest, scoring version, model id), whatever the numbers
+  INCONCLUSIVE  neither: it says how many items (or repeats) would show it
+                within the margin; or a benchmark was not reproduced
+With several benchmarks both families of p-values are Holm-adjusted, so
+that the chance of any false REPRODUCED, and of any false DIFFERENT, stays
+at most α across the run. Overall: DIFFERENT if any benchmark is, else
+INCONCLUSIVE if any is, else REPRODUCED.
 
 How the recipe runs:
   (default)         on this machine, as nel run does (process services are
@@ -187,7 +195,7 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	runF := fs.String("run", "", "compare this finished run `DIR` instead of running")
 	runID := fs.String("run-id", "", "the published run to compare with (default the newest)")
 	outF := fs.String("o", "", "working directory (default ./reproduce-<12 hex digits>)")
-	margin := fs.Float64("margin", reproduce.DefaultOptions().Margin, "largest difference (absolute reward) that still counts as reproduced")
+	margin := fs.Float64("margin", reproduce.DefaultOptions().Margin, "largest difference (absolute reward) that still counts as the same result")
 	format := fs.String("f", "text", "output: text, markdown or json")
 	tokenEnv := fs.String("token-env", "NEL_STORE_TOKEN", "environment variable holding a bearer token for an http(s) store")
 	verbose := fs.Bool("v", false, "log what each shard does")

@@ -430,20 +430,20 @@ func (b *Benchmark) decide(d []float64, m int, threshold float64, opts Options) 
 	}
 	interval := fmt.Sprintf("the %.4g%% interval [%+.4f, %+.4f]", 100*e.Level, e.Lo, e.Hi)
 	equiv := fmt.Sprintf("equivalence (TOST) %s", holm(e.P, e.PHolm))
-	diff := fmt.Sprintf("%s (%s)", t.describe(), holm(t.P, t.PHolm))
+	diff := fmt.Sprintf("%s, %s", t.describe(), holm(t.P, t.PHolm))
 	switch {
 	case e.PHolm < opts.Alpha:
 		b.Statistics = Reproduced
 		b.Reasons = append(b.Reasons, fmt.Sprintf("within ±%g: %s lies inside it; %s < α = %g", opts.Margin, interval, equiv, opts.Alpha))
 		if t.PHolm < opts.Alpha {
-			b.Reasons = append(b.Reasons, fmt.Sprintf("the difference is significant, %s, but smaller than the margin: reproduced", diff))
+			b.Reasons = append(b.Reasons, fmt.Sprintf("the difference is significant (%s) but smaller than the margin: reproduced", diff))
 		}
 	case t.PHolm < opts.Alpha:
 		b.Statistics = Different
 		b.Reasons = append(b.Reasons, fmt.Sprintf("the runs differ: %s < α = %g, and %s reaches past ±%g (%s)", diff, opts.Alpha, interval, opts.Margin, equiv))
 	default:
 		b.Statistics = Inconclusive
-		b.Reasons = append(b.Reasons, fmt.Sprintf("not shown within ±%g: %s reaches past it (%s ≥ α = %g); no significant difference: %s",
+		b.Reasons = append(b.Reasons, fmt.Sprintf("not shown within ±%g: %s reaches past it (%s ≥ α = %g); no significant difference (%s)",
 			opts.Margin, interval, equiv, opts.Alpha, diff))
 	}
 	b.Verdict = b.Statistics
