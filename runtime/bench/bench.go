@@ -42,6 +42,9 @@ type Item struct {
 	Meta map[string]any
 	// Content is what ID hashes: the dataset's own content for this item.
 	Content map[string]any
+	// Origin says where the item is in its dataset, for messages:
+	// "test.jsonl:12" (file and line), or "x.parquet record 12".
+	Origin string
 }
 
 // Score is the verdict on one response.
@@ -96,6 +99,10 @@ type Loader interface {
 type Set struct {
 	Items    []Item
 	Datasets []*dataset.Dataset
+	// Duplicates are the items whose content repeats an earlier item's:
+	// each is evaluated (under its own ID), so the repeated question
+	// weighs more in the score than the others.
+	Duplicates []Duplicate
 }
 
 // Benchmark is one built-in benchmark.
@@ -112,6 +119,9 @@ type Benchmark struct {
 	// Load reads the data (params["data_path"] replaces Source) and
 	// prepares the items, in dataset order, IDs assigned.
 	Load func(ctx context.Context, l Loader, params map[string]any) (*Set, error)
+	// ExtraData names the params besides data_path that name a dataset
+	// spec the benchmark reads (a few-shot pool's train_path).
+	ExtraData []string
 	// Score scores a response (reasoning already split off) to it.
 	Score func(it *Item, response string) Score
 	// ScoreEnv, when set, is used instead of Score by the runtime: a

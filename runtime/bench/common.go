@@ -42,6 +42,16 @@ func Names() []string {
 	return out
 }
 
+// DataParams lists the params of benchmark name that name a dataset spec:
+// data_path, which every benchmark takes, and its ExtraData.
+func DataParams(name string) []string {
+	out := []string{"data_path"}
+	if b, ok := Lookup(name); ok {
+		out = append(out, b.ExtraData...)
+	}
+	return out
+}
+
 // DataPath returns params["data_path"], the local file, directory or
 // dataset spec that replaces a benchmark's default Source.
 func DataPath(params map[string]any) (string, bool, error) {
@@ -58,21 +68,28 @@ func DataPath(params map[string]any) (string, bool, error) {
 
 // row is one record and the file it came from.
 type row struct {
-	rec  dataset.Record
-	part string
-	spec string
+	rec    dataset.Record
+	part   string
+	spec   string
+	origin string // file and line (dataset.Part.Where)
 }
 
 func rowsOf(dss ...*dataset.Dataset) []row {
 	var out []row
 	for _, ds := range dss {
 		for _, p := range ds.Parts {
-			for _, r := range p.Records {
-				out = append(out, row{rec: r, part: p.Name, spec: ds.Spec})
+			for i, r := range p.Records {
+				out = append(out, row{rec: r, part: p.Name, spec: ds.Spec, origin: p.Where(i)})
 			}
 		}
 	}
 	return out
+}
+
+// located marks it as made from r: where it is in its dataset.
+func (r row) located(it Item) Item {
+	it.Origin = r.origin
+	return it
 }
 
 // where names a row in errors.
@@ -203,8 +220,8 @@ func finish(items []Item, dss ...*dataset.Dataset) *Set {
 	for i := range items {
 		items[i].Index = i
 	}
-	AssignIDs(items)
-	return &Set{Items: items, Datasets: dss}
+	dups := AssignIDs(items)
+	return &Set{Items: items, Datasets: dss, Duplicates: dups}
 }
 
 // load loads the data_path param if given, else each default spec.

@@ -91,10 +91,11 @@ func drop() *Benchmark {
 		train = "hf://ucinlp/drop?split=train"
 	)
 	return &Benchmark{
-		Name:     "drop",
-		Category: "Reading comprehension",
-		Source:   src,
-		Scorer:   "fuzzy_match",
+		Name:      "drop",
+		Category:  "Reading comprehension",
+		Source:    src,
+		Scorer:    "fuzzy_match",
+		ExtraData: []string{"train_path"},
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {
@@ -167,9 +168,9 @@ func drop() *Benchmark {
 				b.WriteString("\n# Your Task\n")
 				fmt.Fprintf(&b, "\n---\n%s %s", p, q)
 				b.WriteString(dropFooter)
-				items = append(items, userItem(0, "", b.String(), answers[0],
+				items = append(items, r.located(userItem(0, "", b.String(), answers[0],
 					map[string]any{"correct_answers": answers},
-					map[string]any{"passage": p, "question": q, "answers": anyList(answers)}))
+					map[string]any{"passage": p, "question": q, "answers": anyList(answers)})))
 			}
 			return finish(items, all...), nil
 		},

@@ -47,8 +47,8 @@ func gsm8k() *Benchmark {
 				if m := target.FindStringSubmatch(raw); m != nil {
 					exp = strings.ReplaceAll(score.PyStrip(m[1]), ",", "")
 				}
-				items = append(items, userItem(0, "", gsm8kPrompt+q, exp, nil,
-					map[string]any{"question": q, "answer": raw}))
+				items = append(items, r.located(userItem(0, "", gsm8kPrompt+q, exp, nil,
+					map[string]any{"question": q, "answer": raw})))
 			}
 			return finish(items, dss...), nil
 		},

@@ -79,7 +79,7 @@ func humaneval() *Benchmark {
 				}
 				meta := map[string]any{"task_id": f[0], "prompt": f[1], "test": f[3], "entry_point": f[4], "timeout": timeout}
 				content := map[string]any{"task_id": f[0], "prompt": f[1], "canonical_solution": f[2], "test": f[3], "entry_point": f[4]}
-				items = append(items, userItem(0, "", humanevalPrompt+f[1], f[2], meta, content))
+				items = append(items, r.located(userItem(0, "", humanevalPrompt+f[1], f[2], meta, content)))
 			}
 			return finish(items, dss...), nil
 		},

@@ -32,7 +32,7 @@ func ifevalBench() *Benchmark {
 				if err != nil {
 					return nil, fmt.Errorf("ifeval: %w", err)
 				}
-				items = append(items, it)
+				items = append(items, r.located(it))
 			}
 			return finish(items, dss...), nil
 		},

@@ -48,9 +48,9 @@ func math500() *Benchmark {
 				if v, _, ok := field(r.rec, "level"); ok {
 					level = text(v)
 				}
-				items = append(items, userItem(0, cat, math500Prompt+p, ans,
+				items = append(items, r.located(userItem(0, cat, math500Prompt+p, ans,
 					map[string]any{"level": level},
-					map[string]any{"problem": p, "answer": ans, "subject": cat, "level": level}))
+					map[string]any{"problem": p, "answer": ans, "subject": cat, "level": level})))
 			}
 			return finish(items, dss...), nil
 		},

@@ -68,8 +68,8 @@ func mgsm() *Benchmark {
 						lang = mgsmLangs[di] // Hub: one spec per language
 					}
 					g := langRows{lang: lang}
-					for _, rec := range p.Records {
-						g.rows = append(g.rows, row{rec: rec, part: p.Name, spec: ds.Spec})
+					for i, rec := range p.Records {
+						g.rows = append(g.rows, row{rec: rec, part: p.Name, spec: ds.Spec, origin: p.Where(i)})
 					}
 					groups = append(groups, g)
 				}
@@ -115,9 +115,9 @@ func mgsm() *Benchmark {
 					// (so 150 is stored as "15"; numeric_match strips the
 					// response's number the same way).
 					exp := strings.TrimRight(strings.TrimRight(num, "0"), ".")
-					items = append(items, userItem(0, lang, prefix+q, exp,
+					items = append(items, r.located(userItem(0, lang, prefix+q, exp,
 						map[string]any{"answer_number": num, "language": lang},
-						map[string]any{"question": q, "answer": num, "language": lang}))
+						map[string]any{"question": q, "answer": num, "language": lang})))
 					i++
 				}
 			}

@@ -112,7 +112,7 @@ func mmlu() *Benchmark {
 				if err != nil {
 					return nil, fmt.Errorf("mmlu: %w", err)
 				}
-				items = append(items, it)
+				items = append(items, r.located(it))
 			}
 			return finish(items, dss...), nil
 		},
@@ -277,9 +277,10 @@ func mmluProStyle(params map[string]any) (string, int, error) {
 func mmluPro() *Benchmark {
 	const src = "hf://TIGER-Lab/MMLU-Pro?split=test"
 	return multichoice(&Benchmark{
-		Name:     "mmlu_pro",
-		Category: "Knowledge",
-		Source:   src,
+		Name:      "mmlu_pro",
+		Category:  "Knowledge",
+		Source:    src,
+		ExtraData: []string{"fewshot_path"},
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			style, k, err := mmluProStyle(params)
 			if err != nil {
@@ -328,13 +329,13 @@ func mmluPro() *Benchmark {
 					}
 					cotExample(&b, mr, false)
 					n := len(officialOptions(mr.options))
-					items = append(items, userItem(0, mr.category, b.String(), mr.answer,
-						map[string]any{"letters": score.DefaultLetters[:n], "prompt_style": style}, content))
+					items = append(items, r.located(userItem(0, mr.category, b.String(), mr.answer,
+						map[string]any{"letters": score.DefaultLetters[:n], "prompt_style": style}, content)))
 					continue
 				}
 				padded := append(append([]string(nil), mr.options...), make([]string, 10-len(mr.options))...)
-				items = append(items, userItem(0, mr.category, choicePrompt(mmluProHead, mr.question, padded), mr.answer,
-					map[string]any{"letters": score.DefaultLetters[:len(mr.options)]}, content))
+				items = append(items, r.located(userItem(0, mr.category, choicePrompt(mmluProHead, mr.question, padded), mr.answer,
+					map[string]any{"letters": score.DefaultLetters[:len(mr.options)]}, content)))
 			}
 			return finish(items, all...), nil
 		},
@@ -443,8 +444,8 @@ func gpqa() *Benchmark {
 						break
 					}
 				}
-				items = append(items, userItem(0, f[5], choicePrompt(gpqaHead, f[0], shuffled), letter,
-					map[string]any{"choices": anyList(shuffled), "letters": "ABCD"}, content))
+				items = append(items, r.located(userItem(0, f[5], choicePrompt(gpqaHead, f[0], shuffled), letter,
+					map[string]any{"choices": anyList(shuffled), "letters": "ABCD"}, content)))
 			}
 			return finish(items, dss...), nil
 		},

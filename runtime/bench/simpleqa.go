@@ -45,8 +45,8 @@ func simpleqa() *Benchmark {
 						topic = m[1]
 					}
 				}
-				items = append(items, userItem(0, topic, p, a, nil,
-					map[string]any{"problem": p, "answer": a}))
+				items = append(items, r.located(userItem(0, topic, p, a, nil,
+					map[string]any{"problem": p, "answer": a})))
 			}
 			return finish(items, dss...), nil
 		},

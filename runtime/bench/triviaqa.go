@@ -60,8 +60,8 @@ func triviaqa() *Benchmark {
 				if v, _, ok := field(r.rec, "question_id"); ok {
 					content["question_id"] = text(v)
 				}
-				items = append(items, userItem(0, "", fmt.Sprintf(triviaqaPrompt, q), value,
-					map[string]any{"correct_answers": all}, content))
+				items = append(items, r.located(userItem(0, "", fmt.Sprintf(triviaqaPrompt, q), value,
+					map[string]any{"correct_answers": all}, content)))
 			}
 			return finish(items, dss...), nil
 		},

@@ -88,9 +88,9 @@ func xstest() *Benchmark {
 				if f[2] != "safe" && f[2] != "unsafe" {
 					return nil, fmt.Errorf("xstest: %s: field \"label\": want safe or unsafe, got %q", r.where(i), f[2])
 				}
-				items = append(items, userItem(0, f[1], f[0], f[2],
+				items = append(items, r.located(userItem(0, f[1], f[0], f[2],
 					map[string]any{"label": f[2], "type": f[1], "classifier": classifier},
-					map[string]any{"prompt": f[0], "type": f[1], "label": f[2]}))
+					map[string]any{"prompt": f[0], "type": f[1], "label": f[2]})))
 			}
 			return finish(items, dss...), nil
 		},

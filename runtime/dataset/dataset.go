@@ -3,6 +3,8 @@
 // Face Hub into a local cache. It records the sha256 of every byte it read.
 package dataset
 
+import "fmt"
+
 // Record is one dataset row. Values are string, json.Number (JSON numbers),
 // int64, float64, bool, nil, []any or map[string]any.
 type Record = map[string]any
@@ -26,6 +28,19 @@ type Part struct {
 	Name    string
 	SHA256  string
 	Records []Record
+	// Lines holds, for line-oriented files (JSONL, CSV, TSV), the line
+	// each record starts on, so that messages can point into the file;
+	// nil for the other formats.
+	Lines []int
+}
+
+// Where names record i of p for a person: "data.jsonl:12" where the format
+// has lines, else "data.parquet record 12" (1-based).
+func (p *Part) Where(i int) string {
+	if i < len(p.Lines) {
+		return fmt.Sprintf("%s:%d", p.Name, p.Lines[i])
+	}
+	return fmt.Sprintf("%s record %d", p.Name, i+1)
 }
 
 // LoadOptions adjust how files are parsed.

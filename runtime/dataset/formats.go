@@ -50,78 +50,137 @@ func isGzip(name string) bool {
 	return strings.HasSuffix(strings.ToLower(name), ".gz")
 }
 
-// parseFile parses data, the bytes of the file at path, by its extension.
-func parseFile(path string, data []byte, opts LoadOptions) ([]Record, error) {
+// MaxLineBytes is the most a line of a JSONL file may hold. A longer line
+// is refused with its number, before it is read whole: one runaway line
+// (a 50 MB base64 blob) must not cost the loader a gigabyte. Real items,
+// long-context ones included, are far below it.
+const MaxLineBytes = 32 << 20
+
+// parseFile parses r, the bytes of the file at path, by its extension. It
+// returns the records and, for line-oriented formats (JSONL, CSV, TSV), the
+// line each record starts on (nil otherwise). JSONL is read line by line;
+// the other formats are read whole.
+func parseFile(path string, r io.Reader, opts LoadOptions) ([]Record, []int, error) {
 	f, ok := formatOf(filepath.Base(path))
 	if !ok {
-		return nil, fmt.Errorf("dataset %s: unknown file type (%s)", path, supportedList())
+		return nil, nil, fmt.Errorf("dataset %s: unknown file type (%s)", path, supportedList())
 	}
-	if len(data) == 0 {
-		return nil, fmt.Errorf("dataset %s: empty file", path)
+	br := bufio.NewReaderSize(r, 64<<10)
+	if _, err := br.Peek(1); err == io.EOF {
+		return nil, nil, fmt.Errorf("dataset %s: empty file", path)
 	}
+	in := io.Reader(br)
 	if isGzip(path) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
+		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("dataset %s: gunzip: %w", path, err)
+			return nil, nil, fmt.Errorf("dataset %s: gunzip: %w", path, err)
 		}
-		raw, err := io.ReadAll(zr)
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("dataset %s: gunzip: truncated gzip data: %w", path, err)
-			}
-			return nil, fmt.Errorf("dataset %s: gunzip: %w", path, err)
+		zbr := bufio.NewReaderSize(gunzipErrors{zr}, 64<<10)
+		if _, err := zbr.Peek(1); err == io.EOF {
+			return nil, nil, fmt.Errorf("dataset %s: empty file (after gunzip)", path)
 		}
-		if len(raw) == 0 {
-			return nil, fmt.Errorf("dataset %s: empty file (after gunzip)", path)
-		}
-		data = raw
+		in = zbr
 	}
 	var (
-		recs []Record
-		err  error
+		recs  []Record
+		lines []int
+		err   error
 	)
-	switch f {
-	case fmtJSONL:
-		recs, err = parseJSONL(data)
-	case fmtJSON:
-		recs, err = parseJSON(data)
-	case fmtCSV:
-		recs, err = parseCSV(data, ',', opts.Columns)
-	case fmtTSV:
-		recs, err = parseCSV(data, '\t', opts.Columns)
-	case fmtParquet:
-		recs, err = parseParquet(data)
+	if f == fmtJSONL {
+		recs, lines, err = parseJSONL(in)
+	} else {
+		var data []byte
+		if data, err = io.ReadAll(in); err != nil {
+			return nil, nil, fmt.Errorf("dataset %s: %w", path, err)
+		}
+		switch f {
+		case fmtJSON:
+			recs, err = parseJSON(data)
+		case fmtCSV:
+			recs, lines, err = parseCSV(data, ',', opts.Columns)
+		case fmtTSV:
+			recs, lines, err = parseCSV(data, '\t', opts.Columns)
+		case fmtParquet:
+			recs, err = parseParquet(data)
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", path, err)
+		return nil, nil, fmt.Errorf("dataset %s: %w", path, err)
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("dataset %s: no records", path)
+		return nil, nil, fmt.Errorf("dataset %s: no records", path)
 	}
-	return recs, nil
+	return recs, lines, nil
 }
 
-// parseJSONL reads one JSON object per line; blank lines are skipped.
-func parseJSONL(data []byte) ([]Record, error) {
-	var recs []Record
-	r := bufio.NewReader(bytes.NewReader(data))
+// gunzipErrors words the errors of a gzip stream as such: a truncated
+// file reads as "gunzip: truncated gzip data" wherever the parser was.
+type gunzipErrors struct{ r io.Reader }
+
+func (g gunzipErrors) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	switch {
+	case err == nil, err == io.EOF:
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = fmt.Errorf("gunzip: truncated gzip data: %w", err)
+	default:
+		err = fmt.Errorf("gunzip: %w", err)
+	}
+	return n, err
+}
+
+// parseJSONL reads one JSON object per line; blank lines are skipped. It
+// holds one line at a time, and refuses a line above MaxLineBytes as soon
+// as it has read that much of it.
+func parseJSONL(r io.Reader) ([]Record, []int, error) {
+	var (
+		recs  []Record
+		lines []int
+		buf   []byte
+	)
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
 	for line := 1; ; line++ {
-		b, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			rec, derr := decodeObject(b)
+		buf = buf[:0]
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if len(buf)+len(chunk) > MaxLineBytes {
+				return nil, nil, fmt.Errorf("line %d: longer than %d MiB, the most a dataset line may hold", line, MaxLineBytes>>20)
+			}
+			if len(buf)+len(chunk) > cap(buf) {
+				// Grow by doubling: append's gentler growth for large
+				// slices would allocate five times a long line.
+				grown := make([]byte, len(buf), min(max(2*cap(buf), len(buf)+len(chunk)), MaxLineBytes))
+				copy(grown, buf)
+				buf = grown
+			}
+			buf = append(buf, chunk...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			// A read error (a truncated gzip stream) explains a cut line
+			// better than the JSON error the cut would give.
+			return nil, nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if len(bytes.TrimSpace(buf)) > 0 {
+			rec, derr := decodeObject(buf)
 			if derr != nil {
-				return nil, fmt.Errorf("line %d: %w", line, derr)
+				return nil, nil, fmt.Errorf("line %d: %w", line, derr)
 			}
 			recs = append(recs, rec)
+			lines = append(lines, line)
 		}
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
 	}
-	return recs, nil
+	return recs, lines, nil
 }
 
 // decodeObject decodes b, which must hold exactly one JSON object. Numbers
@@ -224,7 +283,7 @@ func allObjects(a []any) bool {
 // parseCSV reads comma- or tab-separated values. The first row is the
 // header unless columns is set. Tab-separated files are read with lazy
 // quotes: real TSVs (MGSM) have bare quotes inside fields.
-func parseCSV(data []byte, comma rune, columns []string) ([]Record, error) {
+func parseCSV(data []byte, comma rune, columns []string) ([]Record, []int, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comma = comma
@@ -236,40 +295,45 @@ func parseCSV(data []byte, comma rune, columns []string) ([]Record, error) {
 	if len(header) == 0 {
 		h, err := r.Read()
 		if err == io.EOF {
-			return nil, fmt.Errorf("no header row")
+			return nil, nil, fmt.Errorf("no header row")
 		}
 		if err != nil {
-			return nil, csvErr(err)
+			return nil, nil, csvErr(err)
 		}
 		header = h
 	}
 	seen := map[string]bool{}
 	for i, h := range header {
 		if h == "" {
-			return nil, fmt.Errorf("header column %d is empty", i+1)
+			return nil, nil, fmt.Errorf("header column %d is empty", i+1)
 		}
 		if seen[h] {
-			return nil, fmt.Errorf("header column %q appears twice", h)
+			return nil, nil, fmt.Errorf("header column %q appears twice", h)
 		}
 		seen[h] = true
 	}
 	r.FieldsPerRecord = len(header)
-	var recs []Record
+	var (
+		recs  []Record
+		lines []int
+	)
 	for {
 		row, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, csvErr(err)
+			return nil, nil, csvErr(err)
 		}
 		rec := make(Record, len(header))
 		for i, h := range header {
 			rec[h] = row[i]
 		}
 		recs = append(recs, rec)
+		line, _ := r.FieldPos(0)
+		lines = append(lines, line)
 	}
-	return recs, nil
+	return recs, lines, nil
 }
 
 // csvErr words csv errors as "line N: ...".

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/atomicfile"
+	"github.com/nel-eval/nel/runtime/provenance"
 )
 
 // hubSpec is a parsed hf://org/name?config=&split=&revision= URI.
@@ -115,20 +116,23 @@ func (l *Loader) loadHub(ctx context.Context, spec string, opts LoadOptions) (*D
 	ds := &Dataset{Revision: sha}
 	for _, f := range files {
 		local := filepath.Join(snap, filepath.FromSlash(f.path))
-		data, err := os.ReadFile(local)
-		if err != nil {
+		if _, err := os.Stat(local); err != nil {
 			return nil, fmt.Errorf("dataset %s: %w", spec, err)
 		}
-		sum := sha256.Sum256(data)
-		hexsum := hex.EncodeToString(sum[:])
+		recs, lines, hexsum, perr := readFile(local, opts)
+		if perr != nil && f.sha256 != "" {
+			// A cached file that is not what the Hub says is reported as
+			// such, not by what it fails to parse as.
+			sum, _ := provenance.FileSHA256(local)
+			hexsum = strings.TrimPrefix(sum, "sha256:")
+		}
 		if f.sha256 != "" && hexsum != f.sha256 {
 			return nil, fmt.Errorf("dataset %s: cached %s has sha256 %s, the Hub says %s (delete it to download again)", spec, local, hexsum, f.sha256)
 		}
-		recs, err := parseFile(local, data, opts)
-		if err != nil {
-			return nil, err
+		if perr != nil {
+			return nil, perr
 		}
-		ds.Parts = append(ds.Parts, Part{Name: f.path, SHA256: hexsum, Records: recs})
+		ds.Parts = append(ds.Parts, Part{Name: f.path, SHA256: hexsum, Records: recs, Lines: lines})
 	}
 	return ds, nil
 }

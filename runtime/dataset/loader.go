@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/provenance"
 )
 
 // Options configure a Loader.
@@ -172,37 +174,75 @@ func digest(parts []Part) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-func (l *Loader) loadLocal(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+// IsLocal says whether Load reads spec from the local file system: a
+// path, not an hf:// or http(s):// spec. A local spec's identity is its
+// content (LocalDigest), not where it lies.
+func IsLocal(spec string) bool {
+	return spec != "" && !strings.Contains(spec, "://")
+}
+
+// localFiles resolves a local spec against baseDir and lists what Load
+// reads of it: the file itself, or the data files of a folder, each with
+// the name its Part gets.
+func localFiles(baseDir, spec string) (paths, names []string, err error) {
 	path := spec
-	if !filepath.IsAbs(path) && l.opts.BaseDir != "" {
-		path = filepath.Join(l.opts.BaseDir, path)
+	if !filepath.IsAbs(path) && baseDir != "" {
+		path = filepath.Join(baseDir, path)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", spec, err)
+		return nil, nil, fmt.Errorf("dataset %s: %w", spec, err)
 	}
 	if !fi.IsDir() {
-		p, err := readPart(path, fi.Name(), opts)
-		if err != nil {
-			return nil, err
-		}
-		return &Dataset{Parts: []Part{p}}, nil
+		return []string{path}, []string{fi.Name()}, nil
 	}
-	names, err := dataFiles(path)
+	names, err = dataFiles(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range names {
+		paths = append(paths, filepath.Join(path, n))
+	}
+	return paths, names, nil
+}
+
+func (l *Loader) loadLocal(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+	paths, names, err := localFiles(l.opts.BaseDir, spec)
 	if err != nil {
 		return nil, err
 	}
 	ds := &Dataset{}
-	for _, name := range names {
+	for i, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := readPart(filepath.Join(path, name), name, opts)
+		p, err := readPart(path, names[i], opts)
 		if err != nil {
 			return nil, err
 		}
 		ds.Parts = append(ds.Parts, p)
 	}
+	return ds, nil
+}
+
+// LocalDigest is what Load gives a local spec (relative to baseDir) as its
+// Digest and Parts' sha256s, from the bytes alone: nothing is parsed or
+// kept. The compiler hashes a recipe's local data by it, so the hashes
+// cover the data's content, never its path.
+func LocalDigest(baseDir, spec string) (*Dataset, error) {
+	paths, names, err := localFiles(baseDir, spec)
+	if err != nil {
+		return nil, err
+	}
+	ds := &Dataset{Spec: spec}
+	for i, path := range paths {
+		sum, err := provenance.FileSHA256(path)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", spec, err)
+		}
+		ds.Parts = append(ds.Parts, Part{Name: names[i], SHA256: strings.TrimPrefix(sum, "sha256:")})
+	}
+	ds.Digest = digest(ds.Parts)
 	return ds, nil
 }
 
@@ -230,14 +270,31 @@ func dataFiles(dir string) ([]string, error) {
 
 // readPart reads one local file into a Part named name.
 func readPart(path, name string, opts LoadOptions) (Part, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Part{}, fmt.Errorf("dataset: %w", err)
-	}
-	recs, err := parseFile(path, data, opts)
+	recs, lines, sum, err := readFile(path, opts)
 	if err != nil {
 		return Part{}, err
 	}
-	sum := sha256.Sum256(data)
-	return Part{Name: name, SHA256: hex.EncodeToString(sum[:]), Records: recs}, nil
+	return Part{Name: name, SHA256: sum, Records: recs, Lines: lines}, nil
+}
+
+// readFile parses the file at path and returns the sha256 of its bytes,
+// hashed as they stream through the parser (a file is read once, and never
+// held whole when its format can be read line by line).
+func readFile(path string, opts LoadOptions) ([]Record, []int, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	in := io.TeeReader(f, h)
+	recs, lines, err := parseFile(path, in, opts)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	// What the parser left unread (bytes after a gzip stream) is content too.
+	if _, err := io.Copy(io.Discard, in); err != nil {
+		return nil, nil, "", fmt.Errorf("dataset %s: %w", path, err)
+	}
+	return recs, lines, hex.EncodeToString(h.Sum(nil)), nil
 }

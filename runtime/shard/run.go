@@ -268,6 +268,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
+	if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
+		r.log.Warn("benchmark "+r.b.Key+": "+d, "duplicates", len(set.Duplicates))
+	}
 	digest := datasetDigest(set.Datasets)
 	selected := Select(set.Items, r.b.ShuffleSeed, r.b.MaxProblems)
 	if len(selected) < r.o.Of {
