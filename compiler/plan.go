@@ -54,6 +54,8 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			MaxProblems:      b.MaxProblems,
 			MaxConcurrent:    b.MaxConcurrent,
 			Timeout:          b.Timeout,
+			RequestTimeout:   EffectiveRequestTimeout(b),
+			MaxErrorRate:     EffectiveMaxErrorRate(b),
 			ShuffleSeed:      b.ShuffleSeed,
 			Fewshot:          b.Fewshot,
 			Params:           b.Params,
@@ -74,6 +76,7 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 		if s.dataPins != nil {
 			pb.Data = s.dataPins[i]
 		}
+		pb.LocalData = localPins(s, i)
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {
@@ -203,4 +206,28 @@ func safeDir(key string) string {
 		d = "benchmark"
 	}
 	return d
+}
+
+// EffectiveRequestTimeout is a benchmark's per-request timeout in seconds:
+// request_timeout, else plan.DefaultRequestTimeout, never more than the
+// sample's timeout (the outer bound).
+func EffectiveRequestTimeout(b *Benchmark) float64 {
+	t := float64(plan.DefaultRequestTimeout)
+	if b.RequestTimeout != nil {
+		t = *b.RequestTimeout
+	}
+	return min(t, b.Timeout)
+}
+
+// EffectiveMaxErrorRate is a benchmark's max_error_rate: as written, else
+// 1 with skip_failed (skip every infrastructure failure) and
+// plan.DefaultMaxErrorRate without.
+func EffectiveMaxErrorRate(b *Benchmark) float64 {
+	switch {
+	case b.MaxErrorRate != nil:
+		return *b.MaxErrorRate
+	case b.SkipFailed:
+		return 1
+	}
+	return plan.DefaultMaxErrorRate
 }

@@ -108,6 +108,8 @@ type Benchmark struct {
 	Fewshot             *int           `json:"fewshot"`
 	ContextWindow       *int           `json:"context_window"`
 	Timeout             float64        `json:"timeout"`
+	RequestTimeout      *float64       `json:"request_timeout"`
+	MaxErrorRate        *float64       `json:"max_error_rate"`
 	SkipFailed          bool           `json:"skip_failed"`
 	MaxSystemRetries    int            `json:"max_system_retries"`
 	InstructionTemplate *string        `json:"instruction_template"`

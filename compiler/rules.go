@@ -25,6 +25,7 @@ func checkRules(s *Source) Errors {
 	c.serviceNames()
 	c.dependsOn()
 	c.benchmarks()
+	c.localData()
 	c.cluster()
 	c.slurmSandboxes()
 	return c.errs
@@ -36,8 +37,9 @@ type ruleChecker struct {
 	errs Errors
 }
 
-// at records an error at a path given as field names and list indices.
-func (c *ruleChecker) at(msg string, path ...any) {
+// selectors turns a path given as field names and list indices into CUE
+// selectors.
+func selectors(path []any) []cue.Selector {
 	sels := make([]cue.Selector, len(path))
 	for i, p := range path {
 		switch p := p.(type) {
@@ -47,6 +49,12 @@ func (c *ruleChecker) at(msg string, path ...any) {
 			sels[i] = cue.Str(p)
 		}
 	}
+	return sels
+}
+
+// at records an error at a path given as field names and list indices.
+func (c *ruleChecker) at(msg string, path ...any) {
+	sels := selectors(path)
 	// A value an -O override wrote is named by the override, not by the
 	// nearest position in the file (which would be its parent's).
 	if o, ok := overrideFor(c.s.Overrides, sels); ok {
@@ -179,9 +187,22 @@ func (c *ruleChecker) benchmarks() {
 		}
 		c.sandboxRef(i, b, sv)
 		c.scoring(i, b)
+		c.failurePolicy(i, b)
 		if c.r.Cluster.Shards != nil && b.MaxProblems != nil && *c.r.Cluster.Shards > *b.MaxProblems {
 			c.at(fmt.Sprintf("cluster.shards is %d but this benchmark has at most %d problems: some shards would have nothing to do", *c.r.Cluster.Shards, *b.MaxProblems), "benchmarks", i, "max_problems")
 		}
+	}
+}
+
+// failurePolicy: skip_failed means every infrastructure failure is
+// skipped (max_error_rate 1), so a lower max_error_rate beside it says two
+// things; a request may not outlast its sample.
+func (c *ruleChecker) failurePolicy(i int, b *Benchmark) {
+	if b.SkipFailed && b.MaxErrorRate != nil && *b.MaxErrorRate < 1 {
+		c.at(fmt.Sprintf("max_error_rate %g contradicts skip_failed: true, which skips every infrastructure failure (max_error_rate 1); keep one of them", *b.MaxErrorRate), "benchmarks", i, "max_error_rate")
+	}
+	if b.RequestTimeout != nil && *b.RequestTimeout > b.Timeout {
+		c.at(fmt.Sprintf("request_timeout %gs is longer than the sample's timeout %gs, which bounds every request of the sample", *b.RequestTimeout, b.Timeout), "benchmarks", i, "request_timeout")
 	}
 }
 
@@ -226,7 +247,7 @@ func (c *ruleChecker) scoring(i int, b *Benchmark) {
 			if m.Rubric != nil && m.RubricFile != nil {
 				c.at("set rubric or rubric_file, not both", append(mpath, "rubric_file")...)
 			}
-			c.rubric(m, mpath)
+			c.rubric(i, m, mpath)
 		case "reward_model":
 			c.serviceRef(m.Service, nil, "a reward model", append(mpath, "service")...)
 		case "pairwise_judge":
@@ -422,7 +443,7 @@ var envRefRE = plan.EnvRefRE
 // reads rubric_file, relative to the recipe, into m.RubricText: the file is
 // read now, at compile time, so that the plan carries its content and the
 // hashes cover it (a job never reads it from the cluster's filesystem).
-func (c *ruleChecker) rubric(m *Metric, mpath []any) {
+func (c *ruleChecker) rubric(i int, m *Metric, mpath []any) {
 	if m.Rubric != nil {
 		if err := judge.CheckRubric(*m.Rubric); err != nil {
 			c.at(err.Error(), append(mpath, "rubric")...)
@@ -444,5 +465,8 @@ func (c *ruleChecker) rubric(m *Metric, mpath []any) {
 		c.at(fmt.Sprintf("rubric_file %q: %v", *m.RubricFile, judge.CheckRubric(string(b))), append(mpath, "rubric_file")...)
 	default:
 		m.RubricText = string(b)
+		// Recorded for nel publish, which carries it with the recipe; the
+		// hashes cover RubricText, not the path.
+		c.localFile(i, "", *m.RubricFile, "rubric_file", append(mpath, "rubric_file")...)
 	}
 }

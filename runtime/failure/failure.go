@@ -1,6 +1,7 @@
 // Package failure names why a sample did not produce a clean, scored answer.
 // Every result row carries one of these in its error_category column (empty
-// when the sample ran cleanly, whatever its reward).
+// when the sample ran cleanly, whatever its reward), and the outcome that
+// category implies in its outcome column.
 package failure
 
 // Category is a failure category. The zero value means "no failure".
@@ -26,6 +27,39 @@ const (
 
 // All lists every category a result row can carry, in a stable order.
 var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError, SandboxError, JudgeError}
+
+// Outcome is how a sample ended, the column every analysis filters on
+// (DESIGN §6.7). Exactly one per sample.
+type Outcome string
+
+const (
+	// Scored: the scorer gave the reward.
+	Scored Outcome = "scored"
+	// ModelError: the model answered, and the answer is unusable (empty,
+	// cut off, refused, nothing extractable, a prompt its context cannot
+	// hold). Scored as wrong, as NeMo Evaluator and the other peers do.
+	ModelError Outcome = "model_error"
+	// InfraError: the endpoint, the network, the sandbox, the judge, the
+	// time budget or nel itself failed. Never scored: headlines and
+	// intervals leave these samples out, and a benchmark with too many of
+	// them is INVALID.
+	InfraError Outcome = "infra_error"
+)
+
+// Outcome is the outcome a row with this category has.
+func (c Category) Outcome() Outcome {
+	switch c {
+	case None:
+		return Scored
+	case ContextLength, EmptyResponse, Truncated, FormatError, Refusal:
+		return ModelError
+	default:
+		// rate_limit, server_error, timeout, api_error, sandbox_error,
+		// judge_error, interrupted, and any category a newer nel wrote:
+		// an unknown failure is not the model's.
+		return InfraError
+	}
+}
 
 // Error is an error with a failure category.
 type Error struct {

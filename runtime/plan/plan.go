@@ -123,6 +123,12 @@ type Benchmark struct {
 	MaxProblems      *int           `json:"max_problems,omitempty"`
 	MaxConcurrent    int            `json:"max_concurrent"`
 	Timeout          float64        `json:"timeout"` // seconds per sample
+	// RequestTimeout is the seconds one model request may take before it
+	// is retried (within Timeout).
+	RequestTimeout float64 `json:"request_timeout"`
+	// MaxErrorRate is the share of samples that may end in infra_error
+	// before the benchmark is INVALID.
+	MaxErrorRate float64 `json:"max_error_rate"`
 	ShuffleSeed      *int64         `json:"shuffle_seed"`
 	Fewshot          *int           `json:"fewshot,omitempty"`
 	Params           map[string]any `json:"params,omitempty"`
@@ -134,7 +140,23 @@ type Benchmark struct {
 	// dataset spec it reads, with the revision and content digest nel-run
 	// must find. Empty when the recipe is not locked.
 	Data []DataPin `json:"data,omitempty"`
+	// LocalData pins the local datasets (a path in params) to the content
+	// the hashes covered when the recipe was compiled: nel-run refuses a
+	// file that changed since. Other specs load unchecked unless locked.
+	LocalData []DataPin `json:"local_data,omitempty"`
 }
+
+// Defaults of the benchmark fields the compiler fills when a recipe
+// leaves them out (compiler.EffectiveRequestTimeout, EffectiveMaxErrorRate).
+const (
+	// DefaultRequestTimeout (seconds) is long enough for a long reasoning
+	// answer from a busy server, and well under the sample timeout's
+	// default (1800 s), so that a hung connection is retried in time.
+	DefaultRequestTimeout = 600
+	// DefaultMaxErrorRate: one sample in twenty may fail for
+	// infrastructure reasons before a benchmark is INVALID.
+	DefaultMaxErrorRate = 0.05
+)
 
 // DataPin is one dataset spec as `nel lock` resolved it. nel-run loads the
 // spec at Revision (for hf:// specs) and refuses data whose digest differs:

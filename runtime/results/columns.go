@@ -91,6 +91,10 @@ func rowFields() []field[Row] {
 		strField("error_category", func(r *Row) *string { return &r.ErrorCategory }),
 		i64Field("seed", func(r *Row) *int64 { return &r.Seed }),
 		{name: "scores", kind: kindScores, scores: func(r *Row) *map[string]float64 { return &r.Scores }},
+		// Added with scoring version 3; after scores so that the columns
+		// older readers know keep their positions.
+		optional(strField("outcome", func(r *Row) *string { return &r.Outcome })),
+		optional(strField("error_message", func(r *Row) *string { return &r.ErrorMessage })),
 	}
 }
 

@@ -111,6 +111,7 @@ func TestDuckDBReads(t *testing.T) {
 			"category VARCHAR", "reward DOUBLE", "correct BOOLEAN", "extracted VARCHAR", "expected VARCHAR",
 			"finish_reason VARCHAR", "prompt_tokens BIGINT", "completion_tokens BIGINT", "reasoning_tokens BIGINT",
 			"latency_ms DOUBLE", "attempts BIGINT", "error_category VARCHAR", "seed BIGINT", "scores MAP(VARCHAR, DOUBLE)",
+			"outcome VARCHAR", "error_message VARCHAR",
 		})
 		checkMeta(t, r, withRows(meta, n))
 		if r.Rows != n {
@@ -163,6 +164,7 @@ func TestDuckDBReads(t *testing.T) {
 			"item_id": func(r Row) string { return r.ItemID }, "category": func(r Row) string { return r.Category },
 			"extracted": func(r Row) string { return r.Extracted }, "expected": func(r Row) string { return r.Expected },
 			"finish_reason": func(r Row) string { return r.FinishReason }, "error_category": func(r Row) string { return r.ErrorCategory },
+			"outcome": func(r Row) string { return r.Outcome }, "error_message": func(r Row) string { return r.ErrorMessage },
 		}
 		ints := map[string]func(Row) int64{
 			"item_idx": func(r Row) int64 { return r.ItemIdx }, "repeat": func(r Row) int64 { return r.Repeat },

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/nel-eval/nel/runtime/failure"
+
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -18,7 +20,20 @@ import (
 // Row's columns and types; other columns are ignored) and returns its rows
 // and key-value metadata. An empty scores map reads back as nil.
 func ReadRows(path string) ([]Row, map[string]string, error) {
-	return readFile(path, rowFields(), nil, false)
+	rows, meta, err := readFile(path, rowFields(), nil, false)
+	fillOutcomes(rows)
+	return rows, meta, err
+}
+
+// fillOutcomes gives rows without an outcome (files written before the
+// column existed, or by a writer that left it empty) the outcome their
+// error_category implies.
+func fillOutcomes(rows []Row) {
+	for i := range rows {
+		if rows[i].Outcome == "" {
+			rows[i].Outcome = string(failure.Category(rows[i].ErrorCategory).Outcome())
+		}
+	}
 }
 
 // ReadRowsInto reads a results file like ReadRows, into dst, which must
@@ -27,6 +42,9 @@ func ReadRows(path string) ([]Row, map[string]string, error) {
 // slice without copying.
 func ReadRowsInto(path string, dst []Row) (map[string]string, error) {
 	_, meta, err := readFile(path, rowFields(), dst, true)
+	if err == nil {
+		fillOutcomes(dst)
+	}
 	return meta, err
 }
 

@@ -45,7 +45,11 @@ func sampleRows(n int) []Row {
 			LatencyMS:        float64(i) * 1.25,
 			Attempts:         1 + int64(i%5/4),
 			ErrorCategory:    []string{"", "", "", "timeout"}[i%4],
+			Outcome:          []string{"scored", "scored", "scored", "infra_error"}[i%4],
 			Seed:             int64(i) * 1_000_003,
+		}
+		if r.ErrorCategory != "" {
+			r.ErrorMessage = fmt.Sprintf("http://sim:8000/v1: context deadline exceeded after %d ms", i)
 		}
 		switch i % 3 {
 		case 0:
@@ -94,6 +98,9 @@ func normalize(rows []Row) []Row {
 	for i, r := range rows {
 		if len(r.Scores) == 0 {
 			r.Scores = nil
+		}
+		if r.Outcome == "" && r.ErrorCategory == "" {
+			r.Outcome = "scored" // what a row without one reads back as
 		}
 		out[i] = r
 	}
@@ -219,7 +226,7 @@ func TestLayout(t *testing.T) {
 	for i := range md.Schema.NumColumns() {
 		names = append(names, md.Schema.Column(i).Path())
 	}
-	wantNames := "recipe_hash benchmark item_id item_idx repeat category reward correct extracted expected finish_reason prompt_tokens completion_tokens reasoning_tokens latency_ms attempts error_category seed scores.key_value.key scores.key_value.value"
+	wantNames := "recipe_hash benchmark item_id item_idx repeat category reward correct extracted expected finish_reason prompt_tokens completion_tokens reasoning_tokens latency_ms attempts error_category seed scores.key_value.key scores.key_value.value outcome error_message"
 	if got := strings.Join(names, " "); got != wantNames {
 		t.Errorf("columns:\n got %s\nwant %s", got, wantNames)
 	}
@@ -247,9 +254,9 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s: optional = %v, want %v", c.Path(), got, wantOpt)
 		}
 	}
-	scores := md.Schema.Root().Field(md.Schema.Root().NumFields() - 1)
+	scores := md.Schema.Root().Field(md.Schema.Root().NumFields() - 3) // before outcome, error_message
 	if _, ok := scores.LogicalType().(schema.MapLogicalType); !ok || scores.Name() != "scores" {
-		t.Errorf("last field %s has logical type %v, want a MAP", scores.Name(), scores.LogicalType())
+		t.Errorf("field %s has logical type %v, want scores, a MAP", scores.Name(), scores.LogicalType())
 	}
 	if got := rdr.NumRowGroups(); got != 3 {
 		t.Errorf("%d row groups, want 3", got)

@@ -27,6 +27,14 @@ type Row struct {
 	Attempts      int64
 	ErrorCategory string
 	Seed          int64
+	// Outcome is scored, model_error or infra_error (runtime/failure):
+	// what analyses filter on. Files written before the column existed
+	// read back with the outcome their error_category implies.
+	Outcome string
+	// ErrorMessage says what failed, in one line ("" when nothing did):
+	// the trajectory's error, kept with the row so that a query over
+	// results.parquet alone can group failures by cause.
+	ErrorMessage string
 	// Scores holds extra metrics by name ("scorer:exact_match": 1), a
 	// MAP<STRING, DOUBLE> column.
 	Scores map[string]float64
