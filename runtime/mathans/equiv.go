@@ -32,11 +32,13 @@ func EquivalentWhy(pred, gold string) (ok bool, why string) {
 			ok, why = false, "unparsed"
 		}
 	}()
-	return equivalentNorm(Normalize(pred), Normalize(gold))
+	return equivalent(pred, gold)
 }
 
-// equivalentNorm compares normalised answers.
-func equivalentNorm(p, g string) (bool, string) {
+// equivalent is EquivalentWhy without the recover.
+func equivalent(pred, gold string) (bool, string) {
+	pk, gk := normalizeKeepLHS(pred), normalizeKeepLHS(gold)
+	p, g := stripAssign(pk), stripAssign(gk)
 	switch {
 	case p == "" || g == "":
 		return false, "empty"
@@ -45,8 +47,9 @@ func equivalentNorm(p, g string) (bool, string) {
 	case isText(p) || isText(g):
 		return strings.EqualFold(p, g), "text"
 	}
-	pa, ok1 := parseAnswer(p, 0)
-	ga, ok2 := parseAnswer(g, 0)
+	// Parsed with their left sides: two equations compare as equations.
+	pa, ok1 := parseAnswer(pk, 0)
+	ga, ok2 := parseAnswer(gk, 0)
 	if !ok1 || !ok2 {
 		return false, "unparsed"
 	}
@@ -64,11 +67,13 @@ const (
 	aList          // a, b (or a \pm b): unordered
 	aUnion         // intervals joined by \cup: unordered
 	aMatrix
+	aRel // e rel rhs: an inequality, > and \ge turned round to < and \le
 )
 
 // answer is a parsed final answer.
 type answer struct {
 	kind        akind
+	rel         string // aRel: "<", "\\le" or "\\ne"
 	e, rhs      *node
 	open, close byte
 	elems       []*answer
@@ -92,6 +97,8 @@ func (a *answer) why() string {
 		return "interval"
 	case aMatrix:
 		return "matrix"
+	case aRel:
+		return "inequality"
 	}
 	vs := map[string]bool{}
 	vars(a.single().e, vs)
@@ -119,6 +126,21 @@ func parseAnswer(s string, depth int) (*answer, bool) {
 	}
 	if strings.HasPrefix(s, "\\begin{") {
 		return parseMatrix(s)
+	}
+	if s[0] == '{' && matchBrace(s, 0) == len(s)-1 {
+		// TeX grouping: {1,3} is the list 1, 3.
+		return parseAnswer(s[1:len(s)-1], depth+1)
+	}
+	if parts := splitTop(s, "\\approx"); len(parts) > 1 {
+		// "x = 1/3 \approx 0.33": the exact value before the
+		// approximation, else (x \approx 11) the value after it.
+		if a, ok := parseAnswer(parts[0], depth+1); ok && !(a.kind == aExpr && a.e.op == opVar) {
+			return a, true
+		}
+		return parseAnswer(parts[len(parts)-1], depth+1)
+	}
+	if a, ok, isRel := parseRelation(s, depth); isRel {
+		return a, ok
 	}
 	if parts := splitTop(s, "\\cup"); len(parts) > 1 {
 		a := &answer{kind: aUnion}
@@ -157,7 +179,19 @@ func parseAnswer(s string, depth int) (*answer, bool) {
 				parts[0]+"+("+parts[1]+"),"+parts[0]+"-("+parts[1]+")", depth)
 		}
 	}
-	if parts := splitTop(s, "="); len(parts) == 2 {
+	if parts := splitTop(s, "="); len(parts) >= 2 {
+		lhs := strings.TrimSpace(parts[0])
+		last := parts[len(parts)-1]
+		if tupleAssignRe.MatchString(lhs) {
+			return parseAnswer(last, depth+1) // (p,q) = (3,2)
+		}
+		if len(parts) > 2 {
+			// "x = 5+5+1 = 11": what the working ends with.
+			if !assignRe.MatchString(lhs) {
+				return parseAnswer(last, depth+1)
+			}
+			parts = []string{lhs, last}
+		}
 		l, ok1 := parseExpr(parts[0])
 		r, ok2 := parseExpr(parts[1])
 		return &answer{kind: aEq, e: l, rhs: r}, ok1 && ok2
@@ -317,6 +351,14 @@ func eqAnswer(a, b *answer) bool {
 			}
 		}
 		return true
+	case a.kind == aRel && b.kind == aRel:
+		return eqRelation(a, b)
+	case a.kind == aRel && (b.kind == aBracket || b.kind == aUnion):
+		iv, ok := a.interval()
+		return ok && eqAnswer(iv, b)
+	case b.kind == aRel && (a.kind == aBracket || a.kind == aUnion):
+		iv, ok := b.interval()
+		return ok && eqAnswer(a, iv)
 	case a.kind == aMatrix && b.kind == aBracket:
 		return eqVector(a, b)
 	case a.kind == aBracket && b.kind == aMatrix:
@@ -459,35 +501,9 @@ func eqExpr(x, y *node) bool {
 func eqEquation(a, b *answer) bool {
 	f := &node{op: opSub, a: a.e, b: a.rhs}
 	g := &node{op: opSub, a: b.e, b: b.rhs}
-	s := newSampler(f, g)
-	if len(s.names) == 0 {
+	if !hasVars(f) && !hasVars(g) {
 		return eqExpr(a.e, b.e) && eqExpr(a.rhs, b.rhs) || eqExpr(a.e, b.rhs) && eqExpr(a.rhs, b.e)
 	}
-	var r0 complex128
-	valid := 0
-	for k := 0; k < samplePoints && valid < wantPoints; k++ {
-		env := s.next()
-		fa, fb := eval(f, env), eval(g, env)
-		if !finite(fa) || !finite(fb) {
-			if finite(fa) != finite(fb) {
-				return false
-			}
-			continue
-		}
-		za, zb := cmplx.Abs(fa) < 1e-9, cmplx.Abs(fb) < 1e-9
-		if za || zb {
-			if za != zb {
-				return false
-			}
-			continue
-		}
-		r := fa / fb
-		if valid == 0 {
-			r0 = r
-		} else if !near(r, r0) {
-			return false
-		}
-		valid++
-	}
-	return valid >= minPoints
+	_, ok := ratio(f, g)
+	return ok
 }

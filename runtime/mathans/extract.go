@@ -15,9 +15,10 @@ var hopeRe = regexp.MustCompile(`(?i)[.\s]*I hope it is correct\.?\s*$`)
 
 // Extract returns the final answer of a response and how it was found:
 // "boxed" (the last \boxed{…} or \fbox{…}, nested braces; "\boxed 5"
-// without braces), "answer_line" (the last final-answer line), or "" and
-// "" when there is neither. Math delimiters ($…$, \(…\)) around the answer
-// are removed.
+// without braces), "answer_line" (the last final-answer line), "math" (the
+// last math segment, $…$, $$…$$, \(…\) or \[…\], of a response that has
+// neither, as Math-Verify reads one), or "" and "" when there is none.
+// Math delimiters ($…$, \(…\)) around the answer are removed.
 func Extract(response string) (answer, how string) {
 	if a, ok := lastBoxed(response); ok {
 		return cleanAnswer(a), "boxed"
@@ -37,7 +38,71 @@ func Extract(response string) (answer, how string) {
 			return a, "answer_line"
 		}
 	}
+	if a, ok := lastMath(response); ok {
+		return cleanAnswer(a), "math"
+	}
 	return "", ""
+}
+
+// lastMath returns the content of the last non-empty math segment of s:
+// $…$ or \(…\) on one line (a lone $ is a dollar sign), $$…$$ or \[…\]
+// over any number of lines; escaped \$ is not a delimiter.
+func lastMath(s string) (string, bool) {
+	last, found := "", false
+	keep := func(seg string) {
+		if strings.TrimSpace(seg) != "" {
+			last, found = seg, true
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "\\(") || strings.HasPrefix(s[i:], "\\["):
+			end := "\\)"
+			if s[i+1] == '[' {
+				end = "\\]"
+			}
+			j := strings.Index(s[i+2:], end)
+			if j < 0 || end == "\\)" && strings.Contains(s[i+2:i+2+j], "\n") {
+				i++
+				continue
+			}
+			keep(s[i+2 : i+2+j])
+			i += 2 + j + 1
+		case s[i] == '\\':
+			i++ // \$ and other escapes
+		case strings.HasPrefix(s[i:], "$$"):
+			j := strings.Index(s[i+2:], "$$")
+			if j < 0 {
+				return last, found
+			}
+			keep(s[i+2 : i+2+j])
+			i += 2 + j + 1
+		case s[i] == '$':
+			j := closingDollar(s, i+1)
+			if j < 0 {
+				continue // a dollar sign
+			}
+			keep(s[i+1 : j])
+			i = j
+		}
+	}
+	return last, found
+}
+
+// closingDollar returns the index of the unescaped $ that closes an
+// inline segment opened before s[from], or -1 when the line ends first.
+func closingDollar(s string, from int) int {
+	for j := from; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '\n':
+			return -1
+		case '$':
+			return j
+		}
+	}
+	return -1
 }
 
 // lastBoxed returns the argument of the last complete \boxed or \fbox.

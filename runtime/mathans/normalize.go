@@ -24,7 +24,9 @@ var latexReplacer = strings.NewReplacer(
 	"\\operatorname", "\\text",
 	"{,}", ",",
 	"\\lbrace", "\\{", "\\rbrace", "\\}", "\\lvert", "|", "\\rvert", "|",
-	"\\leq", "\\le", "\\geq", "\\ge", "\\infinity", "\\infty",
+	"\\leqslant", "\\le", "\\geqslant", "\\ge", "\\leq", "\\le", "\\geq", "\\ge", "\\neq", "\\ne",
+	"\\lt", "<", "\\gt", ">", "<=", "\\le ", ">=", "\\ge ", "!=", "\\ne ", "≤", "\\le ", "≥", "\\ge ", "≠", "\\ne ",
+	"\\infinity", "\\infty", "**", "^",
 	"\\varnothing", "\\emptyset", "\\ldots", "", "\\dots", "", "\\cdots", "",
 	"−", "-", "×", "\\times", "·", "\\cdot", "π", "\\pi", "√", "\\sqrt", "∞", "\\infty",
 )
@@ -42,7 +44,7 @@ var unitWords = map[string]bool{
 	"hours": true, "day": true, "days": true, "week": true, "weeks": true,
 	"year": true, "years": true, "pound": true, "pounds": true, "lb": true, "lbs": true,
 	"ounce": true, "ounces": true, "gallon": true, "gallons": true, "liter": true, "liters": true,
-	"gm": true, "g": true, "kg": true, "points": true, "point": true, "ways": true,
+	"gm": true, "g": true, "kg": true, "points": true, "point": true, "ways": true, "pct": true, "percentage": true,
 	"students": true, "people": true, "digits": true, "edges": true, "meals": true,
 	"integers": true, "multiples": true, "times": true, "percent": true, "th": true,
 }
@@ -57,6 +59,17 @@ var (
 	// "a_{n}", "\theta" (Hendrycks drops any left side of two characters).
 	assignRe  = regexp.MustCompile(`^(?:[A-Za-z]{1,2}|\\[A-Za-z]+)(?:_\{?[A-Za-z0-9]+\}?)?$`)
 	trailUnit = regexp.MustCompile(`\s*\b([A-Za-z]+)(?:\^\{?[23]\}?)?\.?\s*$`)
+	// tupleAssignRe is a left side that names a tuple of unknowns: "(p,q)".
+	tupleAssignRe = regexp.MustCompile(`^\((?:[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?\s*,\s*)+[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?\)$`)
+	// glueCommaRe is a comma TeX keeps tight to the next digit ("10,\!080",
+	// "14{,}916", "11,\! 111"): a thousands separator, never a list.
+	glueCommaRe = regexp.MustCompile(`(?:,\\!|\{,\s*\})\s*`)
+	// andRe is "and" joining the last answer of a list: "19, 46, and 82".
+	andRe = regexp.MustCompile(`(?:,\s*)*\band\s+`)
+	// plainFuncRe is a function name written without its backslash before
+	// a parenthesis, and "pi" alone: plain-text math ("sqrt(3)", "pi/2").
+	plainFuncRe = regexp.MustCompile(`(^|[^A-Za-z\\])(sqrt|sin|cos|tan|cot|sec|csc|ln|log|exp|arcsin|arccos|arctan)\s*\(`)
+	plainPiRe   = regexp.MustCompile(`(^|[^A-Za-z\\])pi($|[^A-Za-z])`)
 )
 
 // Normalize rewrites an answer into a canonical string: the Hendrycks MATH
@@ -64,10 +77,32 @@ var (
 // (see the package comment). Equal results mean equal answers; unequal ones
 // may still be Equivalent.
 func Normalize(s string) string {
+	return stripAssign(normalizeKeepLHS(s))
+}
+
+// stripAssign drops a left side naming the unknown(s) of a one-equation
+// answer: "k = 4" is 4, "(p,q) = (3,2)" is (3,2) (Hendrycks drops any
+// left side of two characters).
+func stripAssign(s string) string {
+	if strings.Count(s, "=") == 1 {
+		i := strings.IndexByte(s, '=')
+		if lhs := strings.TrimSpace(s[:i]); assignRe.MatchString(lhs) || tupleAssignRe.MatchString(lhs) {
+			s = strings.TrimSpace(s[i+1:])
+		}
+	}
+	return s
+}
+
+// normalizeKeepLHS is Normalize but for the left side of an equation,
+// which Equivalent needs to compare two equations as equations.
+func normalizeKeepLHS(s string) string {
 	s = stripDelims(strings.TrimSpace(s))
 	s = unwrapCmd(s, "\\boxed")
 	s = unwrapCmd(s, "\\fbox")
+	s = glueCommaRe.ReplaceAllString(s, "{,}")
 	s = latexReplacer.Replace(s)
+	// A semicolon left after \; became a space separates answers.
+	s = strings.ReplaceAll(s, ";", ",")
 	s = removeCmd(s, "\\left")
 	s = removeCmd(s, "\\right")
 	for _, c := range []string{"\\bigl", "\\bigr", "\\Bigl", "\\Bigr", "\\big", "\\Big"} {
@@ -80,17 +115,23 @@ func Normalize(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.TrimRight(s, ". ")
 	s = inPrefixRe.ReplaceAllString(s, "")
-	if strings.Count(s, "=") == 1 {
-		i := strings.IndexByte(s, '=')
-		if lhs := strings.TrimSpace(s[:i]); assignRe.MatchString(lhs) {
-			s = strings.TrimSpace(s[i+1:])
+	if strings.Contains(s, "and") {
+		if t := andRe.ReplaceAllString(s, ","); !strings.HasPrefix(t, ",") && !isText(t) {
+			s = t
 		}
 	}
+	s = strings.ReplaceAll(s, "{,}", ",")
+	// Before spaces go: "32, 349" is two answers, "32,349" one number.
+	if thousandsRe.MatchString(s) {
+		s = strings.ReplaceAll(s, ",", "")
+	}
+	s = plainFuncRe.ReplaceAllString(s, "$1\\$2(")
+	s = plainPiRe.ReplaceAllString(s, "$1\\pi $2")
 	s = squeezeSpaces(s)
 	s = fixArgs(s)
 	s = unbraceScripts(s)
-	if thousandsRe.MatchString(s) {
-		s = strings.ReplaceAll(s, ",", "")
+	for strings.Contains(s, ",,") {
+		s = strings.ReplaceAll(s, ",,", ",")
 	}
 	if m := slashFracRe.FindStringSubmatch(s); m != nil {
 		s = "\\frac{" + m[1] + "}{" + m[2] + "}"
