@@ -117,18 +117,18 @@ type Benchmark struct {
 	Name string `json:"name"`
 	Dir  string `json:"dir"`
 	// Hash is the benchmark hash: its methodology without the model.
-	Hash             string         `json:"hash"`
-	Solver           Solver         `json:"solver"`
-	Repeats          int            `json:"repeats"`
-	MaxProblems      *int           `json:"max_problems,omitempty"`
-	MaxConcurrent    int            `json:"max_concurrent"`
-	Timeout          float64        `json:"timeout"` // seconds per sample
+	Hash          string  `json:"hash"`
+	Solver        Solver  `json:"solver"`
+	Repeats       int     `json:"repeats"`
+	MaxProblems   *int    `json:"max_problems,omitempty"`
+	MaxConcurrent int     `json:"max_concurrent"`
+	Timeout       float64 `json:"timeout"` // seconds per sample
 	// RequestTimeout is the seconds one model request may take before it
 	// is retried (within Timeout).
 	RequestTimeout float64 `json:"request_timeout"`
 	// MaxErrorRate is the share of samples that may end in infra_error
 	// before the benchmark is INVALID.
-	MaxErrorRate float64 `json:"max_error_rate"`
+	MaxErrorRate     float64        `json:"max_error_rate"`
 	ShuffleSeed      *int64         `json:"shuffle_seed"`
 	Fewshot          *int           `json:"fewshot,omitempty"`
 	Params           map[string]any `json:"params,omitempty"`
