@@ -258,15 +258,28 @@ func parseMatrix(s string) (*answer, bool) {
 // splitTop splits s at the occurrences of sep outside brackets; a control
 // word separator must not continue with a letter (\cup, not \cupid).
 func splitTop(s, sep string) []string {
-	var out []string
+	parts, _ := splitTopFunc(s, func(i int) string {
+		if strings.HasPrefix(s[i:], sep) && !(isLetter(sep[len(sep)-1]) && i+len(sep) < len(s) && isLetter(s[i+len(sep)])) {
+			return sep
+		}
+		return ""
+	})
+	return parts
+}
+
+// splitTopFunc splits s outside brackets wherever sepAt finds a separator
+// (it returns the separator at s[i:], or ""), and returns the separators.
+func splitTopFunc(s string, sepAt func(i int) string) (parts, seps []string) {
 	depth, last := 0, 0
 	for i := 0; i < len(s); i++ {
-		if depth == 0 && strings.HasPrefix(s[i:], sep) &&
-			!(isLetter(sep[len(sep)-1]) && i+len(sep) < len(s) && isLetter(s[i+len(sep)])) {
-			out = append(out, s[last:i])
-			i += len(sep) - 1
-			last = i + 1
-			continue
+		if depth == 0 {
+			if sep := sepAt(i); sep != "" {
+				parts = append(parts, s[last:i])
+				seps = append(seps, sep)
+				i += len(sep) - 1
+				last = i + 1
+				continue
+			}
 		}
 		switch s[i] {
 		case '\\':
@@ -280,7 +293,7 @@ func splitTop(s, sep string) []string {
 			depth += bracketDelta(s[i])
 		}
 	}
-	return append(out, s[last:])
+	return append(parts, s[last:]), seps
 }
 
 func bracketDelta(c byte) int {

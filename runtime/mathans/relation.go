@@ -11,28 +11,7 @@ var relOps = []string{"\\le", "\\ge", "\\ne", "<", ">"}
 
 // splitRel splits s at its relation operators outside brackets.
 func splitRel(s string) (parts, ops []string) {
-	depth, last := 0, 0
-	for i := 0; i < len(s); i++ {
-		if depth == 0 {
-			if op := relAt(s, i); op != "" {
-				parts = append(parts, s[last:i])
-				ops = append(ops, op)
-				i += len(op) - 1
-				last = i + 1
-				continue
-			}
-		}
-		switch s[i] {
-		case '\\':
-			if i+1 < len(s) && (s[i+1] == '{' || s[i+1] == '}') {
-				i++
-				depth += bracketDelta(s[i])
-			}
-		default:
-			depth += bracketDelta(s[i])
-		}
-	}
-	return append(parts, s[last:]), ops
+	return splitTopFunc(s, func(i int) string { return relAt(s, i) })
 }
 
 // relAt returns the relation operator at s[i:], or "".
