@@ -37,8 +37,10 @@ stop the services when it ends. Exits with the command's status.
 				return exitFailure
 			}
 			self, _ := os.Executable()
+			dir := outDir(*planPath, *out, p)
 			servers, err := serve.StartAll(ctx, p, serve.StartOptions{
-				LogDir:      filepath.Join(outDir(*planPath, *out, p), "logs"),
+				LogDir:      filepath.Join(dir, "logs"),
+				RecordDir:   serve.RecordDir(dir),
 				PathPrepend: filepath.Dir(self),
 				Logger:      e.log,
 				Progress:    func(msg string) { e.errorf("%s", msg) },
@@ -54,7 +56,13 @@ stop the services when it ends. Exits with the command's status.
 			for _, s := range servers {
 				cmd.Env = append(cmd.Env, s.Env+"="+s.URL)
 			}
-			err = cmd.Run()
+			// Without its services the command cannot work: it goes when
+			// nel-run goes, even by kill -9. SIGTERM lets make stop its
+			// jobs (SIGKILL would leave them running).
+			waited, err := serve.StartTied(cmd, serve.Tie{Term: true})
+			if err == nil {
+				err = <-waited
+			}
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {
 				return exit.ExitCode()

@@ -114,6 +114,7 @@ func runSource(ctx context.Context, s *compiler.Source, o runOptions, stdout, st
 	}
 	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
 		LogDir:      filepath.Join(out, "logs"),
+		RecordDir:   serve.RecordDir(out),
 		PathPrepend: filepath.Dir(self),
 		Logger:      log,
 		Progress:    func(msg string) { fmt.Fprintf(stderr, "nel: %s\n", msg) },

@@ -11,7 +11,8 @@ import (
 // is alive, so WaitReady falls back to the timeout.
 func pidExists(pid int) bool { return true }
 
-func setProcessGroup(cmd *exec.Cmd) {}
+// tie has nothing to set here: no process groups, no parent-death signal.
+func tie(cmd *exec.Cmd, t Tie) {}
 
 func signalGroup(cmd *exec.Cmd, kill bool) {
 	if kill {

@@ -15,12 +15,6 @@ func pidExists(pid int) bool {
 	return err == nil || !errors.Is(err, syscall.ESRCH)
 }
 
-// setProcessGroup puts the server in its own process group, so stopping it
-// also stops whatever it started (vLLM spawns workers).
-func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
 // signalGroup sends SIGTERM (or SIGKILL when kill) to the server's group.
 func signalGroup(cmd *exec.Cmd, kill bool) {
 	sig := syscall.SIGTERM

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,25 @@ type StartOptions struct {
 	Logger      *slog.Logger
 	// Progress receives "waiting for …" lines while a server starts.
 	Progress func(string)
+	// RecordDir, when set, holds the records of the servers started for a
+	// run folder (RecordDir(out)): StartAll first stops the servers that
+	// an earlier run recorded there and left running, and each server is
+	// recorded there while it runs.
+	RecordDir string
+}
+
+// withDefaults fills o's unset fields.
+func (o StartOptions) withDefaults() StartOptions {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = func(string) {}
+	}
+	return o
 }
 
 // Server is a running managed server.
@@ -39,12 +59,23 @@ type Server struct {
 	Log      string
 	cmd      *exec.Cmd
 	exited   chan struct{}
+	// rec and recPath are its record in StartOptions.RecordDir (nil and
+	// "" when it has none).
+	rec     *record
+	recPath string
 }
 
 // StartAll starts the plan's managed services on this machine, one after
 // the other, each health-waited before the next starts. On error the ones
-// already started are stopped.
+// already started are stopped. With o.RecordDir, servers an earlier run
+// left there are stopped first.
 func StartAll(ctx context.Context, p *plan.Plan, o StartOptions) ([]*Server, error) {
+	o = o.withDefaults()
+	if o.RecordDir != "" {
+		if err := reap(ctx, o.RecordDir, 10*time.Second, o); err != nil {
+			return nil, err
+		}
+	}
 	var servers []*Server
 	for _, svc := range p.Services {
 		if !svc.Managed {
@@ -61,18 +92,20 @@ func StartAll(ctx context.Context, p *plan.Plan, o StartOptions) ([]*Server, err
 }
 
 // Start runs one managed service's command (no shell) in its own process
-// group and waits until its health URL answers.
+// group, tied to this process (StartTied), and waits until its health URL
+// answers. A port that another process holds is an error that names it.
 func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, error) {
 	if len(svc.Command) == 0 {
 		return nil, fmt.Errorf("service %s: no command to start", svc.Name)
 	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
+	o = o.withDefaults()
+	if svc.Port > 0 {
+		if err := checkPort(svc.Port, o.RecordDir); err != nil {
+			return nil, fmt.Errorf("service %s: %w", svc.Name, err)
+		}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	env := os.Environ()
+	token := rand.Text()
+	env := append(os.Environ(), serverEnv+"="+token)
 	if o.PathPrepend != "" {
 		env = append(env, "PATH="+o.PathPrepend+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
@@ -107,16 +140,22 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 	cmd := exec.Command(argv0, svc.Command[1:]...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	waited, err := StartTied(cmd, Tie{Group: true})
+	if err != nil {
 		return nil, fmt.Errorf("service %s: start %s: %w", svc.Name, svc.Command[0], err)
 	}
 	s := &Server{
 		Name: svc.Name, Env: svc.URLEnv, Log: logPath, cmd: cmd, exited: make(chan struct{}),
 		URL: "http://127.0.0.1:" + strconv.Itoa(svc.Port) + "/v1",
 	}
-	go func() { cmd.Wait(); close(s.exited) }()
+	go func() { <-waited; close(s.exited) }()
 	o.Logger.Info("started server", "service", svc.Name, "pid", cmd.Process.Pid, "log", logPath)
+	if o.RecordDir != "" {
+		if err := s.record(o.RecordDir, svc, token); err != nil {
+			s.Stop(5 * time.Second)
+			return nil, fmt.Errorf("service %s: %w", svc.Name, err)
+		}
+	}
 
 	health := svc.HealthPath
 	if health == "" {
@@ -147,9 +186,48 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 	return s, nil
 }
 
+// record writes s's record into dir. A server that has already exited
+// (WaitReady will say why) or a system without /proc, where the record
+// could not be checked, gets none.
+func (s *Server) record(dir string, svc plan.Service, token string) error {
+	server, err := identify(s.cmd.Process.Pid)
+	if err != nil {
+		return nil
+	}
+	owner, err := identify(os.Getpid())
+	if err != nil {
+		return nil
+	}
+	r := &record{Service: svc.Name, Command: svc.Command, Port: svc.Port, Server: server, Token: token, Owner: owner}
+	path, err := writeRecord(dir, r)
+	if err != nil {
+		return err
+	}
+	s.rec, s.recPath = r, path
+	return nil
+}
+
 // Stop asks the server's process group to terminate and kills it after
-// grace.
+// grace. Then what the server started and left behind (a worker that
+// ignored SIGTERM or left the group) is stopped too, and once nothing of
+// the server runs its record is removed.
 func (s *Server) Stop(grace time.Duration) error {
+	err := s.stop(grace)
+	if s.rec == nil {
+		return err
+	}
+	ids, lerr := s.rec.liveMembers()
+	if lerr == nil && len(ids) > 0 {
+		lerr = terminate(context.Background(), ids, time.Second)
+	}
+	if err == nil && lerr == nil {
+		os.Remove(s.recPath)
+	}
+	return err
+}
+
+// stop stops the server's process group.
+func (s *Server) stop(grace time.Duration) error {
 	select {
 	case <-s.exited:
 		return nil

@@ -1,8 +1,11 @@
-// Package serve holds the compute-node side of model serving: waiting for a
-// freshly started inference server (vLLM, SGLang, ...) to become ready.
+// Package serve holds the compute-node side of model serving: starting
+// managed servers so that they do not outlive the run (StartTied), recording
+// them in the run folder so that a later run stops what a killed one left
+// behind, and waiting for a freshly started inference server (vLLM,
+// SGLang, ...) to become ready.
 //
 // It is used by nel-run, which must stay a small static binary, so it depends
-// on the standard library only.
+// on the standard library and nel's runtime only.
 package serve
 
 import (
@@ -14,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -310,15 +312,6 @@ func processAlive(pid int) bool {
 // isZombie reports whether /proc says pid is a zombie. Where /proc is not
 // available it reports false.
 func isZombie(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// Format: "pid (comm) S ...", where comm may itself contain ") ".
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return false
-	}
-	return s[i+2] == 'Z' || s[i+2] == 'X'
+	st, err := readStat(pid)
+	return err == nil && st.zombie
 }
