@@ -266,22 +266,34 @@ func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdWaitHTTP: wait-http URL waits (up to 30 s) until URL answers 200.
+// cmdWaitHTTP: wait-http URL waits (up to 30 s) until URL answers 200;
+// ! wait-http URL waits (up to 10 s) until nothing answers there (the
+// connection fails: no server holds the port).
 func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: wait-http URL")
+	if len(args) != 1 {
+		ts.Fatalf("usage: [!] wait-http URL")
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	limit := 30 * time.Second
+	if neg {
+		limit = 10 * time.Second
+	}
+	deadline := time.Now().Add(limit)
 	for {
 		resp, err := http.Get(args[0])
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		}
+		switch {
+		case neg && err != nil:
+			return
+		case !neg && err == nil && resp.StatusCode == http.StatusOK:
+			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("wait-http %s: not up after 30s (%v)", args[0], err)
+			if neg {
+				ts.Fatalf("! wait-http %s: still answers after %s (%s)", args[0], limit, resp.Status)
+			}
+			ts.Fatalf("wait-http %s: not up after %s (%v)", args[0], limit, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
