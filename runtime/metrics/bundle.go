@@ -8,8 +8,12 @@ package metrics
 
 import prov "github.com/nel-eval/nel/runtime/provenance"
 
-// BundleVersion is the version of the eval.json format.
-const BundleVersion = 1
+// BundleVersion is the version of the eval.json format. Version 2: the
+// statistics leave out the samples that ended in infra_error (DESIGN
+// §6.7), which Validity counts and which can make the benchmark INVALID;
+// Failures holds the model errors only. ReadFile still reads version 1
+// (see upgrade).
+const BundleVersion = 2
 
 // FileName is the bundle's name in a benchmark's directory.
 const FileName = "eval.json"
@@ -28,12 +32,25 @@ type Bundle struct {
 	// benchmark hashes differ.
 	Methodology map[string]any `json:"methodology,omitempty"`
 
-	Samples int `json:"samples"` // rows
-	Items   int `json:"items"`   // distinct item_id
-	Repeats int `json:"repeats"`
-	// Binary is true when every reward is 0 or 1; the headline is then
-	// pass@1, otherwise mean_reward.
+	// Samples and Items are what was run: every row, every distinct
+	// item_id.
+	Samples int `json:"samples"`
+	Items   int `json:"items"`
+	// ScoredSamples and ScoredItems are what the statistics are computed
+	// over: the samples whose outcome is scored or model_error (never
+	// infra_error), and the items with at least one of them. An item
+	// whose every sample was an infrastructure failure is not scored.
+	ScoredSamples int `json:"scored_samples"`
+	ScoredItems   int `json:"scored_items"`
+	Repeats       int `json:"repeats"`
+	// Binary is true when every scored reward is 0 or 1; the headline is
+	// then pass@1, otherwise mean_reward.
 	Binary bool `json:"binary"`
+	// Correct is the number of scored samples with reward 1 (binary
+	// rewards only). pass@1 is the mean of the items' means, which equals
+	// Correct/ScoredSamples only when every item has as many scored
+	// samples.
+	Correct *int `json:"correct,omitempty"`
 
 	// Headline is Metrics[0]: pass@1 or mean_reward.
 	Headline Score `json:"headline"`
@@ -43,7 +60,12 @@ type Bundle struct {
 	Variance   *Variance  `json:"variance,omitempty"`
 	Categories []Category `json:"categories,omitempty"`
 	Runtime    Runtime    `json:"runtime"`
-	Failures   Failures   `json:"failures"`
+	// Validity says whether the numbers above measure the model: the
+	// infrastructure failures, and whether there were too many.
+	Validity Validity `json:"validity"`
+	// Failures is the failure analysis of the scored samples: the model
+	// errors.
+	Failures Failures `json:"failures"`
 	// Notes say what a reader must know before trusting the numbers:
 	// "no rows", "every sample failed (timeout 40)", "simulated endpoint".
 	Notes []string `json:"notes,omitempty"`
@@ -155,8 +177,40 @@ type Percentiles struct {
 	Histogram []int   `json:"histogram,omitempty"`
 }
 
-// Failures is the failure analysis.
+// Validity is whether a benchmark measured the model (DESIGN §6.7). A
+// sample whose outcome is infra_error (the endpoint, network, sandbox,
+// judge, time budget or nel failed) is never scored; when such samples
+// are more than the benchmark's max_error_rate of all samples, the
+// benchmark is INVALID: reports show no score for it, and nel gate,
+// compare and reproduce give no verdict on it.
+type Validity struct {
+	// Invalid is set when Rate > MaxErrorRate.
+	Invalid bool `json:"invalid"`
+	// Samples is every sample run; InfraErrors those that ended in
+	// infra_error, Rate their share (0 without samples).
+	Samples     int     `json:"samples"`
+	InfraErrors int     `json:"infra_errors"`
+	Rate        float64 `json:"rate"`
+	// MaxErrorRate is the benchmark's max_error_rate; MaxErrorRateFrom
+	// says where it came from: "plan" (the recipe, or its default there),
+	// or "default" (plan.DefaultMaxErrorRate, when the bundle was computed
+	// without the plan, from results.parquet alone).
+	MaxErrorRate     float64 `json:"max_error_rate"`
+	MaxErrorRateFrom string  `json:"max_error_rate_from"`
+	// Classes group the infrastructure failures by error_category, by
+	// count descending, each with up to three exemplar messages; Share is
+	// of all samples.
+	Classes []FailureCategory `json:"classes,omitempty"`
+	// Reason says, when Invalid, why, in one sentence.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Failures is the failure analysis of the scored samples: the model
+// errors (outcome model_error: the model answered, unusably), each scored
+// as a wrong answer. Infrastructure failures are in Validity.
 type Failures struct {
+	// Samples is the scored samples (Bundle.ScoredSamples); Failed the
+	// model errors among them, Rate their share.
 	Samples    int               `json:"samples"`
 	Failed     int               `json:"failed"`
 	Rate       float64           `json:"rate"`
@@ -165,9 +219,12 @@ type Failures struct {
 
 // FailureCategory is one error_category with up to three exemplars.
 type FailureCategory struct {
-	Category  string     `json:"category"`
+	Category string `json:"category"`
+	// Outcome labels the category: model_error (in Failures) or
+	// infra_error (in Validity).
+	Outcome   string     `json:"outcome"`
 	Count     int        `json:"count"`
-	Share     float64    `json:"share"` // of all samples
+	Share     float64    `json:"share"` // of the section's samples
 	Exemplars []Exemplar `json:"exemplars"`
 }
 
@@ -176,7 +233,9 @@ type Exemplar struct {
 	ItemID  string `json:"item_id"`
 	ItemIdx int64  `json:"item_idx"`
 	Repeat  int64  `json:"repeat"`
-	Error   string `json:"error"` // the trajectory's error, or the extracted answer
+	// Error is the row's error_message, else the trajectory's error,
+	// else the extracted answer.
+	Error string `json:"error"`
 }
 
 // Provenance says exactly what produced the numbers.

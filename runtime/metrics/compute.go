@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/plan"
 	prov "github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
@@ -35,7 +36,7 @@ type Input struct {
 	Level     float64
 }
 
-// item is one item's rows, as Compute groups them.
+// item is one item's scored rows, as Compute groups them.
 type item struct {
 	id       string
 	idx      int64
@@ -45,7 +46,22 @@ type item struct {
 	scores   map[string][]float64
 }
 
-// Compute builds the bundle of one benchmark from its merged rows.
+// Scored reports whether a row counts in the statistics: its outcome is
+// scored or model_error (an unusable answer, scored as wrong). An
+// infra_error, or an outcome this nel does not know, is never scored. A
+// row without an outcome (built in memory by an older writer) has the one
+// its error_category implies, as results.ReadRows gives it.
+func Scored(r *results.Row) bool {
+	o := failure.Outcome(r.Outcome)
+	if o == "" {
+		o = failure.Category(r.ErrorCategory).Outcome()
+	}
+	return o == failure.Scored || o == failure.ModelError
+}
+
+// Compute builds the bundle of one benchmark from its merged rows. Every
+// statistic but the runtime ones is computed over the scored rows only
+// (Scored): an infrastructure failure is not a wrong answer.
 func Compute(in Input) *Bundle {
 	if in.Resamples <= 0 {
 		in.Resamples = stats.DefaultResamples
@@ -64,22 +80,40 @@ func Compute(in Input) *Bundle {
 		Samples:       len(in.Rows),
 	}
 	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
+	maxRate, from := plan.DefaultMaxErrorRate, "default"
 	if in.Benchmark != nil {
 		b.Benchmark, b.Name = in.Benchmark.Key, in.Benchmark.Name
 		b.Repeats = in.Benchmark.Repeats
 		b.Methodology = methodology(in.Benchmark)
+		maxRate, from = in.Benchmark.MaxErrorRate, "plan"
 	}
 	if r, err := strconv.Atoi(in.Meta[results.MetaRepeats]); err == nil && b.Repeats == 0 {
 		b.Repeats = r
 	}
-	items := group(in.Rows)
-	b.Items = len(items)
+	scored := make([]bool, len(in.Rows))
+	for i := range in.Rows {
+		scored[i] = Scored(&in.Rows[i])
+	}
+	var items []*item
+	b.Items, items = group(in.Rows, scored)
+	b.ScoredItems = len(items)
 	b.Binary = len(in.Rows) > 0
-	for _, r := range in.Rows {
-		if r.Reward != 0 && r.Reward != 1 {
-			b.Binary = false
-			break
+	correct := 0
+	for i := range in.Rows {
+		if !scored[i] {
+			continue
 		}
+		b.ScoredSamples++
+		switch r := in.Rows[i].Reward; r {
+		case 1:
+			correct++
+		case 0:
+		default:
+			b.Binary = false
+		}
+	}
+	if b.Binary {
+		b.Correct = &correct
 	}
 	if b.Repeats == 0 {
 		for _, it := range items {
@@ -126,28 +160,39 @@ func Compute(in Input) *Bundle {
 	b.Variance = c.variance(b.Headline)
 	b.Categories = c.categories(headline, means)
 	b.Runtime = runtimeStats(in.Rows, b.Provenance)
-	b.Failures = failures(in.Rows, in.Errors)
+	b.Validity = validity(in.Rows, scored, in.Errors, maxRate, from)
+	b.Failures = modelErrors(in.Rows, scored, in.Errors, b.ScoredSamples)
 	b.Notes = append(notes(b), pvNotes...)
 	return b
 }
 
-// group collects rows into items, in the rows' order (merge sorts them by
-// item then repeat). Rows of one item need not be adjacent.
-func group(rows []results.Row) []*item {
-	var items []*item
+// group collects the scored rows into items, in the rows' order (merge
+// sorts them by item then repeat); rows of one item need not be adjacent.
+// It returns how many distinct items the rows hold, scored or not, and
+// the items with at least one scored row: an item whose every sample
+// failed for infrastructure reasons was not measured, and is left out.
+func group(rows []results.Row, scored []bool) (run int, items []*item) {
 	byID := map[string]*item{}
 	var last *item
 	for i := range rows {
 		r := &rows[i]
 		it := last
 		if it == nil || it.id != r.ItemID {
-			it = byID[r.ItemID]
-			if it == nil {
+			var seen bool
+			it, seen = byID[r.ItemID]
+			if !seen {
+				run++
 				it = &item{id: r.ItemID, idx: r.ItemIdx, category: r.Category}
 				byID[r.ItemID] = it
-				items = append(items, it)
 			}
 			last = it
+		}
+		if !scored[i] {
+			continue
+		}
+		if len(it.rewards) == 0 {
+			// Items in the order of their first scored row.
+			items = append(items, it)
 		}
 		it.rewards = append(it.rewards, r.Reward)
 		if r.Reward > 0 {
@@ -160,7 +205,7 @@ func group(rows []results.Row) []*item {
 			it.scores[name] = append(it.scores[name], v)
 		}
 	}
-	return items
+	return run, items
 }
 
 type computer struct {
@@ -245,7 +290,14 @@ func passKs(repeats int) []int {
 	return ks
 }
 
-// passAt is pass@k over the items with at least k samples.
+// passAt is pass@k over the items with at least k scored samples. The
+// unbiased estimator 1 − C(n−c, k)/C(n, k) is per item, with the item's
+// own n; for n < k it is undefined (no k draws without replacement exist),
+// and extrapolating pass@n up to k would be a guess, so such an item (one
+// that lost repeats to infrastructure failures) is left out of pass@k:
+// Score.N says over how many items it is, and a note says how many were
+// left out. This assumes that which samples failed for infrastructure
+// reasons does not depend on how hard the item is.
 func (c *computer) passAt(k int) Score {
 	var vals []float64
 	var cl []int
@@ -348,11 +400,15 @@ func (c *computer) variance(h Score) *Variance {
 		return nil
 	}
 	per := make([][]float64, len(c.items))
-	k := 0
+	var invK float64
 	for i, it := range c.items {
 		per[i] = it.rewards
-		k = max(k, len(it.rewards))
+		invK += 1 / float64(len(it.rewards))
 	}
+	// Items may have different numbers of scored repeats (infrastructure
+	// failures are left out): the SE is taken at their harmonic mean,
+	// rounded down, as Decompose weighs the within-item variance.
+	k := max(1, int(float64(len(c.items))/invK))
 	between, within, ok := stats.Decompose(per)
 	const itemCost, alpha, power = 1.0, 0.05, 0.8
 	v := &Variance{
@@ -573,40 +629,90 @@ func niceWidth(w float64) float64 {
 	return 10 * e
 }
 
-func failures(rows []results.Row, errs map[RowKey]string) Failures {
-	f := Failures{Samples: len(rows)}
+// validity counts the rows that were not scored (infra_error), by class,
+// and says whether they are more than maxRate of all rows.
+func validity(rows []results.Row, scored []bool, errs map[RowKey]string, maxRate float64, from string) Validity {
+	v := Validity{Samples: len(rows), MaxErrorRate: maxRate, MaxErrorRateFrom: from}
+	v.InfraErrors, v.Classes = classes(rows, func(i int) bool { return !scored[i] }, errs, len(rows), string(failure.InfraError))
+	v.judge()
+	return v
+}
+
+// judge sets v's Rate from its counts, and Invalid and Reason from the
+// rate and the limit: INVALID strictly above max_error_rate (at exactly
+// the limit the benchmark is valid).
+func (v *Validity) judge() {
+	v.Rate = share(v.InfraErrors, v.Samples)
+	v.Invalid = v.Rate > v.MaxErrorRate
+	v.Reason = ""
+	if v.Invalid {
+		v.Reason = fmt.Sprintf("%d of %d samples (%s) failed for infrastructure reasons (%s), more than max_error_rate %s",
+			v.InfraErrors, v.Samples, Percent(v.Rate), ClassCounts(v.Classes), Percent(v.MaxErrorRate))
+	}
+}
+
+// modelErrors is the failure analysis of the scored rows: those with an
+// error category (model_error), out of n scored samples.
+func modelErrors(rows []results.Row, scored []bool, errs map[RowKey]string, n int) Failures {
+	f := Failures{Samples: n}
+	f.Failed, f.Categories = classes(rows, func(i int) bool { return scored[i] && rows[i].ErrorCategory != "" }, errs, n, string(failure.ModelError))
+	f.Rate = share(f.Failed, n)
+	return f
+}
+
+// classes groups the rows that pick selects by error_category ("unknown"
+// when a row has none), by count descending, with shares of n samples and
+// up to three exemplars each; it returns how many rows it picked.
+func classes(rows []results.Row, pick func(int) bool, errs map[RowKey]string, n int, outcome string) (int, []FailureCategory) {
+	total := 0
 	byCat := map[string]*FailureCategory{}
 	for i := range rows {
-		r := &rows[i]
-		if r.ErrorCategory == "" {
+		if !pick(i) {
 			continue
 		}
-		f.Failed++
-		fc := byCat[r.ErrorCategory]
+		r := &rows[i]
+		total++
+		cat := cmp.Or(r.ErrorCategory, "unknown")
+		fc := byCat[cat]
 		if fc == nil {
-			fc = &FailureCategory{Category: r.ErrorCategory, Exemplars: []Exemplar{}}
-			byCat[r.ErrorCategory] = fc
+			fc = &FailureCategory{Category: cat, Outcome: outcome, Exemplars: []Exemplar{}}
+			byCat[cat] = fc
 		}
 		fc.Count++
 		if len(fc.Exemplars) < 3 {
-			msg := errs[RowKey{r.ItemID, r.Repeat}]
+			msg := cmp.Or(r.ErrorMessage, errs[RowKey{r.ItemID, r.Repeat}])
 			if msg == "" && r.Extracted != "" {
 				msg = "extracted: " + r.Extracted
 			}
 			fc.Exemplars = append(fc.Exemplars, Exemplar{ItemID: r.ItemID, ItemIdx: r.ItemIdx, Repeat: r.Repeat, Error: msg})
 		}
 	}
-	if len(rows) > 0 {
-		f.Rate = float64(f.Failed) / float64(len(rows))
-	}
+	var out []FailureCategory
 	for _, fc := range byCat {
-		fc.Share = float64(fc.Count) / float64(len(rows))
-		f.Categories = append(f.Categories, *fc)
+		fc.Share = share(fc.Count, n)
+		out = append(out, *fc)
 	}
-	slices.SortFunc(f.Categories, func(a, b FailureCategory) int {
+	slices.SortFunc(out, func(a, b FailureCategory) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Category, b.Category))
 	})
-	return f
+	return total, out
+}
+
+// ClassCounts is "server_error 2, timeout 1": each class with its count,
+// in the order given.
+func ClassCounts(cs []FailureCategory) string {
+	parts := make([]string, len(cs))
+	for i, fc := range cs {
+		parts[i] = fmt.Sprintf("%s %d", fc.Category, fc.Count)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Percent formats a share as a percentage to at most two decimals,
+// without trailing zeros ("6%", "5.04%", "33.33%"): a rate just above a
+// limit never prints as the limit, as one fixed decimal would make it.
+func Percent(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1e4)/100, 'f', -1, 64) + "%"
 }
 
 func notes(b *Bundle) []string {
@@ -614,20 +720,44 @@ func notes(b *Bundle) []string {
 	if b.Provenance.Simulated {
 		ns = append(ns, "answers came from nel's simulated endpoint, not a model: the scores test the pipeline, not a model")
 	}
+	v, f := b.Validity, b.Failures
 	switch {
 	case b.Samples == 0:
 		ns = append(ns, "no rows: nothing was evaluated, so there is no score")
-	case b.Failures.Failed == b.Samples:
-		var parts []string
-		for _, fc := range b.Failures.Categories {
-			parts = append(parts, fmt.Sprintf("%s %d", fc.Category, fc.Count))
-		}
-		ns = append(ns, fmt.Sprintf("every sample failed (%s): the score measures the failures, not the model", strings.Join(parts, ", ")))
-	case b.Failures.Rate >= 0.1:
-		ns = append(ns, fmt.Sprintf("%.1f%% of samples failed: see the failure analysis before trusting the score", 100*b.Failures.Rate))
+	case v.Invalid:
+		ns = append(ns, "INVALID: "+v.Reason+": the numbers do not measure the model; fix the cause and run it again")
+	case v.InfraErrors == b.Samples:
+		ns = append(ns, fmt.Sprintf("every sample failed for infrastructure reasons (%s): nothing was scored", ClassCounts(v.Classes)))
+	case v.InfraErrors > 0:
+		ns = append(ns, fmt.Sprintf("%d infrastructure %s (%s) not scored: the statistics are over the other %d samples, of %d items",
+			v.InfraErrors, plural(v.InfraErrors, "failure", "failures"), ClassCounts(v.Classes), b.ScoredSamples, b.ScoredItems))
 	}
-	if b.Items == 1 {
+	switch {
+	case f.Samples == 0:
+	case f.Failed == f.Samples:
+		ns = append(ns, fmt.Sprintf("every scored sample is a model error (%s), scored as wrong: the score measures the failures, not the model's knowledge", ClassCounts(f.Categories)))
+	case f.Rate >= 0.1:
+		ns = append(ns, fmt.Sprintf("%.1f%% of the scored samples are model errors, scored as wrong: see the failure analysis before trusting the score", 100*f.Rate))
+	}
+	var short []string
+	for _, m := range b.Metrics[1:] {
+		if strings.HasPrefix(m.Metric, "pass@") && m.N < b.ScoredItems {
+			short = append(short, fmt.Sprintf("%s over %d", m.Metric, m.N))
+		}
+	}
+	if len(short) > 0 {
+		ns = append(ns, fmt.Sprintf("pass@k is over the items with at least k scored samples (an item that lost repeats to infrastructure failures has fewer): %s of the %d scored items",
+			strings.Join(short, ", "), b.ScoredItems))
+	}
+	if b.ScoredItems == 1 {
 		ns = append(ns, "one item: no interval can be computed")
 	}
 	return ns
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/atomicfile"
+	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
 )
 
@@ -32,21 +34,77 @@ func Marshal(b *Bundle) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// ReadFile reads one eval.json.
+// ReadFile reads one eval.json; a version-1 bundle is upgraded (upgrade).
 func ReadFile(path string) (*Bundle, error) {
+	b, _, err := readFile(path)
+	return b, err
+}
+
+// readFile is ReadFile, which also returns the version the file had.
+func readFile(path string) (*Bundle, int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var b Bundle
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("%s: not an eval.json bundle: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: not an eval.json bundle: %w", path, err)
 	}
-	if b.BundleVersion < 1 || b.BundleVersion > BundleVersion {
-		return nil, fmt.Errorf("%s: bundle version %d; this nel reads versions 1 to %d", path, b.BundleVersion, BundleVersion)
+	version := b.BundleVersion
+	if version < 1 || version > BundleVersion {
+		return nil, 0, fmt.Errorf("%s: bundle version %d; this nel reads versions 1 to %d", path, version, BundleVersion)
 	}
-	return &b, nil
+	if version == 1 {
+		upgrade(&b)
+	}
+	return &b, version, nil
+}
+
+// upgrade turns a version-1 bundle into a version-2 one, as far as its
+// contents allow. Version 1 had no outcomes: its failure analysis held
+// every failed sample, and its statistics scored them all as wrong.
+// Failures are split by the outcome their category implies: the
+// infrastructure failures go to Validity (against the default
+// max_error_rate, the plan being unknown), the model errors stay. The
+// scores cannot be recomputed without the rows, so a note says they
+// count the infrastructure failures as wrong answers (ReadDir recomputes
+// them from results.parquet when it is there).
+func upgrade(b *Bundle) {
+	old := b.Failures
+	b.BundleVersion = BundleVersion
+	b.Validity = Validity{Samples: b.Samples, MaxErrorRate: plan.DefaultMaxErrorRate, MaxErrorRateFrom: "default"}
+	b.Failures = Failures{}
+	for _, fc := range old.Categories {
+		o := failure.Category(fc.Category).Outcome()
+		fc.Outcome = string(o)
+		if o == failure.InfraError {
+			b.Validity.InfraErrors += fc.Count
+			b.Validity.Classes = append(b.Validity.Classes, fc)
+		} else {
+			b.Failures.Failed += fc.Count
+			b.Failures.Categories = append(b.Failures.Categories, fc)
+		}
+	}
+	b.ScoredSamples = b.Samples - b.Validity.InfraErrors
+	b.ScoredItems = b.Items
+	b.Failures.Samples = b.ScoredSamples
+	for i := range b.Failures.Categories {
+		b.Failures.Categories[i].Share = share(b.Failures.Categories[i].Count, b.ScoredSamples)
+	}
+	b.Failures.Rate = share(b.Failures.Failed, b.ScoredSamples)
+	v := &b.Validity
+	v.judge()
+	if v.InfraErrors > 0 {
+		b.Notes = append(b.Notes, fmt.Sprintf("computed by an older nel (bundle version 1), whose scores count the %d infrastructure failures as wrong answers: run nel-run merge again to score without them", v.InfraErrors))
+	}
+}
+
+func share(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
 }
 
 // ReadDir reads the bundles of a run: path may be an eval.json, a
@@ -97,12 +155,25 @@ func ReadDir(path string) ([]*Bundle, error) {
 }
 
 // readBenchDir reads dir's eval.json, or computes it from its
-// results.parquet; ok is false when dir holds neither.
+// results.parquet; ok is false when dir holds neither. A version-1
+// eval.json beside results.parquet is recomputed from the rows, which
+// leaves the infrastructure failures out of the scores, keeping what it
+// knew of the plan.
 func readBenchDir(dir string) (b *Bundle, ok bool, err error) {
 	p := filepath.Join(dir, FileName)
-	if b, err := ReadFile(p); err == nil {
+	old, version, err := readFile(p)
+	switch {
+	case err == nil && version == BundleVersion:
+		return old, true, nil
+	case err == nil:
+		b, err := FromParquet(dir)
+		if err != nil {
+			// No rows to recompute from: the upgraded bundle says what it can.
+			return old, true, nil
+		}
+		b.Benchmark, b.Name, b.Repeats, b.Methodology = old.Benchmark, old.Name, old.Repeats, old.Methodology
 		return b, true, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	case !errors.Is(err, os.ErrNotExist):
 		return nil, true, err
 	}
 	b, err = FromParquet(dir)

@@ -195,32 +195,42 @@ func TestRatioMetric(t *testing.T) {
 	near(t, "ifeval:prompt", *b.Metrics[3].Value, 0.5)
 }
 
-// Failures: counts, shares and at most three exemplars each, with the
-// trajectory's error text; all-failed and empty runs say so.
+// Model errors: counts, shares and at most three exemplars each, with
+// the trajectory's error text (the row's error_message first); an
+// all-failed and an empty run say so.
 func TestFailuresAndNotes(t *testing.T) {
 	var rows []results.Row
 	errs := map[metrics.RowKey]string{}
 	for i := range 5 {
 		r := row(string(rune('a'+i)), int64(i), 0, 0, "")
-		r.ErrorCategory = "timeout"
-		errs[metrics.RowKey{ItemID: r.ItemID, Repeat: 0}] = "deadline exceeded " + r.ItemID
+		r.ErrorCategory = "format_error"
+		r.Extracted = "x" + r.ItemID
+		errs[metrics.RowKey{ItemID: r.ItemID, Repeat: 0}] = "no number in " + r.ItemID
 		rows = append(rows, r)
 	}
+	rows[1].ErrorMessage = "the row's own message"
 	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Errors: errs, Resamples: 100})
 	f := b.Failures
-	if f.Failed != 5 || f.Rate != 1 || len(f.Categories) != 1 || f.Categories[0].Count != 5 || len(f.Categories[0].Exemplars) != 3 {
+	if f.Samples != 5 || f.Failed != 5 || f.Rate != 1 || len(f.Categories) != 1 || f.Categories[0].Count != 5 || len(f.Categories[0].Exemplars) != 3 {
 		t.Fatalf("failures %+v", f)
 	}
-	if e := f.Categories[0].Exemplars[0]; e.ItemID != "a" || e.Error != "deadline exceeded a" {
-		t.Errorf("exemplar %+v", e)
+	if c := f.Categories[0]; c.Outcome != "model_error" || c.Share != 1 {
+		t.Errorf("category %+v: want labelled model_error, share 1", c)
 	}
-	if !strings.Contains(strings.Join(b.Notes, "\n"), "every sample failed (timeout 5)") {
+	if e := f.Categories[0].Exemplars; e[0].ItemID != "a" || e[0].Error != "no number in a" || e[1].Error != "the row's own message" {
+		t.Errorf("exemplars %+v", e)
+	}
+	// Model errors are scored (as wrong): a pass@1 of 0, not "no score".
+	if b.ScoredSamples != 5 || b.Headline.Value == nil || *b.Headline.Value != 0 || b.Validity.InfraErrors != 0 || b.Validity.Invalid {
+		t.Errorf("scored %d, headline %v, validity %+v", b.ScoredSamples, b.Headline.Value, b.Validity)
+	}
+	if !strings.Contains(strings.Join(b.Notes, "\n"), "every scored sample is a model error (format_error 5), scored as wrong") {
 		t.Errorf("notes %q", b.Notes)
 	}
 
 	empty := metrics.Compute(metrics.Input{Meta: meta})
-	if empty.Headline.Value != nil || empty.Headline.CLT != nil || empty.Variance != nil {
-		t.Errorf("empty headline %+v", empty.Headline)
+	if empty.Headline.Value != nil || empty.Headline.CLT != nil || empty.Variance != nil || empty.Validity.Invalid {
+		t.Errorf("empty headline %+v, validity %+v", empty.Headline, empty.Validity)
 	}
 	data, err := metrics.Marshal(empty)
 	if err != nil {
@@ -322,7 +332,7 @@ func TestFromParquetErrorTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := b.Failures.Categories[0].Exemplars[0]; e.ItemID != "a" || e.Error != "" {
+	if e := b.Validity.Classes[0].Exemplars[0]; e.ItemID != "a" || e.Error != "" {
 		t.Errorf("exemplar without trajectories %+v", e)
 	}
 	ts := []results.Trajectory{
@@ -343,7 +353,7 @@ func TestFromParquetErrorTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := b.Failures.Categories[0].Exemplars[0]; e.Error != "deadline exceeded" {
+	if e := b.Validity.Classes[0].Exemplars[0]; e.Error != "deadline exceeded" {
 		t.Errorf("exemplar %+v", e)
 	}
 }
