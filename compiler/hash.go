@@ -38,7 +38,7 @@ func ComputeHashes(s *Source) (Hashes, Explained, error) {
 	benches := make([]any, len(r.Benchmarks))
 	h.Benchmarks = map[string]string{}
 	for i, b := range r.Benchmarks {
-		m := benchmarkMethod(r, b)
+		m := benchmarkMethod(s, i)
 		if s.Lock != nil {
 			m["data"] = pinsMethod(s.dataPins[i])
 		}
@@ -122,10 +122,12 @@ func judgeIdentity(s *Service) map[string]any {
 
 // benchmarkMethod is everything about one benchmark that can change its
 // score except the evaluated model: what `nel compare` requires to match.
-func benchmarkMethod(r *Recipe, b *Benchmark) map[string]any {
+// Local data counts by its content digest, never by its path.
+func benchmarkMethod(s *Source, i int) map[string]any {
+	r, b := s.Recipe, s.Recipe.Benchmarks[i]
 	m := map[string]any{
 		"name":                 b.Name,
-		"params":               b.Params,
+		"params":               dataHashParams(s, i),
 		"repeats":              b.Repeats,
 		"max_problems":         b.MaxProblems,
 		"shuffle_seed":         b.ShuffleSeed,
@@ -221,7 +223,7 @@ func scoringMethod(r *Recipe, b *Benchmark) map[string]any {
 		if m.Type == "judge" {
 			x["judge"] = judgeIdentity(r.Services[m.Service])
 			x["rubric"] = m.Rubric
-			x["rubric_file"] = m.RubricFile
+			// rubric_file counts by its content, never by its path.
 			if m.RubricText != "" {
 				x["rubric_file_content"] = m.RubricText
 			}

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -271,7 +272,15 @@ func hashCases() []hashCase {
 		method("params: a new key", "benchmarks.0.params.split=test"),
 		method("sandbox memory", "sandboxes.box.memory=8g"),
 		method("benchmark name (dataset identity)", "benchmarks.0.name=gsm8k_platinum"),
-		method("params.data_path", "benchmarks.0.params.data_path=/data/gsm8k-v2.jsonl"),
+		// Data counts by its content (hashData writes the files): where it
+		// lies is deployment, and one changed byte is another dataset.
+		deploy("params.data_path: the same bytes at another absolute path", "benchmarks.0.params.data_path=/data/copy/gsm8k.jsonl"),
+		deploy("params.data_path: relative to the recipe instead of absolute", "benchmarks.0.params.data_path=gsm8k.jsonl"),
+		deploy("params.data_path: the folder holding the file instead of the file", "benchmarks.0.params.data_path=/data/folder"),
+		method("params.data_path: one byte changed", "benchmarks.0.params.data_path=/data/changed/gsm8k.jsonl"),
+		// A file's name decides its format, and a folder's file names their
+		// order: the digest covers them (as nel-run's dataset digest does).
+		method("params.data_path: the same bytes under another name", "benchmarks.0.params.data_path=/data/gsm8k-v2.jsonl"),
 		method("sandbox image", "sandboxes.box.image=python:3.13"),
 		// nel_scoring_version is a const (ScoringVersion): not mutable here.
 
@@ -293,6 +302,44 @@ func stripYAMLComments(s string) string {
 		out = append(out, line)
 	}
 	return strings.Join(out, "\n")
+}
+
+// hashData writes the dataset hashBase reads (/data/gsm8k.jsonl) into a
+// new directory, with a copy elsewhere, a copy in a folder, a copy under
+// another name and a copy with one byte changed.
+func hashData(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	const data = `{"question":"1+1?","answer":"#### 2"}` + "\n"
+	for name, text := range map[string]string{
+		"gsm8k.jsonl":         data,
+		"copy/gsm8k.jsonl":    data,
+		"folder/gsm8k.jsonl":  data,
+		"gsm8k-v2.jsonl":      data,
+		"changed/gsm8k.jsonl": strings.Replace(data, "2", "3", 1),
+		"folder/README.md":    "not data: the loader skips it",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// loadHashedIn loads a recipe as if it were in dir, its /data/ paths
+// pointing at dir (hashData's files).
+func loadHashedIn(t *testing.T, l *Loader, dir, path, text string, over []string) Hashes {
+	t.Helper()
+	r := strings.NewReplacer("/data/", dir+"/")
+	var o2 []string
+	for _, o := range over {
+		o2 = append(o2, r.Replace(o))
+	}
+	return loadHashed(t, l, filepath.Join(dir, path), r.Replace(text), o2)
 }
 
 func loadHashed(t *testing.T, l *Loader, path, text string, over []string) Hashes {
@@ -322,7 +369,8 @@ func TestHashTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := loadHashed(t, l, "base.yaml", hashBase, nil)
+	dir := hashData(t)
+	base := loadHashedIn(t, l, dir, "base.yaml", hashBase, nil)
 	if len(base.BenchmarkKeys()) != 1 || base.BenchmarkKeys()[0] != "gsm8k" {
 		t.Fatalf("benchmark keys %v, expected [gsm8k]", base.BenchmarkKeys())
 	}
@@ -335,7 +383,7 @@ func TestHashTable(t *testing.T) {
 			if c.text != "" {
 				path, text = c.path, c.text
 			}
-			h := loadHashed(t, l, path, text, c.over)
+			h := loadHashedIn(t, l, dir, path, text, c.over)
 			check := func(what string, want hashEffect, a, b string) {
 				t.Helper()
 				got := same
@@ -368,7 +416,7 @@ func TestHashFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := loadHashed(t, l, "base.yaml", hashBase, nil)
+	h := loadHashedIn(t, l, hashData(t), "base.yaml", hashBase, nil)
 	for _, x := range []string{h.Recipe, h.Plan, h.Benchmarks["gsm8k"]} {
 		if !strings.HasPrefix(x, "sha256:") || len(x) != len("sha256:")+64 || strings.Trim(x[7:], "0123456789abcdef") != "" {
 			t.Errorf("hash %q: expected sha256:<64 lowercase hex>", x)

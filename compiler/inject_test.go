@@ -85,7 +85,9 @@ func newInjRecipe(payloads []string) injRecipe {
 		benchName:     hostile("bench"),
 		systemPrompt:  hostile("system_prompt"),
 		outDir:        "out/" + strings.ReplaceAll(hostile("dir"), "\n", "/"),
-		params:        map[string]string{"data_path": hostile("data_path"), hostile("param key"): hostile("param value")},
+		// An hf:// spec: its text reaches the plan as a path would, and a
+		// local path would have to exist (the compiler digests it).
+		params: map[string]string{"data_path": "hf://" + hostile("data_path"), hostile("param key"): hostile("param value")},
 		procEnv: map[string]string{
 			"PROC_PLAIN":   hostileNoRef("proc_env"),
 			"PROC_DEFAULT": "${NEL_INJ_UNSET:-" + strings.NewReplacer("}", ")", "${", "$ {").Replace(hostile("default")) + "}",

@@ -78,6 +78,9 @@ type Source struct {
 	Lock     *Lock
 	LockFile string
 	dataPins [][]plan.DataPin // per benchmark, from Lock
+	// local are the local files the recipe reads, digested when it was
+	// validated (LocalFiles).
+	local []LocalFile
 	// endpoints are services UseEndpoint pointed elsewhere, by name: the
 	// plan hash covers them.
 	endpoints map[string]string

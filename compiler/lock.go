@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 )
 
@@ -132,10 +133,11 @@ func ImageFields(r *Recipe) []ImageField {
 }
 
 // BenchmarkInputs is the sha256 of what decides which data benchmark i
-// reads: its name, params and fewshot count.
-func BenchmarkInputs(r *Recipe, i int) (string, error) {
-	b := r.Benchmarks[i]
-	c, err := Canonical(map[string]any{"name": b.Name, "params": b.Params, "fewshot": b.Fewshot})
+// reads: its name, params and fewshot count, local datasets by their
+// content (data moved elsewhere is still what was locked).
+func BenchmarkInputs(s *Source, i int) (string, error) {
+	b := s.Recipe.Benchmarks[i]
+	c, err := Canonical(map[string]any{"name": b.Name, "params": dataHashParams(s, i), "fewshot": b.Fewshot})
 	if err != nil {
 		return "", err
 	}
@@ -201,18 +203,20 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 			continue
 		}
 		delete(data, key)
-		in, err := BenchmarkInputs(s.Recipe, i)
+		in, err := BenchmarkInputs(s, i)
 		if err != nil {
 			return err
 		}
 		if in != d.Inputs {
-			c.at(fmt.Sprintf("benchmark %s's name, params or fewshot changed since the lock %s was made, so the data it reads may differ: %s", key, path, again), "benchmarks", i)
+			if !c.localDataChanged(i, d.Sources, path, again) {
+				c.at(fmt.Sprintf("benchmark %s's name, params, fewshot or local data changed since the lock %s was made, so the data it reads may differ: %s", key, path, again), "benchmarks", i)
+			}
 			continue
 		}
 		if len(d.Sources) == 0 {
 			c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "no dataset sources: " + again})
 		}
-		pins[i] = d.Sources
+		pins[i] = relocatePins(s, i, d.Sources)
 	}
 	for _, key := range slices.Sorted(maps.Keys(data)) {
 		c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "locked, but the recipe has no such benchmark: " + again})
@@ -273,11 +277,16 @@ func lockMethod(lk *Lock) map[string]any {
 }
 
 // pinsMethod is what a benchmark's hash covers of its pinned data: which
-// spec, at which revision, with which content.
+// spec, at which revision, with which content. A local spec is a path, so
+// its content alone counts.
 func pinsMethod(pins []plan.DataPin) []any {
 	out := make([]any, len(pins))
 	for i, p := range pins {
-		out[i] = map[string]any{"spec": p.Spec, "revision": p.Revision, "digest": p.Digest}
+		spec := p.Spec
+		if dataset.IsLocal(spec) {
+			spec = ""
+		}
+		out[i] = map[string]any{"spec": spec, "revision": p.Revision, "digest": p.Digest}
 	}
 	return out
 }

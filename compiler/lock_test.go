@@ -36,7 +36,7 @@ func testLock(t *testing.T, s *Source) *Lock {
 	t.Helper()
 	lk := &Lock{LockVersion: LockVersion, NelVersion: "v1"}
 	for i := range s.Recipe.Benchmarks {
-		in, err := BenchmarkInputs(s.Recipe, i)
+		in, err := BenchmarkInputs(s, i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,6 +56,10 @@ func loadLocked(t *testing.T, recipe string, lk *Lock) (*Source, error) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.cue")
 	if err := os.WriteFile(path, []byte(recipe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The recipe's local data: the compiler digests it.
+	if err := os.WriteFile(filepath.Join(dir, "data.jsonl"), []byte(`{"question":"q","answer":"#### 1"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if lk != nil {
@@ -209,8 +213,8 @@ func TestLockDisagrees(t *testing.T) {
 		edit   func(*Lock)
 		want   string
 	}{
-		{"params changed", strings.Replace(lockRecipe, `"data.jsonl"`, `"other.jsonl"`, 1), nil,
-			`r.cue:5:14: benchmarks[0]: benchmark gsm8k's name, params or fewshot changed since the lock`},
+		{"params changed", strings.Replace(lockRecipe, `data_path: "data.jsonl"`, `{data_path: "data.jsonl", split: "train"}`, 1), nil,
+			`r.cue:5:14: benchmarks[0]: benchmark gsm8k's name, params, fewshot or local data changed since the lock`},
 		{"image changed", strings.Replace(lockRecipe, "reg.io/sb:1", "reg.io/sb:2", 1), nil,
 			`sandboxes.sb.image: "reg.io/sb:2", but the lock`},
 		{"benchmark missing from the lock", lockRecipe, func(lk *Lock) { lk.Datasets = lk.Datasets[:1] },

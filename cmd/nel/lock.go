@@ -131,7 +131,7 @@ func lockDatasets(ctx context.Context, s *compiler.Source, lk *compiler.Lock, st
 		if _, err := def.Load(ctx, rec, b.Params); err != nil {
 			return fmt.Errorf("lock: benchmarks[%d] (%s): %w", i, key, err)
 		}
-		in, err := compiler.BenchmarkInputs(s.Recipe, i)
+		in, err := compiler.BenchmarkInputs(s, i)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,10 @@ type Pinned struct {
 		Load(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error)
 	}
 	Pins []plan.DataPin
+	// Local says the pins are an unlocked recipe's local datasets, as
+	// the compiler hashed them: other specs load unchecked, and a changed
+	// file is refused as changed since compiling, not since locking.
+	Local bool
 }
 
 // Load loads spec at its pinned revision and checks its digest.
@@ -27,6 +31,9 @@ func (p *Pinned) Load(ctx context.Context, spec string, opts LoadOptions) (*Data
 			pin = &p.Pins[i]
 			break
 		}
+	}
+	if pin == nil && p.Local {
+		return p.Loader.Load(ctx, spec, opts)
 	}
 	if pin == nil {
 		known := make([]string, len(p.Pins))
@@ -51,6 +58,10 @@ func (p *Pinned) Load(ctx context.Context, spec string, opts LoadOptions) (*Data
 		return nil, err
 	}
 	ds.Spec = spec
+	if ds.Digest != pin.Digest && p.Local {
+		return nil, fmt.Errorf("dataset %s: content %s differs from the %s the recipe hash covers (%s): the data changed since the job was compiled; restore it, or compile again (the recipe hash will change)",
+			spec, ds.Digest, pin.Digest, diffFiles(pin.Files, ds.Parts))
+	}
 	if ds.Digest != pin.Digest {
 		return nil, fmt.Errorf("dataset %s: content %s differs from the locked %s (%s): the data changed since nel lock; restore it, or lock again and publish a new recipe hash",
 			spec, ds.Digest, pin.Digest, diffFiles(pin.Files, ds.Parts))

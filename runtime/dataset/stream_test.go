@@ -146,3 +146,29 @@ func TestLocalDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedLocalOnly: an unlocked recipe's plan pins only its local data;
+// other specs load unchecked, and a local file changed since compiling is
+// refused as such.
+func TestPinnedLocalOnly(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "d.jsonl", []byte(`{"q":"1+1","a":"2"}`+"\n"))
+	writeFile(t, dir, "other.jsonl", []byte(`{"q":"2+2","a":"4"}`+"\n"))
+	d, err := LocalDigest(dir, "d.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pinned{Loader: localLoader(dir), Pins: PinsOf([]*Dataset{d}), Local: true}
+	ctx := context.Background()
+	if _, err := p.Load(ctx, "d.jsonl", LoadOptions{}); err != nil {
+		t.Fatalf("unchanged data: %v", err)
+	}
+	if _, err := p.Load(ctx, "other.jsonl", LoadOptions{}); err != nil {
+		t.Errorf("a spec the plan does not pin: %v", err)
+	}
+	writeFile(t, dir, "d.jsonl", []byte(`{"q":"1+1","a":"3"}`+"\n"))
+	_, err = p.Load(ctx, "d.jsonl", LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "differs from the "+d.Digest+" the recipe hash covers") || !strings.Contains(err.Error(), "changed since the job was compiled") {
+		t.Errorf("changed data: %v", err)
+	}
+}

@@ -258,6 +258,10 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		// A locked recipe: each spec at its pinned revision, refused when
 		// its content is not the locked content.
 		loader = &dataset.Pinned{Loader: loader, Pins: r.b.Data}
+	} else if len(r.b.LocalData) > 0 {
+		// Local data is hashed by content when the job is compiled: a file
+		// changed since would give numbers under a hash that is not theirs.
+		loader = &dataset.Pinned{Loader: loader, Pins: r.b.LocalData, Local: true}
 	}
 	set, err := r.o.Data.load(ctx, r.b.Key, func(ctx context.Context) (*bench.Set, error) {
 		return r.def.Load(ctx, loader, r.b.Params)

@@ -13,7 +13,7 @@ NEL_OUT := eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-108f25fbed93.json
-NEL_PLAN_SHA256 := 55054fbcbc977c838b56a9e93a1486d2c1e07af50aa9a5609e1e2833fd457f82
+NEL_PLAN_SHA256 := daf049c0f2a2aa82b9d6bb91692a2311cbc68ab5b99fe41c58c5b3f87dbf8f37
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -80,6 +80,8 @@ define NEL_PLAN_JSON
       "max_problems": 50,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

@@ -18,7 +18,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=42dfbc2942e09bf58fa514ada690512c9598c3d996132a66a3b6e12745a96296
+NEL_PLAN_SHA256=82d06edf7a118210d70d8db9dd0dc7a241ff42a7803e3caf2870196ec7159a5e
 NEL_PLAN="$NEL_OUT/.nel/plan-f588787d9d51.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -93,6 +93,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 5,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

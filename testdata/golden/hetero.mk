@@ -13,7 +13,7 @@ NEL_OUT := eval_results/llama-70b
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-3a844d4dd1df.json
-NEL_PLAN_SHA256 := 7c189e1029d2e278a4b8b480704e500f9adee9fb074a74fceec88b0915aef4e7
+NEL_PLAN_SHA256 := 8a64e5aaeaffd9e5b1ac282e306c9bf0dc94b10eb98c6ac77e2ba63c8daa4a4b
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -95,6 +95,8 @@ define NEL_PLAN_JSON
       "max_problems": 500,
       "max_concurrent": 64,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,
@@ -121,6 +123,8 @@ define NEL_PLAN_JSON
       "max_problems": 500,
       "max_concurrent": 64,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,
@@ -147,6 +151,8 @@ define NEL_PLAN_JSON
       "max_problems": 2000,
       "max_concurrent": 64,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

@@ -28,7 +28,7 @@ umask 022
 NEL_OUT=eval_results/llama-70b
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=7c189e1029d2e278a4b8b480704e500f9adee9fb074a74fceec88b0915aef4e7
+NEL_PLAN_SHA256=8a64e5aaeaffd9e5b1ac282e306c9bf0dc94b10eb98c6ac77e2ba63c8daa4a4b
 NEL_PLAN="$NEL_OUT/.nel/plan-3a844d4dd1df.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -137,6 +137,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 500,
       "max_concurrent": 64,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,
@@ -163,6 +165,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 500,
       "max_concurrent": 64,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,
@@ -189,6 +193,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 2000,
       "max_concurrent": 64,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

@@ -28,7 +28,7 @@ umask 022
 NEL_OUT=eval_results/qwen-coder-humaneval
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=5934554c902fa74255c91130f564a135811233bb6fa596c71b0c32c63bcdba64
+NEL_PLAN_SHA256=b19e157d3b3db88704b5dca973d1d267638b171a9c887ab0acc8bcfdb6dc90b5
 NEL_PLAN="$NEL_OUT/.nel/plan-dc45781dcc40.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -128,6 +128,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "repeats": 5,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

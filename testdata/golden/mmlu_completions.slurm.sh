@@ -18,7 +18,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=7d75b3b5f6c75fe0c69dceddfcf2b65d1da576dee7757341f562113a9d9a7f50
+NEL_PLAN_SHA256=f95f4b3771716960b63c45f8c2c8e1d6ee228b98fb93884b072afb8871eb5259
 NEL_PLAN="$NEL_OUT/.nel/plan-69c9da3fa357.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -97,6 +97,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 5,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

@@ -13,7 +13,7 @@ NEL_OUT := eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-f0288d8dd50d.json
-NEL_PLAN_SHA256 := cd348641a2fb4bd3503da88c0f6ca3a78f24bd92b13b824450300058828e2b94
+NEL_PLAN_SHA256 := 0fa6cd576985cc2fa35abdfd64b256f66456e89db4341283e64de5f84772ed26
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -80,6 +80,8 @@ define NEL_PLAN_JSON
       "max_problems": 50,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

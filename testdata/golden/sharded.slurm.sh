@@ -21,7 +21,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=cd348641a2fb4bd3503da88c0f6ca3a78f24bd92b13b824450300058828e2b94
+NEL_PLAN_SHA256=0fa6cd576985cc2fa35abdfd64b256f66456e89db4341283e64de5f84772ed26
 NEL_PLAN="$NEL_OUT/.nel/plan-f0288d8dd50d.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -115,6 +115,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 50,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

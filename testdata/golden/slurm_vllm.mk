@@ -13,7 +13,7 @@ NEL_OUT := eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-108f25fbed93.json
-NEL_PLAN_SHA256 := b38983865bd117e23322865ad5a08bd65d557bcb6c697eaf47b4e962f13552b1
+NEL_PLAN_SHA256 := 0848edabc3e49f98a871fd2db6ee2b57c26efda92b2d03bb7241ff60b5d8c643
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -80,6 +80,8 @@ define NEL_PLAN_JSON
       "max_problems": 50,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

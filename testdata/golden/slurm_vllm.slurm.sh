@@ -20,7 +20,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=b38983865bd117e23322865ad5a08bd65d557bcb6c697eaf47b4e962f13552b1
+NEL_PLAN_SHA256=0848edabc3e49f98a871fd2db6ee2b57c26efda92b2d03bb7241ff60b5d8c643
 NEL_PLAN="$NEL_OUT/.nel/plan-108f25fbed93.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -114,6 +114,8 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "max_problems": 50,
       "max_concurrent": 32,
       "timeout": 1800,
+      "request_timeout": 600,
+      "max_error_rate": 0.05,
       "shuffle_seed": 42,
       "scoring": {
         "include_defaults": true,

@@ -1,0 +1,163 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// LocalFile is a local file or folder a recipe reads: a benchmark's dataset
+// (params.data_path, and the few-shot pools some benchmarks take) or a
+// judge's rubric_file. It is read when the recipe is loaded, because the
+// hashes cover its content, never its path: the same data at another path
+// is the same evaluation. Where it lies is deployment, which the plan hash
+// covers through the recipe as written.
+type LocalFile struct {
+	// Field is where the recipe names it, as -O spells it:
+	// benchmarks[0].params.data_path.
+	Field string
+	// Spec is the path as written; a relative one resolves against the
+	// recipe's directory.
+	Spec string
+	// Digest is the dataset digest nel-run records for it
+	// (nel.dataset_digest): sha256 over its files' names and sha256s.
+	Digest string
+	Files  []plan.DataFile
+
+	bench int    // the benchmark's index
+	param string // the params key; "" for a rubric_file
+}
+
+// LocalFiles lists the local files and folders the recipe reads, in a
+// fixed order: rubric files, then datasets.
+func (s *Source) LocalFiles() []LocalFile { return slices.Clone(s.local) }
+
+// localData reads every local dataset a benchmark names in its params: its
+// digest goes into the hashes in place of the path (dataHashParams). An
+// unreadable path is an error at its position: without the content there
+// is no honest hash.
+func (c *ruleChecker) localData() {
+	for i, b := range c.r.Benchmarks {
+		for _, param := range bench.DataParams(b.Name) {
+			v, ok := b.Params[param]
+			if !ok || v == nil {
+				continue
+			}
+			spec, ok := v.(string)
+			if !ok || spec == "" {
+				c.at(fmt.Sprintf("expected a dataset (a local file or folder, relative to the recipe, or an hf:// spec), found %v", v), "benchmarks", i, "params", param)
+				continue
+			}
+			if dataset.IsLocal(spec) {
+				c.localFile(i, param, spec, "dataset", "benchmarks", i, "params", param)
+			}
+		}
+	}
+}
+
+// localFile digests one local file or folder and records it; what names
+// the kind of file in the error when it cannot be read.
+func (c *ruleChecker) localFile(benchIdx int, param, spec, what string, path ...any) bool {
+	d, err := dataset.LocalDigest(c.s.Dir, spec)
+	if err != nil {
+		// The file system's own words name where it looked (a relative
+		// path is joined to the recipe's directory).
+		if u := errors.Unwrap(err); u != nil {
+			err = u
+		}
+		c.at(fmt.Sprintf("%s %q cannot be read (%v): local data is read when the recipe is loaded, since the hashes cover its content", what, spec, err), path...)
+		return false
+	}
+	files := make([]plan.DataFile, len(d.Parts))
+	for i, p := range d.Parts {
+		files[i] = plan.DataFile{Name: p.Name, SHA256: p.SHA256}
+	}
+	c.s.local = append(c.s.local, LocalFile{Field: displayPath(selectors(path)), Spec: spec, Digest: d.Digest, Files: files, bench: benchIdx, param: param})
+	return true
+}
+
+// localOf returns benchmark i's local dataset under param, if any.
+func (s *Source) localOf(i int, param string) (LocalFile, bool) {
+	for _, f := range s.local {
+		if f.bench == i && f.param == param {
+			return f, true
+		}
+	}
+	return LocalFile{}, false
+}
+
+// dataHashParams is benchmark i's params as the hashes see them: each
+// local dataset replaced by its content digest.
+func dataHashParams(s *Source, i int) map[string]any {
+	params := s.Recipe.Benchmarks[i].Params
+	var out map[string]any
+	for k := range params {
+		f, ok := s.localOf(i, k)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(params))
+			for k, v := range params {
+				out[k] = v
+			}
+		}
+		out[k] = f.Digest
+	}
+	if out == nil {
+		return params
+	}
+	return out
+}
+
+// localPins are benchmark i's local datasets as plan pins: nel-run checks
+// that what it reads is the content the hashes covered.
+func localPins(s *Source, i int) []plan.DataPin {
+	var out []plan.DataPin
+	for _, f := range s.local {
+		if f.bench == i && f.param != "" {
+			out = append(out, plan.DataPin{Spec: f.Spec, Digest: f.Digest, Files: f.Files})
+		}
+	}
+	return out
+}
+
+// relocatePins points a lock's local pins at where the same content is
+// named now: a lock pins content, and the data may have moved since (a
+// recipe fetched onto another machine). A pin whose content the recipe no
+// longer names is kept as locked, and nel-run refuses it.
+func relocatePins(s *Source, i int, pins []plan.DataPin) []plan.DataPin {
+	out := slices.Clone(pins)
+	for j, p := range out {
+		if !dataset.IsLocal(p.Spec) {
+			continue
+		}
+		for _, f := range s.local {
+			if f.bench == i && f.param != "" && f.Digest == p.Digest {
+				out[j].Spec = f.Spec
+				break
+			}
+		}
+	}
+	return out
+}
+
+// localDataChanged reports, at its field, each of benchmark i's local
+// datasets still named as locked whose content is not the locked content,
+// and says whether there was one.
+func (c *ruleChecker) localDataChanged(i int, pins []plan.DataPin, lockPath, again string) bool {
+	found := false
+	for _, p := range pins {
+		for _, f := range c.s.local {
+			if f.bench == i && f.param != "" && f.Spec == p.Spec && f.Digest != p.Digest {
+				c.at(fmt.Sprintf("the content of %q (%s) is not what the lock %s pinned (%s): restore it, or %s", f.Spec, f.Digest, lockPath, p.Digest, again), "benchmarks", i, "params", f.param)
+				found = true
+			}
+		}
+	}
+	return found
+}
