@@ -95,9 +95,17 @@ func TestMergeSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	merged := sums[0].Bundle
-	if bundle.Items != merged.Items || bundle.Samples != merged.Samples || *bundle.Headline.Value != *merged.Headline.Value || bundle.Failures.Failed != merged.Failures.Failed {
-		t.Errorf("bundle of results.parquet: %d items, %d samples, %v, %d failed; merge said %d, %d, %v, %d",
-			bundle.Items, bundle.Samples, *bundle.Headline.Value, bundle.Failures.Failed, merged.Items, merged.Samples, *merged.Headline.Value, merged.Failures.Failed)
+	if bundle.Items != merged.Items || bundle.Samples != merged.Samples || *bundle.Headline.Value != *merged.Headline.Value ||
+		bundle.Failures.Failed != merged.Failures.Failed || bundle.Validity.InfraErrors != merged.Validity.InfraErrors {
+		t.Errorf("bundle of results.parquet: %d items, %d samples, %v, %d model errors, %d infra errors; merge said %d, %d, %v, %d, %d",
+			bundle.Items, bundle.Samples, *bundle.Headline.Value, bundle.Failures.Failed, bundle.Validity.InfraErrors,
+			merged.Items, merged.Samples, *merged.Headline.Value, merged.Failures.Failed, merged.Validity.InfraErrors)
+	}
+	// The fixture fails 20% of its samples, half of them for
+	// infrastructure reasons (timeout, http_5xx): about 10% of all,
+	// above the plan's max_error_rate of 5%.
+	if v := merged.Validity; !v.Invalid || v.MaxErrorRate != plan.DefaultMaxErrorRate || v.MaxErrorRateFrom != "plan" || v.InfraErrors == 0 || merged.Failures.Failed == 0 {
+		t.Errorf("validity %+v, model errors %d: want INVALID against the plan's max_error_rate, with both kinds of failure", v, merged.Failures.Failed)
 	}
 
 	trajs, meta, err := results.ReadTrajectories(filepath.Join(bdir, "trajectories.parquet"))

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,32 +249,43 @@ func joinProvenance(log *slog.Logger, files []*shardFile) string {
 }
 
 // Headline is the one-line result of a benchmark, e.g.
-// "gsm8k  pass@1 0.8120 (1071/1319 correct), 95% CI 0.7909–0.8331 · 1319 items × 1 repeat · 2 failed (timeout 2)".
+//
+//	gsm8k  pass@1 0.8120 (1069/1317 correct), 95% CI 0.7909–0.8331 · 1319 items × 1 repeat · 2 infra failures (timeout 2), not scored
+//
+// The counts are of the scored samples; infrastructure failures (never
+// scored) and model errors (scored as wrong) are each said with their
+// classes. An INVALID benchmark's line starts with INVALID, says its
+// infrastructure failure rate against max_error_rate, and shows no score.
 func (s Summary) Headline() string {
 	bd := s.Bundle
+	v := bd.Validity
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %s", bd.Benchmark, strings.ReplaceAll(bd.Headline.Metric, "_", " "))
-	if v := bd.Headline.Value; v == nil {
-		b.WriteString(" n/a")
+	metric := strings.ReplaceAll(bd.Headline.Metric, "_", " ")
+	if v.Invalid {
+		fmt.Fprintf(&b, "INVALID %s  %s not reported: %s", bd.Benchmark, metric, v.Reason)
 	} else {
-		fmt.Fprintf(&b, " %.4f", *v)
-		if bd.Binary {
-			// Every item has every repeat (merge checks it), so pass@1 ×
-			// samples is the number of correct samples.
-			fmt.Fprintf(&b, " (%d/%d correct)", int(math.Round(*v*float64(bd.Samples))), bd.Samples)
+		fmt.Fprintf(&b, "%s  %s", bd.Benchmark, metric)
+		if val := bd.Headline.Value; val == nil {
+			b.WriteString(" n/a")
+		} else {
+			fmt.Fprintf(&b, " %.4f", *val)
+			if bd.Correct != nil {
+				fmt.Fprintf(&b, " (%d/%d correct)", *bd.Correct, bd.ScoredSamples)
+			}
 		}
-	}
-	if ci := bd.Headline.CLT; ci != nil {
-		fmt.Fprintf(&b, ", %.0f%% CI %.4f–%.4f", 100*ci.Level, ci.Lo, ci.Hi)
+		if ci := bd.Headline.CLT; ci != nil {
+			fmt.Fprintf(&b, ", %.0f%% CI %.4f–%.4f", 100*ci.Level, ci.Lo, ci.Hi)
+		}
 	}
 	fmt.Fprintf(&b, " · %d items × %d %s", bd.Items, bd.Repeats, plural(bd.Repeats, "repeat", "repeats"))
+	if bd.ScoredItems < bd.Items && !v.Invalid {
+		fmt.Fprintf(&b, " (%d items scored)", bd.ScoredItems)
+	}
+	if v.InfraErrors > 0 && !v.Invalid {
+		fmt.Fprintf(&b, " · %d infra %s (%s), not scored", v.InfraErrors, plural(v.InfraErrors, "failure", "failures"), metrics.ClassCounts(v.Classes))
+	}
 	if f := bd.Failures; f.Failed > 0 {
-		var parts []string
-		for _, fc := range f.Categories {
-			parts = append(parts, fmt.Sprintf("%s %d", fc.Category, fc.Count))
-		}
-		slices.Sort(parts)
-		fmt.Fprintf(&b, " · %d failed (%s)", f.Failed, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, " · %d model %s (%s), scored as wrong", f.Failed, plural(f.Failed, "error", "errors"), metrics.ClassCounts(f.Categories))
 	}
 	if bd.Provenance.Simulated {
 		b.WriteString(" · SIMULATED endpoint")

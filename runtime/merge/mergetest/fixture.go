@@ -69,7 +69,7 @@ func Write(dir string, o Options) (*plan.Plan, string, error) {
 		Benchmarks: []plan.Benchmark{{
 			Key: Benchmark, Name: Benchmark, Dir: Benchmark, Hash: "sha256:" + strings.Repeat("ef", 32),
 			Solver:  plan.Solver{Type: "simple", Service: "sim"},
-			Repeats: o.Repeats, MaxConcurrent: 64, Timeout: 120,
+			Repeats: o.Repeats, MaxConcurrent: 64, Timeout: 120, MaxErrorRate: plan.DefaultMaxErrorRate,
 		}},
 	}
 	planPath := filepath.Join(dir, ".nel", "plan-bench.json")
