@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,14 +34,21 @@ static file server can then serve the store). Layout, content-addressed:
 
   recipes/<hex>/manifest.json     every file below with its sha256 and size
   recipes/<hex>/recipe/<file>     the recipe as written, and the local files
-                                  it references (data_path, rubric_file) at
-                                  the same relative paths
+                                  it references (data_path, rubric_file) by a
+                                  path inside its folder, at the same path
+  recipes/<hex>/data/<digest>/    those it references elsewhere (an absolute
+                                  path, ../), under their content digest
   recipes/<hex>/canonical.json    the canonical JSON the hash is the sha256 of
   recipes/<hex>/lock.json         its lock (nel lock), when locked
   results/<hex>/runs.json         the published runs of the recipe
   results/<hex>/<run-id>/         manifest.json, plan.json, report.md,
                                   model-card.md, <benchmark>/eval.json,
                                   results.parquet, trajectories.parquet
+
+The recipe hash covers local data by content, not by path: the manifest
+lists each local file with its digest, and nel fetch and nel reproduce find
+it by that digest wherever it lies (--no-data: the reproducer brings a
+copy, with --data DIR).
 
 <hex> is the recipe hash without "sha256:". The run id is the run's start
 time and its plan hash: 20261121T101500Z-1a2b3c4d. Files go first and each
@@ -58,7 +64,7 @@ func cmdPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(&ovs, "O", "with --recipe: an override the run was loaded with (repeatable)")
 	printF := fs.Bool("print", false, "print the files to upload and where they go; write nothing")
 	noTraj := fs.Bool("no-trajectories", false, "leave trajectories.parquet out (full prompts and responses)")
-	noData := fs.Bool("no-data", false, "leave out the local data files the recipe references (reproducers then need their own copy)")
+	noData := fs.Bool("no-data", false, "leave out the local data files the recipe references (reproducers then bring their own copy, found by its digest)")
 	tokenEnv := fs.String("token-env", "NEL_STORE_TOKEN", "environment variable holding a bearer token for an http(s) store")
 	dirs, err := parse(fs, args)
 	if err != nil {
@@ -103,14 +109,9 @@ func cmdPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if lockPath != "" {
 		recipeFiles["lock.json"] = lockPath
 	}
-	if !*noData {
-		local, err := referencedFiles(s)
-		if err != nil {
-			return &exitError{2, fmt.Errorf("publish: %w", err)}
-		}
-		for rel, abs := range local {
-			recipeFiles["recipe/"+rel] = abs
-		}
+	data, err := publishedData(s, !*noData, recipeFiles)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("publish: %w", err)}
 	}
 	var overrides []string
 	for _, o := range s.Overrides {
@@ -119,7 +120,7 @@ func cmdPublish(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	rm := store.Manifest{ManifestVersion: store.ManifestVersion, Kind: "recipe", RecipeHash: h.Recipe,
-		NelVersion: version, Recipe: "recipe/" + filepath.Base(s.Path), Overrides: overrides}
+		NelVersion: version, Recipe: "recipe/" + filepath.Base(s.Path), Overrides: overrides, Data: data}
 
 	runID := store.RunID(run.started, run.planHash)
 	resultFiles := map[string]string{}
@@ -306,55 +307,6 @@ func publishedRecipe(dir, recipe string, ovs overrides) (*compiler.Source, strin
 		}
 	}
 	return s, copyPath, lockPath, nil
-}
-
-// referencedFiles lists the local files a recipe references (data_path,
-// rubric_file), by their path relative to the recipe's directory. A path
-// outside that directory cannot travel with the recipe.
-func referencedFiles(s *compiler.Source) (map[string]string, error) {
-	out := map[string]string{}
-	add := func(field, p string) error {
-		if p == "" || strings.Contains(p, "://") {
-			return nil
-		}
-		abs := p
-		if !filepath.IsAbs(p) {
-			abs = filepath.Join(s.Dir, p)
-		}
-		rel, err := filepath.Rel(s.Dir, abs)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(p) {
-			return fmt.Errorf("%s: %s is outside the recipe's directory %s, so it cannot be published with the recipe: move it beside the recipe, use an hf:// dataset, or publish with --no-data", field, p, s.Dir)
-		}
-		return filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("%s: %w", field, err)
-			}
-			if d.IsDir() {
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				return fmt.Errorf("%s: %s is not a regular file", field, path)
-			}
-			r, _ := filepath.Rel(s.Dir, path)
-			out[filepath.ToSlash(r)] = path
-			return nil
-		})
-	}
-	for i, b := range s.Recipe.Benchmarks {
-		if p, ok := b.Params["data_path"].(string); ok {
-			if err := add(fmt.Sprintf("benchmarks[%d].params.data_path", i), p); err != nil {
-				return nil, err
-			}
-		}
-		for j, m := range b.Scoring.Metrics {
-			if m.RubricFile != nil {
-				if err := add(fmt.Sprintf("benchmarks[%d].scoring.metrics[%d].rubric_file", i, j), *m.RubricFile); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return out, nil
 }
 
 func fileExists(p string) bool {

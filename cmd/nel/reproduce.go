@@ -25,13 +25,21 @@ the hash asked for. A file that does not match is refused with its name.
 
 The recipe lands in DIR/recipe/ (default DIR: ./<first 12 hex digits>),
 ready for nel run, nel compile or nel hash; with --results, the newest
-published run (or --run-id's) lands in DIR/published/.`
+published run (or --run-id's) lands in DIR/published/.
+
+The hash covers the recipe's local data by content, not by path. Data the
+recipe names inside its folder lands there; data it names elsewhere (an
+absolute path) is found by its digest where the recipe says, else under a
+--data DIR, else in the store's copy (DIR/data/<digest>/), and the -O
+override that points the recipe there is printed.`
 
 func cmdFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("fetch", "sha256:HASH --store PATH|URL [-o DIR] [--results] [--run-id ID]", fetchHelp, stderr)
+	fs := newFlags("fetch", "sha256:HASH --store PATH|URL [-o DIR] [--data DIR] [--results] [--run-id ID]", fetchHelp, stderr)
 	storeF := fs.String("store", "", "the store: a directory or an http(s) URL (required)")
 	outF := fs.String("o", "", "where to put the recipe (default ./<first 12 hex digits of the hash>)")
 	withResults := fs.Bool("results", false, "also fetch a published run into DIR/published/")
+	var dataDirs stringList
+	fs.Var(&dataDirs, "data", "a `DIR` holding copies of the recipe's local data, found by digest (repeatable)")
 	runID := fs.String("run-id", "", "with --results: the run to fetch (default the newest)")
 	tokenEnv := fs.String("token-env", "NEL_STORE_TOKEN", "environment variable holding a bearer token for an http(s) store")
 	argv, err := parse(fs, args)
@@ -54,7 +62,7 @@ func cmdFetch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &exitError{2, fmt.Errorf("fetch: %w", err)}
 	}
-	s, _, err := fetchVerified(ctx, st, hash, dest, nil)
+	s, _, err := fetchVerified(ctx, st, hash, dest, dataDirs, nil, stderr)
 	if err != nil {
 		return err
 	}
@@ -80,9 +88,10 @@ func parseRecipeHash(arg string) (hash, hex string, err error) {
 var scoringVersionRE = regexp.MustCompile(`"nel_scoring_version":"([^"]*)"`)
 
 // fetchVerified fetches the recipe hash from st into dest and loads it as
-// it was published (its lock beside it, its overrides, then extra), and
-// refuses it unless it hashes to hash.
-func fetchVerified(ctx context.Context, st store.Store, hash, dest string, extra []compiler.Override) (*compiler.Source, *store.Manifest, error) {
+// it was published (its lock beside it, its overrides, its local data
+// found by digest — here, under dataDirs or in the store's copy — then
+// extra), and refuses it unless it hashes to hash.
+func fetchVerified(ctx context.Context, st store.Store, hash, dest string, dataDirs []string, extra []compiler.Override, stderr io.Writer) (*compiler.Source, *store.Manifest, error) {
 	m, err := store.FetchRecipe(ctx, st, hash, dest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fetch: %w", err)
@@ -91,6 +100,10 @@ func fetchVerified(ctx context.Context, st store.Store, hash, dest string, extra
 		return nil, nil, fmt.Errorf("fetch: %s's manifest names no recipe file", hash)
 	}
 	path := filepath.Join(dest, filepath.FromSlash(m.Recipe))
+	moved, err := locateData(m, dest, filepath.Dir(path), dataDirs, stderr)
+	if err != nil {
+		return nil, nil, &exitError{2, fmt.Errorf("fetch: %w", err)}
+	}
 	// The lock travels as lock.json; every command finds it beside the
 	// recipe.
 	if lk := filepath.Join(dest, "lock.json"); fileExists(lk) {
@@ -110,7 +123,7 @@ func fetchVerified(ctx context.Context, st store.Store, hash, dest string, extra
 		}
 		ovs = append(ovs, o)
 	}
-	s, err := load(path, append(ovs, extra...))
+	s, err := load(path, append(append(ovs, moved...), extra...))
 	if err != nil {
 		return nil, nil, fmt.Errorf("fetch: the published recipe does not load with this nel: %w", err)
 	}
@@ -167,7 +180,9 @@ How the recipe runs:
   --run DIR         compare an existing run directory; run nothing
 
 Everything goes under -o DIR (default ./reproduce-<12 hex digits>):
-recipe/, published/, new/ (the new run) and reproduce.json.
+recipe/, published/, new/ (the new run) and reproduce.json. The recipe's
+local data is found by its digest, as nel fetch finds it (--data DIR: a
+folder holding your copy, e.g. when it was published with --no-data).
 
 Exit status: REPRODUCED 0, DIFFERENT 1, INCONCLUSIVE 2, and 3 when it could
 not be reproduced at all (store unreachable, unknown hash, a file that
@@ -199,6 +214,8 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	format := fs.String("f", "text", "output: text, markdown or json")
 	tokenEnv := fs.String("token-env", "NEL_STORE_TOKEN", "environment variable holding a bearer token for an http(s) store")
 	verbose := fs.Bool("v", false, "log what each shard does")
+	var dataDirs stringList
+	fs.Var(&dataDirs, "data", "a `DIR` holding copies of the recipe's local data, found by digest (repeatable)")
 	argv, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -242,7 +259,7 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		newDir = *runF
 	}
 	extra := []compiler.Override{{Text: "-o " + newDir, Path: []string{"output", "dir"}, Value: newDir}}
-	s, _, err := fetchVerified(ctx, st, hash, work, extra)
+	s, _, err := fetchVerified(ctx, st, hash, work, dataDirs, extra, stderr)
 	if err != nil {
 		return err
 	}

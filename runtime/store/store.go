@@ -8,8 +8,10 @@
 //	<store>/
 //	  recipes/<hex>/manifest.json        kind "recipe": every file below with its sha256 and size
 //	  recipes/<hex>/recipe/<name>        the recipe as written (e.g. recipe/suite.cue)
-//	  recipes/<hex>/recipe/<rel path>    local files the recipe references (data_path, rubric_file), at
-//	                                     the same path relative to the recipe
+//	  recipes/<hex>/recipe/<rel path>    local files the recipe references (data_path, rubric_file) by a
+//	                                     path inside its folder, at the same path relative to the recipe
+//	  recipes/<hex>/data/<digest>/<name> those it references elsewhere (an absolute path, a ../), under
+//	                                     their content digest; the manifest's data list says which is which
 //	  recipes/<hex>/canonical.json       the recipe's canonical JSON (what the hash covers)
 //	  recipes/<hex>/lock.json            its lock file, when locked
 //	  results/<hex>/runs.json            the index of published runs of this recipe (static servers can't list)
@@ -86,8 +88,27 @@ type Manifest struct {
 	// Overrides are, for kind recipe, the -O path=value texts applied
 	// before hashing.
 	Overrides []string `json:"overrides,omitempty"`
+	// Data lists, for kind recipe, the local files and folders the recipe
+	// reads. The hash covers their content, not their paths, so whoever
+	// fetches the recipe finds each by its digest wherever it lies.
+	Data []DataRef `json:"data,omitempty"`
 	// Files is sorted by Path; manifest.json itself is not listed.
 	Files []File `json:"files"`
+}
+
+// DataRef is one local file or folder a published recipe reads.
+type DataRef struct {
+	// Field names it in the recipe as -O spells it:
+	// benchmarks[0].params.data_path.
+	Field string `json:"field"`
+	// Spec is its path as the recipe (with its overrides) says it.
+	Spec string `json:"spec"`
+	// Digest is its dataset digest, "sha256:…" over its files' names and
+	// sha256s (as nel-run records it).
+	Digest string `json:"digest"`
+	// Path is where the entry holds it, relative to the entry (a file, or
+	// a folder of its files); "" when it was published without its data.
+	Path string `json:"path,omitempty"`
 }
 
 // File is one file of an entry.
@@ -270,6 +291,20 @@ func (m *Manifest) check(where, kind, hex, runID string) error {
 	if m.Recipe != "" && m.file(m.Recipe) == nil {
 		return fmt.Errorf("%s: recipe %q is not among its files", where, m.Recipe)
 	}
+	for i, d := range m.Data {
+		if !strings.HasPrefix(d.Digest, "sha256:") || !isHex64(strings.TrimPrefix(d.Digest, "sha256:")) {
+			return fmt.Errorf("%s: data[%d] (%s): digest %q is not sha256:<64 lowercase hex digits>", where, i, d.Field, d.Digest)
+		}
+		if d.Path == "" {
+			continue
+		}
+		if err := checkRel(d.Path); err != nil {
+			return fmt.Errorf("%s: data[%d] (%s): %w; refusing it", where, i, d.Field, err)
+		}
+		if m.file(d.Path) == nil && !m.hasDir(d.Path) {
+			return fmt.Errorf("%s: data[%d] (%s): %q is not among its files", where, i, d.Field, d.Path)
+		}
+	}
 	if kind == KindRecipe {
 		// The chain from hash to every byte: canonical.json's sha256 is
 		// the hash, and the manifest vouches for the rest.
@@ -282,6 +317,12 @@ func (m *Manifest) check(where, kind, hex, runID string) error {
 		}
 	}
 	return nil
+}
+
+// hasDir says whether some file of the entry lies under the folder p.
+func (m *Manifest) hasDir(p string) bool {
+	i, _ := slices.BinarySearchFunc(m.Files, p+"/", func(f File, p string) int { return strings.Compare(f.Path, p) })
+	return i < len(m.Files) && strings.HasPrefix(m.Files[i].Path, p+"/")
 }
 
 func (m *Manifest) file(p string) *File {
