@@ -36,17 +36,29 @@ nel starts and health-waits here, e.g. 'nel-run sim-server'); GPU servers
 (vllm, sglang, trt_llm) run through 'nel compile'.
 
 Interrupted? Run the same command again: finished samples are kept and only
-the rest runs. On a terminal a live line per benchmark shows progress; in a
-log (not a terminal) one status line is printed every --progress.`
+the rest runs. With --resume, samples that ended in an infrastructure
+failure (infra_error: the endpoint, network, sandbox or a judge failed) run
+again too; scored samples and model errors never do.
+
+Before the first sample each shard probes its endpoint: a dead endpoint or a
+rejected key is an error within seconds. A run stops when the same client
+error (401, 403, 404, 400) fails several samples in a row, and pauses to
+probe when the endpoint fails too often, sending the failed samples again
+once it answers. A benchmark whose infrastructure failures pass its
+max_error_rate is INVALID.
+
+On a terminal a live line per benchmark shows progress; in a log (not a
+terminal) one status line is printed every --progress.`
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var ovs overrides
-	fs := newFlags("run", "[-o DIR] [-O path=value]... FILE", runHelp, stderr)
+	fs := newFlags("run", "[-o DIR] [--resume] [-O path=value]... FILE", runHelp, stderr)
 	fs.Var(&ovs, "O", "override a field before validation: path.to.field=value (repeatable)")
 	outFlag := fs.String("o", "", "output `DIR` (overrides output.dir)")
 	every := fs.Duration("progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
 	verbose := fs.Bool("v", false, "log what each shard does")
 	locked := fs.Bool("locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
+	resume := fs.Bool("resume", false, "also run again the samples that ended in infra_error, in finished shards too (scored and model_error samples are kept)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -67,7 +79,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return errs
 		}
 	}
-	_, err = runSource(ctx, s, runOptions{Every: *every, Verbose: *verbose, Title: filepath.Base(files[0])}, stdout, stderr)
+	_, err = runSource(ctx, s, runOptions{Every: *every, Verbose: *verbose, Resume: *resume, Title: filepath.Base(files[0])}, stdout, stderr)
 	return err
 }
 
@@ -75,6 +87,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 type runOptions struct {
 	Every   time.Duration // status line interval off a terminal (0: the recipe's)
 	Verbose bool
+	Resume  bool   // run infra_error samples again (shard.Options.RetryInfra)
 	Title   string // the report's title
 }
 
@@ -152,7 +165,7 @@ func runSource(ctx context.Context, s *compiler.Source, o runOptions, stdout, st
 				_, err := shard.Run(ctx, shard.Options{
 					Plan: p, Benchmark: b.Key, Shard: i, Of: p.Shards,
 					OutDir: out, NelVersion: version, Getenv: getenv, Logger: log,
-					Progress: ui.update, Data: &data,
+					Progress: ui.update, Data: &data, RetryInfra: o.Resume,
 				})
 				if err != nil {
 					mu.Lock()

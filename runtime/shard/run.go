@@ -61,10 +61,26 @@ type Options struct {
 	// Progress, when set, is called after every finished sample (and once
 	// at the start); it must be cheap.
 	Progress func(Progress)
-	// BreakerThreshold is how many samples in a row may fail with an
-	// infrastructure category (server_error, rate_limit, timeout) before the
-	// shard gives up on the endpoint; 0 means 20.
+	// BreakerThreshold is how many samples in a row may fail as if the
+	// endpoint were down (server_error, rate_limit, timeout) before the
+	// shard stops sending and probes it; 0 means 20.
 	BreakerThreshold int
+	// BreakerWindow and BreakerRate: when at least BreakerRate of the last
+	// BreakerWindow finished samples failed as if the endpoint were down,
+	// the shard stops sending and probes it too; 0 means 50 and 0.5.
+	BreakerWindow int
+	BreakerRate   float64
+	// RecoverFor is how long a tripped breaker probes the endpoint before
+	// the shard gives up; 0 means 5 minutes.
+	RecoverFor time.Duration
+	// ClientErrorThreshold is how many samples in a row may fail with the
+	// same deterministic client error (400, 401, 403, 404, 422: a request
+	// the server will never take) before the shard stops; 0 means 5.
+	ClientErrorThreshold int
+	// RetryInfra runs again, in a shard that is already complete, the
+	// samples that ended in infra_error (nel run --resume); its scored and
+	// model_error samples are kept as they are.
+	RetryInfra bool
 	// RampRate is how many requests per second the first max_concurrent
 	// launches are paced at; 0 means 1,500 per CPU, negative means no
 	// pacing. See runSamples.
@@ -107,6 +123,8 @@ type sampleRecord struct {
 	Row       results.Row        `json:"row"`
 	Traj      results.Trajectory `json:"traj"`
 	Simulated bool               `json:"sim,omitempty"`
+	// Status is the last HTTP status of a failed model call (0: none).
+	Status int `json:"status,omitempty"`
 }
 
 // defaultRampPerCPU paces the first wave of requests (Options.RampRate):
@@ -152,7 +170,8 @@ type runner struct {
 	mu        sync.Mutex
 	done      map[journal.Key]*sampleRecord
 	suspects  []*pendingSample // infrastructure failures not yet journaled
-	streak    int
+	health    health           // the endpoint's recent record (breaker.go)
+	offered   []string         // the model ids the endpoint listed when probed
 	prog      Progress
 	simulated atomic.Bool
 	// sysFingerprint is the first system_fingerprint the solver's server
@@ -166,8 +185,14 @@ type namedScorer struct {
 }
 
 type pendingSample struct {
-	key journal.Key
-	rec *sampleRecord
+	start pendingStart
+	rec   *sampleRecord
+}
+
+// pendingStart is a sample to send, and which start of it that is.
+type pendingStart struct {
+	key     journal.Key
+	attempt int
 }
 
 func newRunner(o Options) (*runner, error) {
@@ -205,6 +230,18 @@ func newRunner(o Options) (*runner, error) {
 	if o.BreakerThreshold <= 0 {
 		o.BreakerThreshold = 20
 	}
+	if o.BreakerWindow <= 0 {
+		o.BreakerWindow = 50
+	}
+	if o.BreakerRate <= 0 || o.BreakerRate > 1 {
+		o.BreakerRate = 0.5
+	}
+	if o.RecoverFor <= 0 {
+		o.RecoverFor = 5 * time.Minute
+	}
+	if o.ClientErrorThreshold <= 0 {
+		o.ClientErrorThreshold = 5
+	}
 	if o.RampRate == 0 {
 		o.RampRate = defaultRampPerCPU * float64(runtime.GOMAXPROCS(0))
 	}
@@ -240,11 +277,20 @@ func TrajectoriesFile(resultsFile string) string {
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
 	if meta, n, err := results.ReadMeta(r.final); err == nil {
-		if meta[results.MetaPlanHash] == r.p.PlanHash {
+		if meta[results.MetaPlanHash] != r.p.PlanHash {
+			return nil, fmt.Errorf("%s holds results of another plan (%s, this is %s): use another output directory or delete it", r.final, meta[results.MetaPlanHash], r.p.PlanHash)
+		}
+		retry := 0
+		if r.o.RetryInfra {
+			if retry, err = r.reopen(meta[results.MetaDataset]); err != nil {
+				return nil, err
+			}
+		}
+		if retry == 0 {
 			r.log.Info("shard already complete", "file", r.final, "rows", n)
 			return &Result{Path: r.final, Rows: int(n), AlreadyComplete: true, Simulated: meta[results.MetaSimulated] == "true"}, nil
 		}
-		return nil, fmt.Errorf("%s holds results of another plan (%s, this is %s): use another output directory or delete it", r.final, meta[results.MetaPlanHash], r.p.PlanHash)
+		r.log.Info("running the shard's infrastructure failures again", "file", r.final, "samples", retry)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s exists but cannot be read (%v): delete it to run the shard again", r.final, err)
 	}
@@ -316,8 +362,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
-	jpath := filepath.Join(r.dir, "."+strings.TrimSuffix(plan.ShardFile(r.o.Shard, r.o.Of), ".parquet")+".journal")
-	hdr := journal.Header{PlanHash: r.p.PlanHash, Benchmark: r.b.Key, Shard: r.o.Shard, Of: r.o.Of, Dataset: digest}
+	jpath, hdr := r.journalPath(), r.journalHeader(digest)
 	j, st, err := journal.Open(jpath, hdr)
 	if errors.Is(err, journal.ErrMismatch) {
 		// The journal is from another plan or another version of the data:
@@ -354,6 +399,10 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			var rec sampleRecord
 			if err := json.Unmarshal(raw, &rec); err != nil {
 				return nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
+			}
+			if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
+				todo = append(todo, k) // --resume: its infrastructure failed, send it again
+				continue
 			}
 			r.done[k] = &rec
 			if rec.Simulated {
@@ -421,6 +470,70 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	return &Result{Path: r.final, Rows: len(rows), Resumed: resumed, Simulated: r.simulated.Load()}, nil
 }
 
+// reopen prepares a complete shard for RetryInfra: every sample of its
+// results that is not an infra_error goes into the shard's journal as done,
+// and every one that is goes in as started as often as its attempts say,
+// so the run that follows sends exactly the infrastructure failures, with
+// their attempts counted on. The results file stays until the new one
+// replaces it: a crash in between leaves the old results, or a journal the
+// next run resumes. It returns how many samples will run again.
+func (r *runner) reopen(digest string) (int, error) {
+	rows, _, err := results.ReadRows(r.final)
+	if err != nil {
+		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	}
+	retry := 0
+	for _, row := range rows {
+		if row.Outcome == string(failure.InfraError) {
+			retry++
+		}
+	}
+	if retry == 0 {
+		return 0, nil
+	}
+	trajs, _, err := results.ReadTrajectories(r.trajs)
+	if err != nil {
+		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	}
+	if len(trajs) != len(rows) {
+		return 0, fmt.Errorf("benchmark %s: %s has %d rows and %s %d: delete the shard's files to run it again whole", r.b.Key, r.final, len(rows), r.trajs, len(trajs))
+	}
+	j, st, err := journal.Open(r.journalPath(), r.journalHeader(digest))
+	if err != nil {
+		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	}
+	defer j.Close()
+	for i, row := range rows {
+		k := journal.Key{Item: row.ItemID, Repeat: int(row.Repeat)}
+		if _, done := st.Done[k]; done {
+			continue // an earlier --resume that was cut short
+		}
+		if row.Outcome == string(failure.InfraError) {
+			for range int(row.Attempts) - st.Starts[k] {
+				if err := j.Start(k); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		}
+		if err := j.DoneValue(k, &sampleRecord{Row: row, Traj: trajs[i]}); err != nil {
+			return 0, err
+		}
+	}
+	return retry, j.Close()
+}
+
+// journalPath is the shard's journal, beside its results.
+func (r *runner) journalPath() string {
+	return filepath.Join(r.dir, "."+strings.TrimSuffix(plan.ShardFile(r.o.Shard, r.o.Of), ".parquet")+".journal")
+}
+
+// journalHeader is what the journal must say to belong to this shard of
+// this plan over data with this digest.
+func (r *runner) journalHeader(digest string) journal.Header {
+	return journal.Header{PlanHash: r.p.PlanHash, Benchmark: r.b.Key, Shard: r.o.Shard, Of: r.o.Of, Dataset: digest}
+}
+
 func (r *runner) report() {
 	if r.o.Progress != nil {
 		r.o.Progress(r.prog)
@@ -476,6 +589,12 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 		r.log.Warn("the open-files limit may be too low for the concurrency", "max_concurrent", conc, "limit", got, "err", err)
 	}
 
+	// Before any sample: an endpoint that cannot be reached, or that
+	// refuses the key, is an error now, not a dataset of failed samples.
+	if err := r.checkEndpoint(ctx, client); err != nil {
+		return err
+	}
+
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, conc)
@@ -503,7 +622,7 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 		if interrupted {
 			return // infrastructure stopped it: it runs again next time
 		}
-		if err := r.finish(j, k, rec); err != nil {
+		if err := r.finish(j, k, attempt, rec); err != nil {
 			fail(err)
 		}
 	}
@@ -512,14 +631,10 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 	// on every sample (about 6% of the CPU at 2,000 in flight). A job goes
 	// to an idle worker when there is one, or to a new worker otherwise;
 	// there are at most as many as samples ever ran at once.
-	type job struct {
-		k       journal.Key
-		attempt int
-	}
-	jobs := make(chan job)
-	worker := func(jb job) {
+	jobs := make(chan pendingStart)
+	worker := func(jb pendingStart) {
 		for {
-			do(jb.k, jb.attempt)
+			do(jb.key, jb.attempt)
 			wg.Done()
 			var ok bool
 			if jb, ok = <-jobs; !ok {
@@ -527,6 +642,7 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 			}
 		}
 	}
+	defer close(jobs) // idle workers exit; busy ones when their sample is done
 	// The first wave is paced at RampRate. Launching max_concurrent
 	// requests in the same instant opens as many connections at once (a
 	// SYN burst that can overflow the server's accept backlog), and with
@@ -542,10 +658,42 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 		pace = min(time.Duration(float64(time.Second)/r.o.RampRate), maxRamp/time.Duration(conc))
 	}
 	rampStart := time.Now()
+	launched := 0
+	next := 0 // into todo
 loop:
-	for i, k := range todo {
-		if i < conc && pace > 0 {
-			if !sleep(ctx, time.Until(rampStart.Add(pace*time.Duration(i)))) {
+	for ctx.Err() == nil {
+		// Samples the breaker took back from an outage go first.
+		jb, ok := r.popRequeue()
+		if !ok && next < len(todo) {
+			k := todo[next]
+			next++
+			jb, ok = pendingStart{k, st.Starts[k] + 1}, true
+		}
+		if !ok {
+			// Nothing left to send: wait for what is in flight. An
+			// outage at the end of the run is still probed and its
+			// samples sent again; otherwise the run is done.
+			wg.Wait()
+			if r.tripped() {
+				if err := r.recover(ctx, client); err != nil {
+					fail(err)
+					break
+				}
+				continue
+			}
+			if r.hasRequeue() {
+				continue
+			}
+			break
+		}
+		if r.tripped() {
+			if err := r.recover(ctx, client); err != nil {
+				fail(err)
+				break
+			}
+		}
+		if launched < conc && pace > 0 {
+			if !sleep(ctx, time.Until(rampStart.Add(pace*time.Duration(launched)))) {
 				break loop
 			}
 		}
@@ -554,20 +702,19 @@ loop:
 		case <-ctx.Done():
 			break loop
 		}
-		attempt := st.Starts[k] + 1
-		if err := j.Start(k); err != nil {
+		if err := j.Start(jb.key); err != nil {
 			<-sem
 			fail(err)
 			break
 		}
+		launched++
 		wg.Add(1)
 		select {
-		case jobs <- job{k, attempt}:
+		case jobs <- jb:
 		default:
-			go worker(job{k, attempt})
+			go worker(jb)
 		}
 	}
-	close(jobs) // idle workers exit; busy ones when their sample is done
 	wg.Wait()
 	if firstErr != nil {
 		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
@@ -596,29 +743,37 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // finish journals a finished sample. Failures that look like the endpoint
-// being down are held back until a later sample succeeds: if the breaker
-// trips, they were never results, and the next run retries them.
-func (r *runner) finish(j *journal.Journal, k journal.Key, rec *sampleRecord) error {
-	cat := failure.Category(rec.Row.ErrorCategory)
-	infra := cat == failure.ServerError || cat == failure.RateLimit || cat == failure.Timeout
+// being down are held back until the shard ends: if the breaker trips they
+// are sent again after the outage, and if the shard stops they were never
+// results, and the next run retries them. Deterministic client errors are
+// held back until a later sample succeeds (a request only this prompt
+// makes fail is a result; the same failure on every request stops the
+// shard).
+func (r *runner) finish(j *journal.Journal, k journal.Key, attempt int, rec *sampleRecord) error {
+	kind := classifyForBreaker(rec)
 	r.mu.Lock()
-	if infra {
-		r.suspects = append(r.suspects, &pendingSample{k, rec})
-		r.streak++
-		if r.streak >= r.o.BreakerThreshold {
-			r.mu.Unlock()
-			return fmt.Errorf("%w: %d samples in a row failed (last: %s: %s); service %s looks down or overloaded. Those samples were not recorded and will run again when you re-run this shard",
-				ErrBreaker, r.o.BreakerThreshold, cat, rec.Traj.Error, r.svc.Name)
-		}
+	if kind != sampleOK {
+		r.suspects = append(r.suspects, &pendingSample{pendingStart{k, attempt}, rec})
+		err := r.health.observe(kind, rec.Status, r.o)
 		r.mu.Unlock()
+		if errors.Is(err, errClientStreak) {
+			return r.clientErrorStop(rec)
+		}
 		return nil
 	}
-	r.streak = 0
-	pending := r.suspects
-	r.suspects = nil
+	r.health.observe(kind, 0, r.o)
+	var pending, kept []*pendingSample
+	for _, p := range r.suspects {
+		if classifyForBreaker(p.rec) == sampleClient {
+			pending = append(pending, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	r.suspects = kept
 	r.mu.Unlock()
 	for _, p := range pending {
-		if err := r.record(j, p.key, p.rec); err != nil {
+		if err := r.record(j, p.start.key, p.rec); err != nil {
 			return err
 		}
 	}
@@ -631,7 +786,7 @@ func (r *runner) flushSuspects(j *journal.Journal) error {
 	r.suspects = nil
 	r.mu.Unlock()
 	for _, p := range pending {
-		if err := r.record(j, p.key, p.rec); err != nil {
+		if err := r.record(j, p.start.key, p.rec); err != nil {
 			return fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
 	}
@@ -663,17 +818,32 @@ func (r *runner) client() (*model.Client, error) {
 		return nil, err
 	}
 	c, err := model.New(model.Config{
-		BaseURL:       base,
-		APIKey:        key,
-		Model:         r.svc.Model,
-		Protocol:      r.svc.Protocol,
-		MaxConcurrent: max(r.b.MaxConcurrent, 1),
-		Logger:        r.log,
+		BaseURL:        base,
+		APIKey:         key,
+		Model:          r.svc.Model,
+		Protocol:       r.svc.Protocol,
+		MaxConcurrent:  max(r.b.MaxConcurrent, 1),
+		RequestTimeout: r.requestTimeout(),
+		Logger:         r.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", r.svc.Name, err)
 	}
 	return c, nil
+}
+
+// requestTimeout bounds one model request: the plan's request_timeout,
+// else plan.DefaultRequestTimeout, never past the sample's budget. A hung
+// connection is abandoned then and retried with the client's backoff.
+func (r *runner) requestTimeout() time.Duration {
+	secs := r.b.RequestTimeout
+	if secs <= 0 {
+		secs = plan.DefaultRequestTimeout
+	}
+	if r.b.Timeout > 0 {
+		secs = min(secs, r.b.Timeout)
+	}
+	return time.Duration(secs * float64(time.Second))
 }
 
 // endpoint resolves a service's base URL and API key on the node: an api

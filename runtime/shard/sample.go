@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/failure"
@@ -88,19 +91,19 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 		if errors.As(err, &fe) {
 			cat = fe.Category
 			traj.Retries = int64(max(fe.Attempts-1, 0))
+			rec.Status = fe.Status
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			cat = failure.Timeout
 		}
 		row.ErrorCategory = string(cat)
 		traj.Error = err.Error()
-		for _, x := range r.extras {
-			row.Scores[x.name] = 0
+		if cat.Outcome() == failure.ModelError && resp != nil {
+			// An empty message still says how it ended and what it cost.
+			row.FinishReason = resp.FinishReason
+			row.PromptTokens, row.CompletionTokens = resp.PromptTokens, resp.CompletionTokens
 		}
-		if r.binary {
-			f := false
-			row.Correct = &f
-		}
+		settle(&row, r.binary, r.extras, traj.Error)
 		rec.Row, rec.Traj = row, traj
 		return rec, false
 	}
@@ -158,19 +161,24 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	for k, v := range s.Scores {
 		row.Scores[k] = v
 	}
+	msg := traj.Error
 	if s.Failure != failure.None {
 		row.ErrorCategory = string(s.Failure)
 	} else if s.Reward == 0 {
 		switch {
 		case resp.FinishReason == "length":
 			row.ErrorCategory = string(failure.Truncated)
+			msg = fmt.Sprintf("the answer was cut off (finish_reason length) after %d completion tokens", resp.CompletionTokens)
 		case r.def.Name != "xstest" && refusalRE.MatchString(resp.Content):
 			// (XSTest scores refusals; there a refusal is an answer.)
 			row.ErrorCategory = string(failure.Refusal)
+			msg = "the answer reads as a refusal"
 		case s.Extracted == "":
 			row.ErrorCategory = string(failure.FormatError)
+			msg = "no answer could be extracted from the response"
 		}
 	}
+	settle(&row, s.Binary, nil, msg)
 	details := map[string]any{"method": s.Method, "extracted": s.Extracted}
 	for k, v := range s.Details {
 		details[k] = v
@@ -180,6 +188,51 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	}
 	rec.Row, rec.Traj = row, traj
 	return rec, false
+}
+
+// settle gives the row its outcome (scored, model_error or infra_error)
+// from its error category, and its error message on one line. A model
+// error is scored as wrong: reward 0, correct false where rewards are
+// binary, every extra scorer 0. An infrastructure failure has no verdict
+// at all: reward 0 only because the column cannot be empty, correct null
+// and no scores, and every analysis leaves the row out (DESIGN §6.7).
+func settle(row *results.Row, binary bool, extras []namedScorer, msg string) {
+	o := failure.Category(row.ErrorCategory).Outcome()
+	row.Outcome = string(o)
+	if row.ErrorCategory != "" {
+		row.ErrorMessage = oneLine(msg)
+	}
+	switch o {
+	case failure.InfraError:
+		row.Reward, row.Correct = 0, nil
+		clear(row.Scores)
+	case failure.ModelError:
+		row.Reward = 0
+		if binary {
+			f := false
+			row.Correct = &f
+		}
+		for _, x := range extras {
+			if _, ok := row.Scores[x.name]; !ok {
+				row.Scores[x.name] = 0
+			}
+		}
+	}
+}
+
+// oneLine folds a message onto one line of at most 500 bytes: the row's
+// error_message is for grouping and reading in a table; the whole text
+// stays in the trajectory's error column.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 500 {
+		cut := 497
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
 }
 
 func b2f(b bool) float64 {

@@ -124,7 +124,8 @@ func TestSandboxBadSize(t *testing.T) {
 
 // The bad input: a sandbox engine that cannot run here (a docker
 // sandbox without a daemon). The shard does not fail: every sample is a
-// sandbox_error row, and the report says how many.
+// sandbox_error row, an infrastructure failure with no verdict, and the
+// report says how many.
 func TestSandboxUnavailable(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
 	dir := t.TempDir()
@@ -137,8 +138,9 @@ func TestSandboxUnavailable(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), n)
 	}
 	for _, r := range rows {
-		if r.ErrorCategory != "sandbox_error" || r.Reward != 0 || r.Correct == nil || *r.Correct || r.Extracted == "" {
-			t.Errorf("row %s: category %q reward %v correct %v extracted %q", r.ItemID, r.ErrorCategory, r.Reward, r.Correct, r.Extracted)
+		// No verdict: an infrastructure failure, not a wrong answer.
+		if r.ErrorCategory != "sandbox_error" || r.Outcome != "infra_error" || r.Reward != 0 || r.Correct != nil || r.Extracted == "" || r.ErrorMessage == "" {
+			t.Errorf("row %s: category %q outcome %q reward %v correct %v extracted %q message %q", r.ItemID, r.ErrorCategory, r.Outcome, r.Reward, r.Correct, r.Extracted, r.ErrorMessage)
 		}
 	}
 	f := bundle.Failures

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
@@ -202,47 +203,6 @@ func TestResumeAfterCompletion(t *testing.T) {
 	}
 }
 
-// A dead endpoint trips the breaker: the shard fails, and nothing is
-// recorded for the failed samples, so the next run retries them.
-func TestBreakerRecordsNothing(t *testing.T) {
-	dir := t.TempDir()
-	data := writeGSM8K(t, dir, 60)
-	srv := simServer(t, sim.Config{Accuracy: 1}, "gsm8k", data)
-	url := srv.URL
-	srv.Close() // connection refused from now on
-	p := testPlan(url, data, 1, 1, nil, nil)
-	p.Benchmarks[0].Timeout = 0.3
-	out := filepath.Join(dir, "out")
-	start := time.Now()
-	_, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "gsm8k", Shard: 0, Of: 1, OutDir: out, BreakerThreshold: 5})
-	if err == nil || !strings.Contains(err.Error(), "in a row failed") {
-		t.Fatalf("err = %v, want the breaker", err)
-	}
-	if time.Since(start) > 20*time.Second {
-		t.Errorf("breaker took %s", time.Since(start))
-	}
-	if _, err := os.Stat(filepath.Join(out, "gsm8k", "shards", plan.ShardFile(0, 1))); !os.IsNotExist(err) {
-		t.Fatalf("a results file exists after the breaker tripped: %v", err)
-	}
-	// The endpoint comes back: everything runs, nothing is a failure.
-	srv2 := simServer(t, sim.Config{Accuracy: 1}, "gsm8k", data)
-	p.Services[0].URL = srv2.URL + "/v1"
-	p.Benchmarks[0].Timeout = 30
-	res, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "gsm8k", Shard: 0, Of: 1, OutDir: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, _, _ := results.ReadRows(res.Path)
-	for _, r := range rows {
-		if r.ErrorCategory != "" || r.Reward != 1 {
-			t.Fatalf("row after recovery: %+v", r)
-		}
-	}
-	if len(rows) != 60 {
-		t.Fatalf("%d rows", len(rows))
-	}
-}
-
 // A model that returns garbage or nothing: every sample ends with its
 // failure category inside its budget, the shard completes, and nothing is
 // lost or retried by a later run.
@@ -279,8 +239,23 @@ func TestGarbageModel(t *testing.T) {
 				t.Fatalf("%d rows", len(rows))
 			}
 			for _, r := range rows {
-				if r.ErrorCategory != tc.cat || r.Reward != 0 || r.Correct == nil || *r.Correct {
-					t.Fatalf("row %+v: want %s, reward 0, correct false", r, tc.cat)
+				// An unusable answer is the model's error, scored as
+				// wrong; a malformed response is the server's, no verdict.
+				var want failure.Outcome
+				switch r.Outcome {
+				case string(failure.ModelError):
+					want = failure.ModelError
+					if r.Correct == nil || *r.Correct {
+						t.Fatalf("row %+v: a model error is scored as wrong (correct false)", r)
+					}
+				case string(failure.InfraError):
+					want = failure.InfraError
+					if r.Correct != nil {
+						t.Fatalf("row %+v: an infrastructure failure has no verdict (correct null)", r)
+					}
+				}
+				if r.ErrorCategory != tc.cat || r.Reward != 0 || want != failure.Category(tc.cat).Outcome() || r.ErrorMessage == "" {
+					t.Fatalf("row %+v: want %s (%s), reward 0, a message", r, tc.cat, failure.Category(tc.cat).Outcome())
 				}
 			}
 			trajs, _, err := results.ReadTrajectories(shard.TrajectoriesFile(res.Path))
