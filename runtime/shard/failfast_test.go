@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,5 +265,78 @@ func TestBreakerGivesUp(t *testing.T) {
 	}
 	if len(rows) != 60 {
 		t.Fatalf("%d rows", len(rows))
+	}
+}
+
+// --resume (RetryInfra) on a finished shard: the samples whose
+// infrastructure failed run again, with their attempts counted on; the
+// scored samples and model errors are kept exactly as they were.
+func TestRetryInfraOnFinishedShard(t *testing.T) {
+	dir := t.TempDir()
+	data := writeGSM8K(t, dir, 40)
+	faults, err := sim.ParseFaults("500=0.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := simServer(t, sim.Config{Accuracy: 0.7, Faults: faults}, "gsm8k", data)
+	p := testPlan(bad.URL, data, 1, 2, nil, nil)
+	p.Benchmarks[0].Timeout = 0.3 // a 500 is not retried within it
+	out := filepath.Join(dir, "out")
+	opts := shard.Options{Plan: p, Benchmark: "gsm8k", Shard: 0, Of: 1, OutDir: out,
+		BreakerThreshold: 1000, BreakerWindow: 1000} // ride out the faults
+	res, err := shard.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, err := results.ReadRows(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infra := 0
+	for _, r := range before {
+		if r.Outcome == "infra_error" {
+			infra++
+		}
+	}
+	if infra == 0 || infra == len(before) {
+		t.Fatalf("%d of %d samples failed: the test needs some of each", infra, len(before))
+	}
+
+	// Without RetryInfra the shard is complete and stays as it is.
+	good := simServer(t, sim.Config{Accuracy: 0.7}, "gsm8k", data)
+	p.Services[0].URL = good.URL + "/v1"
+	p.Benchmarks[0].Timeout = 30
+	if res, err := shard.Run(context.Background(), opts); err != nil || !res.AlreadyComplete {
+		t.Fatalf("a complete shard ran again without RetryInfra: %+v, %v", res, err)
+	}
+	opts.RetryInfra = true
+	res, err = shard.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.AlreadyComplete {
+		t.Fatal("RetryInfra did not run the infrastructure failures")
+	}
+	after, _, err := results.ReadRows(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("%d rows after, %d before", len(after), len(before))
+	}
+	for i, a := range after {
+		b := before[i]
+		if b.Outcome != "infra_error" {
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("a %s sample changed:\nbefore %+v\nafter  %+v", b.Outcome, b, a)
+			}
+			continue
+		}
+		if a.Outcome == "infra_error" || a.Attempts != b.Attempts+1 || a.ItemID != b.ItemID || a.Repeat != b.Repeat {
+			t.Errorf("an infrastructure failure after RetryInfra: outcome %s attempts %d (was %d)", a.Outcome, a.Attempts, b.Attempts)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "gsm8k", "shards", ".shard-00000-of-00001.journal")); !os.IsNotExist(err) {
+		t.Errorf("the journal was left behind: %v", err)
 	}
 }

@@ -502,7 +502,11 @@ func (r *runner) reopen(digest string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
-	defer j.Close()
+	defer func() {
+		if j != nil {
+			j.Close() // an error return: the write error is what counts
+		}
+	}()
 	for i, row := range rows {
 		k := journal.Key{Item: row.ItemID, Repeat: int(row.Repeat)}
 		if _, done := st.Done[k]; done {
@@ -520,7 +524,9 @@ func (r *runner) reopen(digest string) (int, error) {
 			return 0, err
 		}
 	}
-	return retry, j.Close()
+	err = j.Close()
+	j = nil
+	return retry, err
 }
 
 // journalPath is the shard's journal, beside its results.
