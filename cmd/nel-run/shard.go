@@ -19,7 +19,9 @@ written to <output>/<benchmark>/shards/shard-I-of-N.parquet (and its
 Crash-safe: finished samples are journaled as they finish; after a crash or
 kill, run the same command again and it finishes the shard, re-running only
 the samples that were in flight. A shard that is already complete is left
-alone (exit 0).
+alone (exit 0); with --resume its samples that ended in infra_error (the
+endpoint, network, sandbox or a judge failed) run again, and its scored
+samples and model errors are kept.
 
 Progress is logged every --progress (the plan's output.progress_interval by
 default).`,
@@ -30,6 +32,7 @@ default).`,
 		of := fs.Int("of", 0, "number `N` of shards (required)")
 		out := fs.String("out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
 		every := fs.Duration("progress", 0, "log a progress line this often (default: the plan's progress_interval)")
+		resume := fs.Bool("resume", false, "also run again the samples that ended in infra_error, in a complete shard too")
 		return func(ctx context.Context, e *env) int {
 			switch {
 			case *planPath == "":
@@ -61,6 +64,7 @@ default).`,
 				NelVersion: version,
 				Logger:     e.log,
 				Progress:   prog.update,
+				RetryInfra: *resume,
 			})
 			if err != nil {
 				e.errorf("shard: %v", err)
