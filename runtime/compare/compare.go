@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/stats"
 )
@@ -13,15 +14,21 @@ import (
 // ReportVersion is the version of the JSON report.
 const ReportVersion = 1
 
-// Verdicts, from best to worst.
+// Verdicts, from best to worst. INVALID is no verdict on the candidate:
+// one of the runs has more infrastructure failures than its
+// max_error_rate, so it did not measure its model, and no comparison of
+// it is given.
 const (
 	Pass         = "PASS"
 	Inconclusive = "INCONCLUSIVE"
 	Warn         = "WARN"
 	Block        = "BLOCK"
+	Invalid      = "INVALID"
 )
 
-// Severity orders verdicts for multi-benchmark runs: the worst wins.
+// Severity orders verdicts for multi-benchmark runs: the worst wins, and
+// INVALID is worse than any verdict (a suite with an unmeasured benchmark
+// has no verdict).
 func Severity(v string) int {
 	switch v {
 	case Pass:
@@ -32,6 +39,8 @@ func Severity(v string) int {
 		return 2
 	case Block:
 		return 3
+	case Invalid:
+		return 4
 	}
 	return -1
 }
@@ -120,9 +129,15 @@ type RunInfo struct {
 	BenchmarkHash  string `json:"benchmark_hash,omitempty"`
 	ScoringVersion string `json:"scoring_version,omitempty"`
 	DatasetDigest  string `json:"dataset_digest,omitempty"`
-	Items          int    `json:"items"`
-	Samples        int    `json:"samples"`
-	Simulated      bool   `json:"simulated,omitempty"`
+	// Items and Samples are what ran; ScoredSamples the samples compared
+	// (infrastructure failures are not scored).
+	Items         int  `json:"items"`
+	Samples       int  `json:"samples"`
+	ScoredSamples int  `json:"scored_samples"`
+	Simulated     bool `json:"simulated,omitempty"`
+	// Validity is the run's infrastructure failures against its
+	// max_error_rate.
+	Validity metrics.Validity `json:"validity"`
 }
 
 // Pairing counts how the items matched.
@@ -253,6 +268,18 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		Methodology:   CheckMethodology(b, c),
 		Thresholds:    Thresholds{MaxDrop: opts.MaxDrop, Alpha: opts.Alpha, CorrectAbove: opts.CorrectAbove, MinCoverage: opts.MinCoverage},
 	}
+	// An INVALID run did not measure its model: no comparison is given,
+	// whatever else could be said.
+	for _, reason := range []string{b.InvalidReason("the baseline"), c.InvalidReason("the candidate")} {
+		if reason != "" {
+			r.Verdict = Invalid
+			r.VerdictReasons = append(r.VerdictReasons, reason)
+		}
+	}
+	if r.Verdict == Invalid {
+		r.VerdictReasons = append(r.VerdictReasons, "No comparison is given on an INVALID run: fix the infrastructure failures and run it again.")
+		return r, nil
+	}
 	if len(b.Rows) == 0 || len(c.Rows) == 0 {
 		return nil, refuse("%s: nothing to pair: %s has no results.parquet rows", p.Name, map[bool]string{true: b.Path, false: c.Path}[len(b.Rows) == 0])
 	}
@@ -317,14 +344,18 @@ func Compare(p Pair, opts Options) (*Report, error) {
 
 func runInfo(r *Run) RunInfo {
 	info := RunInfo{Path: r.Path, Model: r.Model(), RecipeHash: r.RecipeHash(), BenchmarkHash: r.BenchmarkHash(),
-		ScoringVersion: r.ScoringVersion(), DatasetDigest: r.DatasetDigest(), Samples: len(r.Rows), Simulated: r.Simulated()}
+		ScoringVersion: r.ScoringVersion(), DatasetDigest: r.DatasetDigest(), Samples: len(r.Rows), Simulated: r.Simulated(),
+		Validity: r.Validity()}
 	ids := map[string]bool{}
-	for _, row := range r.Rows {
-		ids[row.ItemID] = true
+	for i := range r.Rows {
+		ids[r.Rows[i].ItemID] = true
+		if metrics.Scored(&r.Rows[i]) {
+			info.ScoredSamples++
+		}
 	}
 	info.Items = len(ids)
 	if len(r.Rows) == 0 && r.Bundle != nil {
-		info.Items, info.Samples = r.Bundle.Items, r.Bundle.Samples
+		info.Items, info.Samples, info.ScoredSamples = r.Bundle.Items, r.Bundle.Samples, r.Bundle.ScoredSamples
 	}
 	return info
 }

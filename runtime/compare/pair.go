@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
 )
 
@@ -54,8 +55,13 @@ func (it *Item) Value(metric string) (float64, bool) {
 	return 0, false
 }
 
-// Items collapses rows into items by item_id, ordered by item_idx then id.
+// Items collapses the scored rows into items by item_id, ordered by
+// item_idx then id. A row that ended in infra_error is not a wrong answer
+// and is left out (metrics.Scored), as the bundle's statistics leave it
+// out: an item keeps its scored repeats, and an item with none is not an
+// item here.
 func Items(rows []results.Row) []*Item {
+	rows = scoredRows(rows)
 	order := func(a, b *results.Row) int {
 		return cmp.Or(cmp.Compare(a.ItemIdx, b.ItemIdx), strings.Compare(a.ItemID, b.ItemID), cmp.Compare(a.Repeat, b.Repeat))
 	}
@@ -99,6 +105,24 @@ func Items(rows []results.Row) []*Item {
 		out[n] = it
 	}
 	return out
+}
+
+// scoredRows is rows without those that are not scored; rows itself when
+// every row is.
+func scoredRows(rows []results.Row) []results.Row {
+	for i := range rows {
+		if metrics.Scored(&rows[i]) {
+			continue
+		}
+		out := slices.Clone(rows[:i])
+		for j := i + 1; j < len(rows); j++ {
+			if metrics.Scored(&rows[j]) {
+				out = append(out, rows[j])
+			}
+		}
+		return out
+	}
+	return rows
 }
 
 // Paired is two runs' items matched by item_id (content id).

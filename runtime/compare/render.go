@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/metrics"
 )
 
 // Formats.
@@ -88,14 +90,19 @@ func text(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "Methodology: DIFFERENT (allowed): %s\n", strings.ReplaceAll(r.Methodology.Explain(r.Benchmark), "\n", "\n  "))
 	}
 	p := r.Pairing
-	fmt.Fprintf(b, "Items:     %d paired (coverage %.1f%%), %d only in baseline, %d only in candidate, %d changed\n",
-		p.Paired, 100*p.Coverage, p.OnlyInBaseline, p.OnlyInCandidate, p.Changed)
+	if r.Verdict != Invalid {
+		fmt.Fprintf(b, "Items:     %d paired (coverage %.1f%%), %d only in baseline, %d only in candidate, %d changed\n",
+			p.Paired, 100*p.Coverage, p.OnlyInBaseline, p.OnlyInCandidate, p.Changed)
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(b, "warning: %s\n", w)
 	}
 	b.WriteString("\nVERDICT REASONS\n")
 	for _, s := range r.VerdictReasons {
 		fmt.Fprintf(b, "- %s\n", s)
+	}
+	if r.Verdict == Invalid {
+		return
 	}
 	b.WriteString("\nMETRICS (over paired items)\n")
 	fmt.Fprintf(b, "%-22s %9s %9s %9s  %-22s %-18s %s\n", "metric", "baseline", "candidate", "delta", "95% CI", "interval", "corr")
@@ -137,6 +144,9 @@ func modelText(ri RunInfo) string {
 	if ri.Simulated {
 		parts = append(parts, "SIMULATED")
 	}
+	if v := ri.Validity; v.InfraErrors > 0 {
+		parts = append(parts, "infra failures, not scored: "+infraText(v))
+	}
 	if len(parts) == 0 {
 		return ""
 	}
@@ -164,14 +174,23 @@ func markdown(b *strings.Builder, r *Report, multi bool) {
 	fmt.Fprintf(b, "%s %s: %s\n\n", h, r.Benchmark, r.Verdict)
 	fmt.Fprintf(b, "| | path | model |\n|---|---|---|\n| baseline | `%s` | %s |\n| candidate | `%s` | %s |\n\n",
 		r.Baseline.Path, r.Baseline.Model, r.Candidate.Path, r.Candidate.Model)
+	if bv, cv := r.Baseline.Validity, r.Candidate.Validity; bv.InfraErrors+cv.InfraErrors > 0 {
+		fmt.Fprintf(b, "Infrastructure failures, not scored: baseline %s, candidate %s.\n\n", infraText(bv), infraText(cv))
+	}
 	p := r.Pairing
-	fmt.Fprintf(b, "Items: %d paired (coverage %.1f%%), %d only in baseline, %d only in candidate, %d changed.\n\n",
-		p.Paired, 100*p.Coverage, p.OnlyInBaseline, p.OnlyInCandidate, p.Changed)
+	if r.Verdict != Invalid {
+		fmt.Fprintf(b, "Items: %d paired (coverage %.1f%%), %d only in baseline, %d only in candidate, %d changed.\n\n",
+			p.Paired, 100*p.Coverage, p.OnlyInBaseline, p.OnlyInCandidate, p.Changed)
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(b, "> ⚠ %s\n\n", w)
 	}
 	for _, s := range r.VerdictReasons {
 		fmt.Fprintf(b, "- %s\n", s)
+	}
+	if r.Verdict == Invalid {
+		b.WriteString("\n")
+		return
 	}
 	b.WriteString("\n| metric | baseline | candidate | delta | 95% CI | interval | correlation |\n|---|---:|---:|---:|---|---|---:|\n")
 	for _, m := range r.Metrics {
@@ -209,6 +228,15 @@ func markdown(b *strings.Builder, r *Report, multi bool) {
 		fmt.Fprintf(b, "MDE: %.4f in reward units (80%% power, two-sided α 0.05).\n", *m.Value)
 	}
 	b.WriteString("\n")
+}
+
+// infraText is "6 of 100 samples (6%), INVALID above max_error_rate 5%".
+func infraText(v metrics.Validity) string {
+	s := fmt.Sprintf("%d of %d samples (%s)", v.InfraErrors, v.Samples, metrics.Percent(v.Rate))
+	if v.Invalid {
+		s += ", INVALID above max_error_rate " + metrics.Percent(v.MaxErrorRate)
+	}
+	return s
 }
 
 func mdCell(s string) string {

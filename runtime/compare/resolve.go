@@ -85,6 +85,25 @@ func (r *Run) Simulated() bool {
 	return r.Meta[results.MetaSimulated] == "true"
 }
 
+// Validity is the run's validity: its bundle's (against the plan's
+// max_error_rate), else its rows' against the default max_error_rate.
+func (r *Run) Validity() metrics.Validity {
+	if r.Bundle != nil {
+		return r.Bundle.Validity
+	}
+	return metrics.ValidityOf(r.Rows)
+}
+
+// InvalidReason says why a run is INVALID, naming it by role ("the
+// baseline's gsm8k is INVALID: 6 of 100 samples …"); "" when it is valid.
+func (r *Run) InvalidReason(role string) string {
+	v := r.Validity()
+	if !v.Invalid {
+		return ""
+	}
+	return fmt.Sprintf("%s's %s is INVALID: %s", role, r.Name, v.Reason)
+}
+
 // Side is what one command-line argument resolved to.
 type Side struct {
 	Path string

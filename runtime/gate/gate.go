@@ -5,7 +5,9 @@
 // damage and applies the policy's thresholds exactly as NeMo does; beyond
 // NeMo it can control the family-wise error rate across the gated
 // benchmarks (Holm) and says, for every undecided benchmark, how many more
-// items or repeats would decide it.
+// items or repeats would decide it. It decides nothing on a benchmark that
+// did not measure its model (too many infrastructure failures): such a
+// benchmark is INVALID, and so is the verdict when it is gated.
 package gate
 
 import (
@@ -22,19 +24,25 @@ import (
 // ReportVersion is the version of the JSON report.
 const ReportVersion = 1
 
-// Verdicts.
+// Verdicts. INVALID is no decision: a gated benchmark (critical or
+// supporting) of the baseline or the candidate has more infrastructure
+// failures than its max_error_rate, so it did not measure its model, and
+// the gate says neither GO nor NO-GO (DESIGN §6.7).
 const (
 	Go           = "GO"
 	NoGo         = "NO-GO"
 	Inconclusive = "INCONCLUSIVE"
+	Invalid      = "INVALID"
 )
 
-// Statuses of one benchmark.
+// Statuses of one benchmark. INVALID: either run of it is INVALID; it
+// gets no numbers and no status of the policy's.
 const (
 	StatusPass         = "PASS"
 	StatusBreach       = "BREACH"
 	StatusInsufficient = "INSUFFICIENT_EVIDENCE"
 	StatusMissing      = "MISSING"
+	StatusInvalid      = "INVALID"
 )
 
 // MinPaired is NeMo's minimum of paired items for a paired decision.
@@ -218,7 +226,7 @@ func Evaluate(p *Policy, pairs []compare.Pair, baseOnly, candOnly []string, opts
 		}
 	}
 	for _, r := range rep.Benchmarks {
-		if r.Status == StatusMissing {
+		if r.Status == StatusMissing || r.Status == StatusInvalid {
 			continue
 		}
 		applyThresholds(r, p.Resolve(r.Benchmark), opts)
@@ -227,6 +235,11 @@ func Evaluate(p *Policy, pairs []compare.Pair, baseOnly, candOnly []string, opts
 		}
 	}
 	rep.Verdict, rep.VerdictReasons = verdict(rep.Benchmarks)
+	for _, r := range rep.Benchmarks {
+		if r.Status == StatusInvalid && !r.Gated() {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("advisory benchmark %s is INVALID (it does not gate): %s", r.Benchmark, strings.Join(r.Reasons, "; ")))
+		}
+	}
 	return rep, nil
 }
 
@@ -270,6 +283,17 @@ func pickMetric(rule Resolved, pr compare.Pair) string {
 func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 	r := &Result{Benchmark: pr.Name, Tier: rule.Tier, Metric: pickMetric(rule, pr), MaxDropThreshold: rule.MaxDrop,
 		MaxRelativeDropThreshold: rule.MaxRelativeDrop, RelativeGuardBelow: rule.RelativeGuardBelow, Direction: rule.Direction}
+	// A run that did not measure its model gets no numbers: neither a
+	// pass nor a breach can be read from it.
+	for _, reason := range []string{pr.Base.InvalidReason("the baseline"), pr.Candidate.InvalidReason("the candidate")} {
+		if reason != "" {
+			r.Status = StatusInvalid
+			r.Reasons = append(r.Reasons, reason)
+		}
+	}
+	if r.Status == StatusInvalid {
+		return r
+	}
 	if opts.Evidence {
 		if cr, err := compare.Compare(pr, opts.CompareOptions); err == nil {
 			r.RegressionReport = cr
@@ -582,8 +606,12 @@ func NeededItems(n, se, gap float64, ci *compare.DeltaCI, level float64) float64
 }
 
 // verdict aggregates: only gated (critical, supporting) benchmarks count.
+// An INVALID gated benchmark makes the verdict INVALID, whatever the
+// others say (their breaches are listed beside it): supporting benchmarks
+// can make the verdict NO-GO, so an unmeasured one must not let it be GO.
+// An advisory benchmark never gates, invalid or not.
 func verdict(rs []*Result) (string, []string) {
-	var breach, missing, insufficient []string
+	var invalid, breach, missing, insufficient []string
 	gated := 0
 	for _, r := range rs {
 		if !r.Gated() {
@@ -592,6 +620,8 @@ func verdict(rs []*Result) (string, []string) {
 		gated++
 		tag := fmt.Sprintf("%s [%s]", r.Benchmark, r.Tier)
 		switch r.Status {
+		case StatusInvalid:
+			invalid = append(invalid, tag)
 		case StatusBreach:
 			breach = append(breach, tag)
 		case StatusMissing:
@@ -606,6 +636,14 @@ func verdict(rs []*Result) (string, []string) {
 	}
 	if len(missing) > 0 {
 		reasons = append(reasons, "MISSING: "+strings.Join(missing, ", "))
+	}
+	if len(invalid) > 0 {
+		reasons = append([]string{"INVALID: " + strings.Join(invalid, ", ") + " (too many infrastructure failures: no decision on an unmeasured benchmark)"}, reasons...)
+		if len(insufficient) > 0 {
+			reasons = append(reasons, "INSUFFICIENT_EVIDENCE: "+strings.Join(insufficient, ", "))
+		}
+		reasons = append(reasons, "Action: fix the infrastructure failures and run the invalid benchmarks again.")
+		return Invalid, reasons
 	}
 	if len(reasons) > 0 {
 		if len(insufficient) > 0 {

@@ -629,6 +629,17 @@ func niceWidth(w float64) float64 {
 	return 10 * e
 }
 
+// ValidityOf is the validity of rows read without their plan (a
+// results.parquet with no eval.json beside it): against the default
+// max_error_rate, with exemplars from the rows' error messages.
+func ValidityOf(rows []results.Row) Validity {
+	scored := make([]bool, len(rows))
+	for i := range rows {
+		scored[i] = Scored(&rows[i])
+	}
+	return validity(rows, scored, nil, plan.DefaultMaxErrorRate, "default")
+}
+
 // validity counts the rows that were not scored (infra_error), by class,
 // and says whether they are more than maxRate of all rows.
 func validity(rows []results.Row, scored []bool, errs map[RowKey]string, maxRate float64, from string) Validity {

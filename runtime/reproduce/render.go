@@ -61,7 +61,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			verdict += " (not comparable)"
 		}
 		if bm.Paired == 0 {
-			fmt.Fprintf(&b, "| %s | %s | | %s | %s | %s | | | | | | 0 |\n", md(bm.Benchmark), verdict, bm.Metric, value(bm.Published.Value), value(bm.New.Value))
+			fmt.Fprintf(&b, "| %s | %s | | %s | %s | %s | | | | | | 0 |\n", md(bm.Benchmark), verdict, bm.Metric, side(bm.Published), side(bm.New))
 			continue
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %+.4f | [%+.4f, %+.4f] | [%+.4f, %+.4f] | %.4g | %.4g | %d |\n", md(bm.Benchmark), verdict, bm.Statistics, bm.Metric,
@@ -112,7 +112,7 @@ func (r *Report) recipe() string {
 // when the family has several benchmarks.
 func (bm *Benchmark) summary(family int) string {
 	if bm.Paired == 0 {
-		return fmt.Sprintf("%s %s → %s", metricOr(bm.Metric), value(bm.Published.Value), value(bm.New.Value))
+		return fmt.Sprintf("%s %s → %s", metricOr(bm.Metric), side(bm.Published), side(bm.New))
 	}
 	p := "p"
 	if family > 1 {
@@ -142,6 +142,15 @@ func metricOr(m string) string {
 		return "headline"
 	}
 	return m
+}
+
+// side is a run's value, or INVALID for a run whose value does not
+// measure its model.
+func side(s Score) string {
+	if s.Invalid {
+		return "INVALID"
+	}
+	return value(s.Value)
 }
 
 func value(v *float64) string {

@@ -11,7 +11,10 @@
 // digest, scoring version, model) makes a benchmark not comparable, hence
 // DIFFERENT whatever its numbers, and infrastructure differences (serving
 // engine, GPUs, nel version) are listed for the reader and never decide.
-// `nel reproduce sha256:…` is the command around it.
+// A benchmark whose published or new run has more infrastructure failures
+// than its max_error_rate is INVALID: it could not be reproduced, and
+// neither could the run. `nel reproduce sha256:…` is the command around
+// it.
 package reproduce
 
 import (
@@ -21,20 +24,27 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/compare"
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/stats"
 )
 
 // ReportVersion is the version of the JSON report. Version 2: the verdict
 // is equivalence first (TOST, Holm across benchmarks), and provenance is
-// reported apart from the statistical reasons.
-const ReportVersion = 2
+// reported apart from the statistical reasons. Version 3: infrastructure
+// failures are not scored (Score.InfraErrors), failures are the model
+// errors, and a benchmark either run of which is INVALID is INVALID.
+const ReportVersion = 3
 
-// Verdicts.
+// Verdicts. INVALID means it could not be reproduced: the published or
+// the new run of a benchmark has more infrastructure failures than its
+// max_error_rate, so it did not measure its model and there is nothing to
+// compare (DESIGN §6.7).
 const (
 	Reproduced   = "REPRODUCED"
 	Different    = "DIFFERENT"
 	Inconclusive = "INCONCLUSIVE"
+	Invalid      = "INVALID"
 )
 
 // Test names.
@@ -137,14 +147,22 @@ type Benchmark struct {
 
 // Score is one run's side of a benchmark.
 type Score struct {
-	// Value is the headline over the run's items (the mean of the item
-	// means); nil when the run has no rows.
-	Value       *float64 `json:"value"`
-	Items       int      `json:"items"`
-	Repeats     int      `json:"repeats"`
-	Samples     int      `json:"samples"`
-	Failures    int      `json:"failures"`
-	FailureRate float64  `json:"failure_rate"`
+	// Value is the headline over the run's scored items (the mean of the
+	// item means over their scored samples); nil when the run has none.
+	Value   *float64 `json:"value"`
+	Items   int      `json:"items"`
+	Repeats int      `json:"repeats"`
+	// Samples is every sample run; InfraErrors those that failed for
+	// infrastructure reasons (never scored), ScoredSamples the others.
+	Samples       int `json:"samples"`
+	ScoredSamples int `json:"scored_samples"`
+	InfraErrors   int `json:"infra_errors"`
+	// Invalid is set when InfraErrors are above the run's max_error_rate.
+	Invalid bool `json:"invalid,omitempty"`
+	// Failures are the model errors among the scored samples (scored as
+	// wrong), FailureRate their share of them.
+	Failures    int     `json:"failures"`
+	FailureRate float64 `json:"failure_rate"`
 }
 
 // Interval is the adjusted paired interval on new − published.
@@ -194,13 +212,15 @@ type Test struct {
 }
 
 // ExitCode is the CLI's exit status: 0 REPRODUCED, 1 DIFFERENT,
-// 2 INCONCLUSIVE.
+// 2 INCONCLUSIVE, 3 INVALID (could not be reproduced).
 func (r *Report) ExitCode() int {
 	switch r.Verdict {
 	case Reproduced:
 		return 0
 	case Different:
 		return 1
+	case Invalid:
+		return 3
 	}
 	return 2
 }
@@ -272,12 +292,15 @@ func Compare(published, new string, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// overall: DIFFERENT if any benchmark is, else INCONCLUSIVE if any is,
-// else REPRODUCED.
+// overall: INVALID if any benchmark is (the run could not be
+// reproduced: no verdict on the others decides for it), else DIFFERENT if
+// any is, else INCONCLUSIVE if any is, else REPRODUCED.
 func overall(bs []Benchmark, margin float64) (string, []string) {
-	var diff, inc []string
+	var invalid, diff, inc []string
 	for _, b := range bs {
 		switch b.Verdict {
+		case Invalid:
+			invalid = append(invalid, b.Benchmark)
 		case Different:
 			name := b.Benchmark
 			if len(b.NotComparable) > 0 {
@@ -289,6 +312,8 @@ func overall(bs []Benchmark, margin float64) (string, []string) {
 		}
 	}
 	switch {
+	case len(invalid) > 0:
+		return Invalid, []string{fmt.Sprintf("could not reproduce: %d of %d %s INVALID (too many infrastructure failures): %s", len(invalid), len(bs), plural(len(bs), "benchmark", "benchmarks"), strings.Join(invalid, ", "))}
 	case len(diff) > 0:
 		return Different, []string{fmt.Sprintf("%d of %d %s different: %s", len(diff), len(bs), plural(len(bs), "benchmark", "benchmarks"), strings.Join(diff, ", "))}
 	case len(inc) > 0:
@@ -309,6 +334,17 @@ func measure(name string, p, n *compare.Run, opts Options) (Benchmark, []float64
 		if d.Methodology {
 			b.NotComparable = append(b.NotComparable, d.Field)
 		}
+	}
+	// A run that did not measure its model cannot reproduce or be
+	// reproduced: no numbers are compared.
+	for _, reason := range []string{p.InvalidReason("the published run"), n.InvalidReason("the new run")} {
+		if reason != "" {
+			b.Verdict = Invalid
+			b.Reasons = append(b.Reasons, "could not reproduce: "+reason)
+		}
+	}
+	if b.Verdict == Invalid {
+		return b, nil, diffs, notes
 	}
 	// Whatever the numbers, a benchmark that is not comparable is
 	// DIFFERENT; without numbers the rest is INCONCLUSIVE.
@@ -337,8 +373,12 @@ func measure(name string, p, n *compare.Run, opts Options) (Benchmark, []float64
 		b.Reasons = append(b.Reasons, fmt.Sprintf("%d paired items have a different expected answer in the two runs (first: %s): the datasets differ", len(pr.Changed), pr.Changed[0]))
 	}
 	if fp, fn := b.Published.FailureRate, b.New.FailureRate; math.Abs(fn-fp) >= opts.FailureShift {
-		b.Reasons = append(b.Reasons, fmt.Sprintf("failure rate %.1f%% (%d of %d samples) → %.1f%% (%d of %d): failed samples count as reward 0",
-			100*fp, b.Published.Failures, b.Published.Samples, 100*fn, b.New.Failures, b.New.Samples))
+		b.Reasons = append(b.Reasons, fmt.Sprintf("model-error rate %.1f%% (%d of %d scored samples) → %.1f%% (%d of %d): model errors count as reward 0",
+			100*fp, b.Published.Failures, b.Published.ScoredSamples, 100*fn, b.New.Failures, b.New.ScoredSamples))
+	}
+	if ip, in := b.Published.InfraErrors, b.New.InfraErrors; ip+in > 0 {
+		b.Reasons = append(b.Reasons, fmt.Sprintf("infrastructure failures, not scored: %d of %d samples published, %d of %d new; computed on the scored samples",
+			ip, b.Published.Samples, in, b.New.Samples))
 	}
 	if b.Paired == 0 {
 		return noNumbers(fmt.Sprintf("no item pairs: the published run's %d items and the new run's %d share no item_id", pr.NBase, pr.NCand))
@@ -554,32 +594,41 @@ func binaryRows(rows []results.Row) bool {
 	return true
 }
 
-// score is one run's headline over all its items, with its counts.
+// score is one run's headline over its scored items, with its counts.
 func score(r *compare.Run) Score {
-	var s Score
+	v := r.Validity()
+	s := Score{InfraErrors: v.InfraErrors, Invalid: v.Invalid}
 	if len(r.Rows) == 0 {
 		if r.Bundle != nil {
 			s.Value = r.Bundle.Headline.Value
-			s.Items, s.Repeats, s.Samples = r.Bundle.Items, r.Bundle.Repeats, r.Bundle.Samples
+			s.Items, s.Repeats, s.Samples, s.ScoredSamples = r.Bundle.Items, r.Bundle.Repeats, r.Bundle.Samples, r.Bundle.ScoredSamples
 			s.Failures, s.FailureRate = r.Bundle.Failures.Failed, r.Bundle.Failures.Rate
 		}
 		return s
 	}
-	items := compare.Items(r.Rows)
+	items := compare.Items(r.Rows) // the scored rows
 	means := make([]float64, len(items))
 	for i, it := range items {
 		means[i] = stats.Mean(it.Rewards)
 		s.Repeats = max(s.Repeats, len(it.Rewards))
 	}
-	v := stats.Mean(means)
-	s.Value = &v
+	if len(items) > 0 {
+		m := stats.Mean(means)
+		s.Value = &m
+	}
 	s.Items, s.Samples = len(items), len(r.Rows)
-	for _, row := range r.Rows {
-		if row.ErrorCategory != "" {
+	for i := range r.Rows {
+		if !metrics.Scored(&r.Rows[i]) {
+			continue
+		}
+		s.ScoredSamples++
+		if r.Rows[i].ErrorCategory != "" {
 			s.Failures++
 		}
 	}
-	s.FailureRate = float64(s.Failures) / float64(s.Samples)
+	if s.ScoredSamples > 0 {
+		s.FailureRate = float64(s.Failures) / float64(s.ScoredSamples)
+	}
 	return s
 }
 

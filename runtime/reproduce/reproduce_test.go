@@ -30,11 +30,12 @@ const recipeHash = "sha256:ababababababababababababababababababababababababababa
 type bench struct {
 	name    string
 	rewards [][]float64 // per item, per repeat
-	// failed marks samples with an error_category (reward 0 expected).
-	failed func(item, repeat int) bool
-	meta   map[string]string                      // overrides of the results metadata
-	edit   func(p *metrics.Provenance)            // edits of the bundle's provenance
-	rows   func(rows []results.Row) []results.Row // last-minute edits
+	// failed marks samples as model errors (format_error: reward 0
+	// expected), infra as infrastructure failures (timeout: not scored).
+	failed, infra func(item, repeat int) bool
+	meta          map[string]string                      // overrides of the results metadata
+	edit          func(p *metrics.Provenance)            // edits of the bundle's provenance
+	rows          func(rows []results.Row) []results.Row // last-minute edits
 }
 
 // writeRun writes <dir>/<bench>/results.parquet and eval.json, as merge
@@ -64,7 +65,10 @@ func writeRun(t *testing.T, dir string, benches ...bench) string {
 				row := results.Row{RecipeHash: recipeHash, Benchmark: b.name, ItemID: fmt.Sprintf("item%04d", i), ItemIdx: int64(i),
 					Repeat: int64(r), Reward: x, Expected: fmt.Sprint(i), Attempts: 1, FinishReason: "stop"}
 				if b.failed != nil && b.failed(i, r) {
-					row.ErrorCategory = "timeout"
+					row.ErrorCategory = "format_error"
+				}
+				if b.infra != nil && b.infra(i, r) {
+					row.Reward, row.ErrorCategory, row.Outcome = 0, "timeout", "infra_error"
 				}
 				rows = append(rows, row)
 			}
@@ -433,8 +437,8 @@ func TestCoverageAndFailureReasons(t *testing.T) {
 	if !strings.Contains(text, "290 items pair, 10 only in the published run, 0 only in the new run") {
 		t.Fatalf("no coverage reason: %q", b.Reasons)
 	}
-	// 29 of the 290 remaining samples failed: 10.0%.
-	if !strings.Contains(text, "failure rate 0.0% (0 of 300 samples) → 10.0% (29 of 290)") {
+	// 29 of the 290 remaining samples are model errors: 10.0%.
+	if !strings.Contains(text, "model-error rate 0.0% (0 of 300 scored samples) → 10.0% (29 of 290): model errors count as reward 0") {
 		t.Fatalf("no failure-rate reason: %q", b.Reasons)
 	}
 	if b.Paired != 290 || b.Verdict != Reproduced {
