@@ -9,25 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nel-eval/nel/internal/testenv"
 )
 
 // Datasets returns ../shared/datasets/<rel...> from the project root,
 // skipping the test when the project root or that path cannot be found.
 func Datasets(tb testing.TB, rel ...string) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	dir, err := testenv.FindRoot()
 	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("project root (go.mod) not found above the test's directory")
-		}
-		dir = parent
+		tb.Skip(err)
 	}
 	p := filepath.Join(append([]string{dir, "..", "shared", "datasets"}, rel...)...)
 	if _, err := os.Stat(p); err != nil {

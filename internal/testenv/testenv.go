@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,21 +98,31 @@ func LookPath(tb testing.TB, t Tool) string {
 // sandbox.Open says the local engine is unavailable.
 const LocalSandbox = "the local sandbox (bwrap from Debian's bubblewrap, prlimit from util-linux, and user namespaces)"
 
-// Root returns the project root: the nearest directory above the test's
-// working directory that holds go.mod.
+// Root returns the project root (FindRoot), failing the test when there
+// is none.
 func Root(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	dir, err := FindRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return dir
+}
+
+// FindRoot returns the project root: the nearest directory above the
+// working directory that holds go.mod.
+func FindRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			tb.Fatal("project root (go.mod) not found above the test's directory")
+			return "", errors.New("project root (go.mod) not found above the working directory")
 		}
 		dir = parent
 	}
