@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -160,4 +161,45 @@ func (c *ruleChecker) localDataChanged(i int, pins []plan.DataPin, lockPath, aga
 		}
 	}
 	return found
+}
+
+// errRemote stops a benchmark's load at its first remote spec: CheckData
+// reads local data only.
+var errRemote = errors.New("remote data")
+
+type localOnly struct{ l *dataset.Loader }
+
+func (l localOnly) Load(ctx context.Context, spec string, opts dataset.LoadOptions) (*dataset.Dataset, error) {
+	if !dataset.IsLocal(spec) {
+		return nil, errRemote
+	}
+	return l.l.Load(ctx, spec, opts)
+}
+
+// CheckData loads, as nel-run will, each benchmark whose data is all
+// local, and reports at its data_path the items whose content repeats an
+// earlier item's, with their lines (warnings: each is evaluated, and
+// weighs twice), or why the data does not load (errors). A benchmark that
+// reads anything remote is left to nel-run, which warns the same way.
+func CheckData(ctx context.Context, s *Source) (warnings, errs Errors) {
+	w := &ruleChecker{s: s, r: s.Recipe}
+	e := &ruleChecker{s: s, r: s.Recipe}
+	l := localOnly{dataset.NewLoader(dataset.Options{BaseDir: s.Dir, Offline: true})}
+	for i, b := range s.Recipe.Benchmarks {
+		def, ok := bench.Lookup(b.Name)
+		if _, local := s.localOf(i, "data_path"); !ok || !local {
+			continue
+		}
+		set, err := def.Load(ctx, l, b.Params)
+		switch {
+		case errors.Is(err, errRemote):
+		case err != nil:
+			e.at(fmt.Sprintf("the data does not load: %v", err), "benchmarks", i, "params", "data_path")
+		default:
+			if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
+				w.at(d, "benchmarks", i, "params", "data_path")
+			}
+		}
+	}
+	return w.errs, e.errs
 }

@@ -202,10 +202,7 @@ func (j *job) layout(s *Source, p *plan.Plan) error {
 	if len(order) == 0 {
 		order = sortedKeys(cl.NodePools)
 	}
-	evalPool := cl.EvalPool
-	if evalPool == "" {
-		evalPool = order[0]
-	}
+	evalPool := EvalPool(s)
 	poolOf := func(name string) string {
 		if name == "" {
 			return evalPool

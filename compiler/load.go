@@ -161,6 +161,9 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 	if err := v.Validate(cue.Concrete(true), cue.Final(), cue.All()); err != nil {
 		return nil, l.translate(path, err, data, overrides)
 	}
+	if errs := checkNumbers(&Source{Path: path, Value: v, Overrides: overrides}); len(errs) > 0 {
+		return nil, errs.sorted().truncated()
+	}
 	r, err := decodeRecipe(v)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", path, err)

@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 type Override struct {
 	Text  string   // as given, for messages
 	Path  []string // field names and list indices
-	Value any      // nil, bool, int64, float64 or string
+	Value any      // nil, bool, int64, *big.Int, float64 or string
 }
 
 // ParseOverride parses `a.b[0].c=value` (or `a.b.0.c=value`). Values are
@@ -65,6 +66,11 @@ func typedValue(s string) any {
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return i
 	}
+	// An integer past int64 stays an integer (CUE's are unbounded), so
+	// that the schema's bound, not a float's rounding, names what is wrong.
+	if b, ok := new(big.Int).SetString(s, 10); ok && !strings.ContainsAny(s, "_") {
+		return b
+	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && !strings.ContainsAny(s, "xXpP_") {
 		return f
 	}
@@ -79,6 +85,8 @@ func (o Override) literal() ast.Expr {
 		return ast.NewBool(v)
 	case int64:
 		return ast.NewLit(token.INT, strconv.FormatInt(v, 10))
+	case *big.Int:
+		return ast.NewLit(token.INT, v.String())
 	case float64:
 		s := strconv.FormatFloat(v, 'g', -1, 64)
 		if !strings.ContainsAny(s, ".eE") {

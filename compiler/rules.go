@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -272,13 +273,28 @@ func (c *ruleChecker) scoring(i int, b *Benchmark) {
 // MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
 var walltimeRE = regexp.MustCompile(`^(\d+)$|^(\d+):(\d{1,2})$|^(\d+):(\d{1,2}):(\d{1,2})$|^(\d+)-(\d{1,2})(:(\d{1,2})(:(\d{1,2}))?)?$`)
 
+// MaxWalltimeDays bounds a walltime. SLURM itself takes more, but a job
+// of over a year is a slip, and the bound keeps the sum below from
+// overflowing.
+const MaxWalltimeDays = 365
+
 // ParseWalltime returns a SLURM time limit in seconds.
 func ParseWalltime(s string) (int, error) {
 	m := walltimeRE.FindStringSubmatch(s)
 	if m == nil {
 		return 0, fmt.Errorf("expected a SLURM time such as HH:MM:SS or D-HH:MM:SS, found %q", s)
 	}
-	n := func(x string) int { v, _ := strconv.Atoi(x); return v }
+	// Each part is at most the bound in its own unit (seconds, the
+	// smallest), so the sum cannot overflow.
+	tooLong := false
+	n := func(x string) int {
+		v, err := strconv.Atoi(x)
+		if err != nil || v > MaxWalltimeDays*86400 {
+			tooLong = x != ""
+			return 0
+		}
+		return v
+	}
 	var secs int
 	switch {
 	case m[1] != "":
@@ -290,11 +306,18 @@ func ParseWalltime(s string) (int, error) {
 	default:
 		secs = n(m[7])*86400 + n(m[8])*3600 + n(m[10])*60 + n(m[12])
 	}
+	if tooLong || secs > MaxWalltimeDays*86400 {
+		return 0, fmt.Errorf("expected a time limit of at most %d days (%d-00:00:00), found %q", MaxWalltimeDays, MaxWalltimeDays, s)
+	}
 	if secs == 0 {
 		return 0, fmt.Errorf("expected a time limit above zero, found %q", s)
 	}
 	return secs, nil
 }
+
+// maxGPUsPerNode is the schema's bound on gpus_per_node (#Count), for a
+// count written inside gres.
+const maxGPUsPerNode = 100000
 
 var gresGPURE = regexp.MustCompile(`(?:^|,)gpu(?::[^:,]+)?:(\d+)(?:,|$)`)
 
@@ -302,7 +325,10 @@ var gresGPURE = regexp.MustCompile(`(?:^|,)gpu(?::[^:,]+)?:(\d+)(?:,|$)`)
 // gpu:type:N) or gpus_per_node; ok is false when the pool says nothing.
 func gpusPerNode(p *NodePool) (int, bool) {
 	if m := gresGPURE.FindStringSubmatch(p.Gres); m != nil {
-		n, _ := strconv.Atoi(m[1])
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			n = math.MaxInt // refused by cluster(), which checks maxGPUsPerNode
+		}
 		return n, true
 	}
 	if p.GpusPerNode != nil {
@@ -330,6 +356,9 @@ func (c *ruleChecker) cluster() {
 	}
 	for _, name := range sortedKeys(cl.NodePools) {
 		p := cl.NodePools[name]
+		if n, ok := gpusPerNode(p); ok && p.Gres != "" && n > maxGPUsPerNode {
+			c.at(fmt.Sprintf("expected at most %d GPUs per node (as gpus_per_node), found %q", maxGPUsPerNode, p.Gres), "cluster", "node_pools", name, "gres")
+		}
 		if p.Partition == "" && cl.Partition == "" {
 			continue // the site's default partition
 		}
@@ -348,6 +377,7 @@ func (c *ruleChecker) cluster() {
 		return p
 	}
 	pool(cl.EvalPool, "cluster", "eval_pool")
+	c.unusedPools()
 	multiNode := map[string]string{}
 	for _, name := range sortedKeys(c.r.Services) {
 		s := c.r.Services[name]
@@ -390,14 +420,7 @@ func (c *ruleChecker) cluster() {
 // shards find the servers.
 func (c *ruleChecker) slurmSandboxes() {
 	cl := c.r.Cluster
-	evalPool := cl.EvalPool
-	if evalPool == "" {
-		if order := poolOrder(c.s.Value); len(order) > 0 {
-			evalPool = order[0]
-		} else if names := sortedKeys(cl.NodePools); len(names) > 0 {
-			evalPool = names[0]
-		}
-	}
+	evalPool := EvalPool(c.s)
 	seen := map[string]string{}
 	for _, name := range sortedKeys(c.r.Sandboxes) {
 		sb := c.r.Sandboxes[name]
@@ -422,6 +445,66 @@ func (c *ruleChecker) slurmSandboxes() {
 	for i, b := range c.r.Benchmarks {
 		if m, ok := b.Sandbox.(map[string]any); ok && m["type"] == "slurm" {
 			c.at("a slurm sandbox is a pool of servers the benchmarks share: declare it under sandboxes and refer to it by name", "benchmarks", i, "sandbox", "type")
+		}
+	}
+}
+
+// namedPools are the node pools a service or a sandbox names.
+func namedPools(r *Recipe) map[string]bool {
+	named := map[string]bool{}
+	for _, sv := range r.Services {
+		if sv.NodePool != "" {
+			named[sv.NodePool] = true
+		}
+	}
+	for _, sb := range r.Sandboxes {
+		if sb.NodePool != "" {
+			named[sb.NodePool] = true
+		}
+	}
+	return named
+}
+
+// EvalPool is the node pool the shards run on: cluster.eval_pool; else the
+// first declared pool that no service or sandbox names (declared beside
+// the servers' pools, it is meant for the shards); else the first declared
+// pool. "" when the recipe declares none.
+func EvalPool(s *Source) string {
+	cl := s.Recipe.Cluster
+	if cl.EvalPool != "" {
+		return cl.EvalPool
+	}
+	order := poolOrder(s.Value)
+	if len(order) == 0 {
+		order = sortedKeys(cl.NodePools)
+	}
+	named := namedPools(s.Recipe)
+	for _, name := range order {
+		if !named[name] {
+			return name
+		}
+	}
+	if len(order) > 0 {
+		return order[0]
+	}
+	return ""
+}
+
+// unusedPools refuses a node pool nothing runs on (not the shards' pool,
+// named by no service or sandbox): the job would silently leave it out,
+// and the recipe would not say what runs.
+func (c *ruleChecker) unusedPools() {
+	eval, named := EvalPool(c.s), namedPools(c.r)
+	if c.r.Cluster.NodePools[eval] == nil {
+		return // a dangling eval_pool, said on its own
+	}
+	for _, name := range sortedKeys(c.r.Cluster.NodePools) {
+		switch {
+		case name == eval || named[name]:
+		case c.r.Cluster.EvalPool != "":
+			c.at(fmt.Sprintf("node pool %q is declared but nothing runs on it: no service or sandbox names it, and the shards run on cluster.eval_pool %q; name it in a node_pool, or remove it", name, eval), "cluster", "node_pools", name)
+		default:
+			c.at(fmt.Sprintf("node pool %q is declared but nothing runs on it: no service or sandbox names it, and the shards run on %q, the first pool none names; set cluster.eval_pool, name it in a node_pool, or remove it", name, eval), "cluster", "node_pools", name)
 		}
 	}
 }

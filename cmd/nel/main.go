@@ -184,10 +184,10 @@ func load(path string, ovs overrides) (*compiler.Source, error) {
 	return l.LoadFile(path, ovs)
 }
 
-func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var ovs overrides
 	fs := newFlags("validate", "[-O path=value]... FILE...",
-		"Checks each recipe against the schema and the cross-field rules and prints its recipe hash.\nFeatures that load but that nel compile cannot run yet are listed as notes.", stderr)
+		"Checks each recipe against the schema and the cross-field rules and prints its recipe hash.\nFeatures that load but that nel compile cannot run yet are listed as notes. A benchmark\nwhose data is all local is loaded as nel-run will load it: data that does not load is an\nerror, items whose content repeats an earlier item's are a warning with their lines.", stderr)
 	fs.Var(&ovs, "O", "override a field before validation: path.to.field=value (repeatable)")
 	quiet := fs.Bool("q", false, "print nothing for valid recipes")
 	files, err := parse(fs, args)
@@ -221,6 +221,14 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		for _, n := range compiler.Unsupported(s) {
 			fmt.Fprintf(stderr, "note: %s\n", n.Error())
+		}
+		warnings, dataErrs := compiler.CheckData(ctx, s)
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w.Error())
+		}
+		if len(dataErrs) > 0 {
+			all = append(all, dataErrs...)
+			continue
 		}
 		if !*quiet {
 			fmt.Fprintf(stdout, "%s: ok (recipe %s)\n", f, h.Recipe)
