@@ -104,16 +104,17 @@ func renderMarkdown(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 	var rows [][]string
 	for _, b := range suite {
 		h := view.HeadlineScore(b)
-		value := view.Num(h.Value)
+		value := view.ValueCell(b)
 		if b.Provenance.Simulated {
 			value += " (simulated)"
 		}
+		clt, boot := view.IntervalCells(b)
 		rows = append(rows, []string{
 			"[" + mdText(view.Key(b)) + "](#" + view.Anchor(b) + ")", mdCode(h.Metric, true), "**" + value + "**",
-			view.IVCell(h.CLT), view.IVCell(h.Bootstrap), view.Count(b.Items), view.Count(b.Repeats), view.FailuresCell(b.Failures),
+			clt, boot, view.Count(b.Items), view.Count(b.Repeats), view.InfraCell(b.Validity), view.FailuresCell(b.Failures),
 		})
 	}
-	m.table([]string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Failures"}, rows, "__rrrrrr")
+	m.table([]string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Infra failures (not scored)", "Model errors"}, rows, "__rrrrrrr")
 
 	for _, b := range suite {
 		m.benchmark(b)
@@ -153,7 +154,12 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 		m.printf("> **⚠ %s**\n\n", view.SimulatedWarning)
 	}
 	h := view.HeadlineScore(b)
-	m.printf("**%s** · %s", mdHeadline(h), view.Design(b))
+	if b.Validity.Invalid {
+		m.printf("> **⛔ %s**\n\n", mdText(view.InvalidSentence(b)))
+		m.printf("**%s** · %s not reported · %s", view.Invalid, mdText(h.Metric), view.Design(b))
+	} else {
+		m.printf("**%s** · %s", mdHeadline(h), view.Design(b))
+	}
 	if b.Binary {
 		m.printf(" · binary rewards")
 	}
@@ -165,6 +171,64 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 		}
 		m.printf("\n")
 	}
+	if !b.Validity.Invalid {
+		m.scores(b)
+	}
+
+	m.printf("### Runtime\n\n")
+	var rows [][]string
+	for _, r := range view.RuntimeRows(b) {
+		rows = append(rows, []string{r[0], mdText(r[1])})
+	}
+	m.table([]string{"Statistic", "Value"}, rows, "_r")
+
+	m.printf("### Infrastructure failures\n\n%s.\n\n", mdText(view.InfraSummary(b.Validity)))
+	m.failureClasses(b.Validity.Classes, "Share of samples")
+	m.printf("### Model errors\n\n%s.\n\n", mdText(view.FailuresSummary(b.Failures)))
+	m.failureClasses(b.Failures.Categories, "Share of scored samples")
+
+	m.printf("### Provenance\n\n")
+	rows = rows[:0]
+	for _, r := range view.ProvenanceRows(b) {
+		v := mdCode(r[1], true)
+		if r[0] == "Simulated" && b.Provenance.Simulated {
+			v = "**" + mdText(r[1]) + "**"
+		} else if r[0] == "Simulated" || r[0] == "Shards" || r[0] == "Time span" || r[1] == NA {
+			v = mdText(r[1])
+		}
+		rows = append(rows, []string{r[0], v})
+	}
+	m.table([]string{"Field", "Value"}, rows, "__")
+}
+
+// failureClasses writes a table of failure classes (the share column
+// headed share) and their exemplars; nothing when there are none.
+func (m *mdWriter) failureClasses(cs []metrics.FailureCategory, share string) {
+	if len(cs) == 0 {
+		return
+	}
+	var rows [][]string
+	for _, fc := range cs {
+		rows = append(rows, []string{mdCode(fc.Category, true), view.Count(fc.Count), view.Pct(fc.Share)})
+	}
+	m.table([]string{"Category", "Count", share}, rows, "_rr")
+	for _, fc := range cs {
+		ex := view.Exemplars(fc)
+		if len(ex) == 0 {
+			continue
+		}
+		m.printf("Examples of %s:\n\n", mdCode(fc.Category, false))
+		for _, e := range ex {
+			m.printf("- item %s (index %d, repeat %d): %s\n", mdCode(e.ItemID, false), e.ItemIdx, e.Repeat, mdCode(view.ExemplarText(e.Error), false))
+		}
+		m.printf("\n")
+	}
+}
+
+// scores writes the sections of b's numbers: pass@k, the variance
+// decomposition, categories and scorer metrics.
+func (m *mdWriter) scores(b *metrics.Bundle) {
+	h := view.HeadlineScore(b)
 	level := view.CILevel([]*metrics.Bundle{b})
 	head := []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}
 	metricName := func(s metrics.Score) string { return mdCode(s.Metric, true) }
@@ -198,48 +262,4 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 		m.printf("### Scorer metrics\n\n")
 		m.table(head, scoreRows(sc, metricName), "_rrrr")
 	}
-
-	m.printf("### Runtime\n\n")
-	var rows [][]string
-	for _, r := range view.RuntimeRows(b) {
-		rows = append(rows, []string{r[0], mdText(r[1])})
-	}
-	m.table([]string{"Statistic", "Value"}, rows, "_r")
-
-	m.printf("### Failures\n\n")
-	f := b.Failures
-	if f.Failed == 0 {
-		m.printf("No failed samples (%s samples).\n\n", view.Count(f.Samples))
-	} else {
-		m.printf("%s.\n\n", view.FailuresSummary(f))
-		var rows [][]string
-		for _, fc := range f.Categories {
-			rows = append(rows, []string{mdCode(fc.Category, true), view.Count(fc.Count), view.Pct(fc.Share)})
-		}
-		m.table([]string{"Category", "Count", "Share of samples"}, rows, "_rr")
-		for _, fc := range f.Categories {
-			ex := view.Exemplars(fc)
-			if len(ex) == 0 {
-				continue
-			}
-			m.printf("Examples of %s:\n\n", mdCode(fc.Category, false))
-			for _, e := range ex {
-				m.printf("- item %s (index %d, repeat %d): %s\n", mdCode(e.ItemID, false), e.ItemIdx, e.Repeat, mdCode(view.ExemplarText(e.Error), false))
-			}
-			m.printf("\n")
-		}
-	}
-
-	m.printf("### Provenance\n\n")
-	rows = rows[:0]
-	for _, r := range view.ProvenanceRows(b) {
-		v := mdCode(r[1], true)
-		if r[0] == "Simulated" && b.Provenance.Simulated {
-			v = "**" + mdText(r[1]) + "**"
-		} else if r[0] == "Simulated" || r[0] == "Shards" || r[0] == "Time span" || r[1] == NA {
-			v = mdText(r[1])
-		}
-		rows = append(rows, []string{r[0], v})
-	}
-	m.table([]string{"Field", "Value"}, rows, "__")
 }

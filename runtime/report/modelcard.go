@@ -133,6 +133,10 @@ type modelCard struct {
 	Reproduce []string // nel reproduce commands, one per recipe hash
 	// NotPublished explains the missing links when no store is known.
 	NotPublished string
+	// Validity says, per benchmark, what the table cannot: an INVALID
+	// benchmark (no result: its row's score says INVALID) and the
+	// infrastructure failures a valid one left unscored.
+	Validity []string
 }
 
 type cardRow struct {
@@ -178,6 +182,17 @@ func buildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *modelCard {
 		}
 		if row.Recipe == "" {
 			row.Recipe = view.NA
+		}
+		switch v := b.Validity; {
+		case v.Invalid:
+			// Not a result: no number, no interval.
+			row.Score = view.Invalid
+			c.Validity = append(c.Validity, view.Invalid+" "+row.Benchmark+": "+v.Reason+"; no result is reported.")
+			c.Rows = append(c.Rows, row)
+			continue
+		case v.InfraErrors > 0:
+			c.Validity = append(c.Validity, fmt.Sprintf("%s: %s of %s samples failed for infrastructure reasons and are not scored; the score is over the other %s.",
+				row.Benchmark, view.Count(v.InfraErrors), view.Count(v.Samples), view.Count(v.Samples-v.InfraErrors)))
 		}
 		if h.Value != nil {
 			half := view.NA
@@ -377,6 +392,12 @@ func renderModelCard(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 		rows = append(rows, row)
 	}
 	m.table(head, rows, align)
+	for _, v := range c.Validity {
+		m.printf("%s  \n", mdText(v))
+	}
+	if len(c.Validity) > 0 {
+		m.printf("\n")
+	}
 	m.printf("%s\n\n", mdText(c.Footnote))
 	if len(c.Footer) > 0 {
 		parts := slices.Clone(c.Footer)
@@ -445,6 +466,9 @@ code{font:.9em ui-monospace,monospace;overflow-wrap:anywhere}
 {{- end}}
 </tbody>
 </table>
+{{- range .Validity}}
+<p class="warn">{{.}}</p>
+{{- end}}
 <p class="note">{{.Footnote}}</p>
 <footer>
 {{- if .Footer}}

@@ -34,7 +34,9 @@ const (
 
 // The whole card of one benchmark, every number derived by hand from the
 // fixture: pass@1 0.812 → 81.2; CLT 0.7911–0.8329 → 79.1–83.3, half-width
-// (0.8329 − 0.7911)/2 = 0.0209 → 2.1; 500 items × 4 repeats.
+// (0.8329 − 0.7911)/2 = 0.0209 → 2.1; 500 items × 4 repeats; 8 of the
+// 2,000 samples were infrastructure failures, so 2,000 − 8 = 1,992 were
+// scored.
 func TestModelCardMarkdown(t *testing.T) {
 	gsm := testSuite()[0]
 	gsm.Provenance.Serving = []prov.Serving{
@@ -50,6 +52,8 @@ func TestModelCardMarkdown(t *testing.T) {
 		"|---|---:|---:|---:|---|\n" +
 		"| gsm8k | 81.2 ± 2.1 | 79.1–83.3 | 500 × 4 | Mathematics |\n" +
 		"\n" +
+		"gsm8k: 8 of 2,000 samples failed for infrastructure reasons and are not scored; the score is over the other 1,992.  \n" +
+		"\n" +
 		"Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
 		"± is the half-width of the 95% CLT interval over items (repeats stay with their item), " +
 		"which the 95% CI column gives as lo–hi. n is items × repeats.\n" +
@@ -62,16 +66,18 @@ func TestModelCardMarkdown(t *testing.T) {
 	}
 }
 
-// The fixture suite: several models, a simulated benchmark, a clustered
-// interval, an empty benchmark and four recipe hashes.
+// The fixture suite: several models, a simulated benchmark that is
+// INVALID, a clustered interval, an empty benchmark and four recipe
+// hashes.
 func TestModelCardSuite(t *testing.T) {
 	got := renderCard(t, testSuite(), ModelCard, ModelCardOptions{})
 	mustContain(t, "card", got,
 		"## Model card: several models\n",
 		"| Benchmark | Score | 95% CI | n | Category | Recipe |\n",
 		"| gsm8k | 81.2 ± 2.1 | 79.1–83.3 | 500 × 4 | Mathematics | `"+gsmHash+"` |\n",
-		// pass@1 0 over one item: no interval; simulated says so in the row.
-		"| humaneval | 0.0 ± n/a (simulated) | n/a | 1 × 2 | Coding | `sha256:eeee` |\n",
+		// INVALID: no score (its pass@1 0.75 is not a result), no interval.
+		"| humaneval | INVALID | n/a | 2 × 2 | Coding | `sha256:eeee` |\n",
+		"INVALID humaneval: 1 of 4 samples (25%) failed for infrastructure reasons (server\\_error 1), more than max\\_error\\_rate 5%; no result is reported.  \n",
 		// 0.4567 → 45.7; clustered CLT 0.4102–0.5032: half-width 0.0465 → 4.7
 		// (half up); "math" is no built-in benchmark.
 		"| math\\#cot | 45.7 ± 4.7 | 41.0–50.3 (clustered) | 300 × 1 | — | `sha256:aaaa` |\n",
@@ -81,7 +87,7 @@ func TestModelCardSuite(t *testing.T) {
 		"\nnel v0.4.0, dev (scoring version 3) · 2025-05-01  \n",
 		"Not published: no store given",
 	)
-	mustNotContain(t, "card", got, "Recipe `", "Published run", "Reproduce:", "NaN")
+	mustNotContain(t, "card", got, "Recipe `", "Published run", "Reproduce:", "NaN", "75.0")
 	warn := strings.Index(got, "> **⚠ SIMULATED endpoint")
 	table := strings.Index(got, "| Benchmark |")
 	if warn < 0 || warn > table {
@@ -139,7 +145,7 @@ func TestModelCardCategories(t *testing.T) {
 	got := renderCard(t, testSuite(), ModelCard, ModelCardOptions{Categories: map[string]string{
 		"math#cot": "Competition math", "gsm8k": "Grade-school math", "nope": "x",
 	}})
-	mustContain(t, "card", got, "| 500 × 4 | Grade-school math |", "| 300 × 1 | Competition math |", "| 1 × 2 | Coding |")
+	mustContain(t, "card", got, "| 500 × 4 | Grade-school math |", "| 300 × 1 | Competition math |", "| 2 × 2 | Coding |")
 }
 
 func TestModelCardHTML(t *testing.T) {
@@ -166,8 +172,11 @@ func TestModelCardHTML(t *testing.T) {
 		`<th>Recipe</th>`,
 		`<a href="https://store.example/nel/results/`+gsmHex+`/r&amp;1/">`,
 		"Reproduce: <code>nel reproduce "+gsmHash+" --store https://store.example/nel</code>",
+		// The INVALID benchmark: no score, and why.
+		`<td class="num">INVALID</td><td class="num">n/a</td><td class="num">2 × 2</td>`,
+		`<p class="warn">INVALID humaneval: 1 of 4 samples (25%) failed for infrastructure reasons (server_error 1), more than max_error_rate 5%; no result is reported.</p>`,
 	)
-	mustNotContain(t, "html", got, "<script", "<b>", "src=", "@import", "url(")
+	mustNotContain(t, "html", got, "<script", "<b>", "src=", "@import", "url(", "75.0")
 	if i, j := strings.Index(got, `class="warn"`), strings.Index(got, "<table>"); i < 0 || i > j {
 		t.Errorf("simulated warning must precede the table")
 	}

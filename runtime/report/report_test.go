@@ -115,11 +115,12 @@ func TestMarkdown(t *testing.T) {
 		"# nel evaluation report\n",
 		"Run: `out/run-1` · 4 benchmark(s)",
 		"## Summary",
-		"| Benchmark | Metric | Value | 95% CI (clt) | 95% CI (bootstrap) | Items | Repeats | Failures |",
-		"| [gsm8k](#bench-gsm8k) | `pass@1` | **0.8120** | 0.7911–0.8329 | 0.7905–0.8324 | 500 | 4 | 12 (0.6%) |",
-		"| [mmlu\\_pro](#bench-mmlu-pro) | `mean_reward` | **n/a** | n/a | n/a | 0 | 1 | 0 |",
-		// the headline, both intervals labelled
-		"**pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]** · 500 items × 4 repeats (2,000 samples) · binary rewards",
+		"| Benchmark | Metric | Value | 95% CI (clt) | 95% CI (bootstrap) | Items | Repeats | Infra failures (not scored) | Model errors |",
+		// 8 of 2,000 = 0.4% infrastructure failures; 4 of 1,992 = 0.2% model errors.
+		"| [gsm8k](#bench-gsm8k) | `pass@1` | **0.8120** | 0.7911–0.8329 | 0.7905–0.8324 | 500 | 4 | 8 (0.4%) | 4 (0.2%) |",
+		"| [mmlu\\_pro](#bench-mmlu-pro) | `mean_reward` | **n/a** | n/a | n/a | 0 | 1 | 0 | 0 |",
+		// the headline, both intervals labelled; what ran and what was scored
+		"**pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]** · 500 items × 4 repeats (2,000 samples, 1,992 scored) · binary rewards",
 		"**mean\\_reward 0.4567 [95% CI clt clustered (60 clusters) 0.4102–0.5032; bootstrap 0.4111–0.5019]**",
 		"**mean\\_reward n/a** · 0 items × 1 repeats (0 samples)",
 		"- no rows: nothing was evaluated, so there is no score",
@@ -143,15 +144,21 @@ func TestMarkdown(t *testing.T) {
 		"| Interrupted samples | 10 (attempts 1: 1,990 · 2: 9 · 10: 1) |",
 		"| Completion tokens/s (throughput) | 157.4 |",
 		"| Cache hits | 120 |",
-		// failures and exemplars: backticks inside a longer fence
-		"12 of 2,000 samples failed (0.6%).",
+		// infrastructure failures, model errors and their exemplars:
+		// backticks inside a longer fence
+		"### Infrastructure failures\n\n8 of 2,000 samples (0.4%) failed for infrastructure reasons and are not scored (max\\_error\\_rate 5%).",
+		"| Category | Count | Share of samples |",
 		"| `timeout` | 8 | 0.4% |",
+		"### Model errors\n\n4 of 1,992 scored samples (0.2%) are model errors, scored as wrong.",
+		"| Category | Count | Share of scored samples |",
+		"| `format_error` | 4 | 0.2% |",
 		"- item `gsm8k-0017` (index 17, repeat 2): `request timed out after 120s`",
 		"- item `gsm8k-0101` (index 101, repeat 0): ````model said ```rm -rf /``` | <b>bold</b> & 100% $_#{}~^\\ done````",
 		"- item `gsm8k-0230` (index 230, repeat 3): `request timed out after 120s`",
 		"- item `gsm8k-0005` (index 5, repeat 1): ```extracted: `` (empty)```",
-		"- item `HumanEval/0` (index 0, repeat 1): `(no error text)`",
-		"No failed samples (300 samples).",
+		"- item `HumanEval/1` (index 1, repeat 1): `(no error text)`",
+		"No infrastructure failures (300 samples).",
+		"No model errors (300 scored samples).",
 		// provenance and the simulated flag
 		"| Recipe hash | `sha256:1111111111111111111111111111111111111111111111111111111111111111` |",
 		"| Model | `meta/llama-3.1-8b-instruct` |",
@@ -159,11 +166,19 @@ func TestMarkdown(t *testing.T) {
 		"| Simulated | **YES — simulated endpoint, not a model** |",
 		"> **⚠ SIMULATED endpoint: these answers came from nel's simulator, not a model.",
 		"Affected: `humaneval`.",
-		"| [humaneval](#bench-humaneval) | `pass@1` | **0.0000 (simulated)** |",
+		// INVALID: 1 of 4 samples (25%), no score and no interval.
+		"| [humaneval](#bench-humaneval) | `pass@1` | **INVALID (simulated)** | n/a | n/a | 2 | 2 | 1 (25.0%) INVALID | 1 (33.3%) |",
+		"> **⛔ INVALID: 1 of 4 samples (25%) failed for infrastructure reasons (server\\_error 1), more than max\\_error\\_rate 5%. No score is reported: the numbers would not measure the model. Fix the cause and run it again.**",
+		"**INVALID** · pass@1 not reported · 2 items × 2 repeats (4 samples, 3 scored) · binary rewards",
+		"1 of 4 samples (25%) failed for infrastructure reasons and are not scored (max\\_error\\_rate 5%): INVALID.",
 		"## math (math\\#cot)",
 	)
 	// Raw HTML only inside code spans, where it is literal text.
 	mustNotContain(t, "markdown", out, "NaN", "<script>")
+	// No number of the INVALID benchmark: its pass@1 0.75, interval
+	// 0.2599–1 and pass@2 sections are not shown.
+	hv := out[strings.Index(out, "## humaneval"):strings.Index(out, "## math")]
+	mustNotContain(t, "markdown humaneval", hv, "0.75", "0.2599", "pass@2", "### pass@k", "### Variance")
 	// Sections in suite order, summary first.
 	last := 0
 	for _, h := range []string{"## Summary", "## gsm8k", "## humaneval", "## math", "## mmlu"} {
@@ -245,15 +260,16 @@ func TestCSV(t *testing.T) {
 		byKey[k] = r
 	}
 	for k, w := range map[string][]string{
-		"gsm8k pass@1":                      {"gsm8k", "gsm8k", "pass@1", "0.812", "500", "0.95", "clt", "0.7911", "0.8329", "bootstrap_percentile", "0.7905", "0.8324", "500", "4", "false"},
-		"gsm8k pass@4":                      {"gsm8k", "gsm8k", "pass@4", "0.9102", "500", "0.95", "clt", "0.8951", "0.9253", "bootstrap_percentile", "0.8944", "0.9248", "500", "4", "false"},
-		"gsm8k scorer:format_ok":            {"gsm8k", "gsm8k", "scorer:format_ok", "0.9935", "500", "0.95", "clt", "0.9891", "0.9979", "bootstrap_percentile", "0.989", "0.9975", "500", "4", "false"},
-		"gsm8k category:algebra":            {"gsm8k", "gsm8k", "category:algebra", "0.7722", "180", "0.95", "clt", "0.7391", "0.8053", "bootstrap_percentile", "0.7385", "0.805", "500", "4", "false"},
-		"math#cot mean_reward":              {"math#cot", "math", "mean_reward", "0.4567", "300", "0.95", "clt_clustered", "0.4102", "0.5032", "bootstrap_percentile", "0.4111", "0.5019", "300", "1", "false"},
-		"math#cot category:one_item":        {"math#cot", "math", "category:one_item", "1", "1", "", "", "", "", "", "", "", "300", "1", "false"},
-		"humaneval pass@1":                  {"humaneval", "humaneval", "pass@1", "0", "1", "", "", "", "", "", "", "", "1", "2", "true"},
-		"mmlu_pro mean_reward":              {"mmlu_pro", "mmlu_pro", "mean_reward", "", "0", "", "", "", "", "", "", "", "0", "1", "false"},
-		"gsm8k category:" + hostileCategory: {"gsm8k", "gsm8k", "category:" + hostileCategory, "0.78", "100", "0.95", "clt", "0.7381", "0.8219", "bootstrap_percentile", "0.737", "0.821", "500", "4", "false"},
+		"gsm8k pass@1":               {"gsm8k", "gsm8k", "pass@1", "0.812", "500", "0.95", "clt", "0.7911", "0.8329", "bootstrap_percentile", "0.7905", "0.8324", "500", "4", "false", "2000", "1992", "8", "0.05", "true"},
+		"gsm8k pass@4":               {"gsm8k", "gsm8k", "pass@4", "0.9102", "500", "0.95", "clt", "0.8951", "0.9253", "bootstrap_percentile", "0.8944", "0.9248", "500", "4", "false", "2000", "1992", "8", "0.05", "true"},
+		"gsm8k scorer:format_ok":     {"gsm8k", "gsm8k", "scorer:format_ok", "0.9935", "500", "0.95", "clt", "0.9891", "0.9979", "bootstrap_percentile", "0.989", "0.9975", "500", "4", "false", "2000", "1992", "8", "0.05", "true"},
+		"gsm8k category:algebra":     {"gsm8k", "gsm8k", "category:algebra", "0.7722", "180", "0.95", "clt", "0.7391", "0.8053", "bootstrap_percentile", "0.7385", "0.805", "500", "4", "false", "2000", "1992", "8", "0.05", "true"},
+		"math#cot mean_reward":       {"math#cot", "math", "mean_reward", "0.4567", "300", "0.95", "clt_clustered", "0.4102", "0.5032", "bootstrap_percentile", "0.4111", "0.5019", "300", "1", "false", "300", "300", "0", "0.05", "true"},
+		"math#cot category:one_item": {"math#cot", "math", "category:one_item", "1", "1", "", "", "", "", "", "", "", "300", "1", "false", "300", "300", "0", "0.05", "true"},
+		// INVALID: no value, n or interval (pass@1 0.75 is not a result).
+		"humaneval pass@1":                  {"humaneval", "humaneval", "pass@1", "", "", "", "", "", "", "", "", "", "2", "2", "true", "4", "3", "1", "0.05", "false"},
+		"mmlu_pro mean_reward":              {"mmlu_pro", "mmlu_pro", "mean_reward", "", "0", "", "", "", "", "", "", "", "0", "1", "false", "0", "0", "0", "0.05", "true"},
+		"gsm8k category:" + hostileCategory: {"gsm8k", "gsm8k", "category:" + hostileCategory, "0.78", "100", "0.95", "clt", "0.7381", "0.8219", "bootstrap_percentile", "0.737", "0.821", "500", "4", "false", "2000", "1992", "8", "0.05", "true"},
 	} {
 		if got := byKey[k]; !reflect.DeepEqual(got, w) {
 			t.Errorf("row %s:\n got %q\nwant %q", k, got, w)
@@ -270,10 +286,16 @@ func TestCSV(t *testing.T) {
 func TestLaTeX(t *testing.T) {
 	out := renderString(t, testSuite(), LaTeX)
 	mustContain(t, "latex", out,
-		"Benchmark & Metric & Value & 95\\% CI (clt) & 95\\% CI (bootstrap) & Items & Repeats & Failures \\\\",
-		"gsm8k & pass@1 & 0.8120 & 0.7911--0.8329 & 0.7905--0.8324 & 500 & 4 & 12 (0.6\\%) \\\\",
-		"mmlu\\_pro & mean\\_reward & n/a & n/a & n/a & 0 & 1 & 0 \\\\",
-		"\\textbf{gsm8k}: pass@1 0.8120 [95\\% CI clt 0.7911--0.8329; bootstrap 0.7905--0.8324] \\textperiodcentered{} 500 items $\\times$ 4 repeats (2,000 samples)",
+		"Benchmark & Metric & Value & 95\\% CI (clt) & 95\\% CI (bootstrap) & Items & Repeats & Infra failures & Model errors \\\\",
+		"gsm8k & pass@1 & 0.8120 & 0.7911--0.8329 & 0.7905--0.8324 & 500 & 4 & 8 (0.4\\%) & 4 (0.2\\%) \\\\",
+		"mmlu\\_pro & mean\\_reward & n/a & n/a & n/a & 0 & 1 & 0 & 0 \\\\",
+		"humaneval & pass@1 & INVALID & n/a & n/a & 2 & 2 & 1 (25.0\\%) INVALID & 1 (33.3\\%) \\\\",
+		"\\textbf{humaneval}: INVALID (pass@1 not reported) \\textperiodcentered{} 2 items $\\times$ 2 repeats (4 samples, 3 scored) \\\\",
+		"\\textbf{INVALID: 1 of 4 samples (25\\%) failed for infrastructure reasons",
+		"\\textbf{gsm8k}: pass@1 0.8120 [95\\% CI clt 0.7911--0.8329; bootstrap 0.7905--0.8324] \\textperiodcentered{} 500 items $\\times$ 4 repeats (2,000 samples, 1,992 scored)",
+		"Infrastructure failure & Count & Share \\\\",
+		"Model error & Count & Share \\\\",
+		"format\\_error & 4 & 0.2\\% \\\\",
 		"category: \\textless{}script\\textgreater{}alert(\\texttt{\\char34}x\\texttt{\\char34})\\textless{}/script\\textgreater{} \\textbar{} 50\\% \\& \\$a\\_1\\$ \\{\\textasciitilde{}\\textasciicircum{}\\textbackslash{}\\} & 0.7800",
 		"this run detects differences $\\geq$ 3.0 pp at 80\\% power",
 		"\\textbf{SIMULATED endpoint, not a model.}",
@@ -283,6 +305,10 @@ func TestLaTeX(t *testing.T) {
 		"Recipe hash & sha256:1111",
 	)
 	mustNotContain(t, "latex", out, "NaN", "<script>", "–")
+	// The INVALID benchmark's pass@1 0.75 and its metric table are not
+	// shown.
+	hv := out[strings.Index(out, "% Benchmark humaneval"):strings.Index(out, "% Benchmark math")]
+	mustNotContain(t, "latex humaneval", hv, "0.75", "Metric & Value")
 	if b, e := strings.Count(out, `\begin{tabular}`), strings.Count(out, `\end{tabular}`); b != e || b == 0 {
 		t.Errorf("%d \\begin{tabular}, %d \\end{tabular}", b, e)
 	}

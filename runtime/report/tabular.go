@@ -33,10 +33,17 @@ func renderJSON(w io.Writer, suite []*metrics.Bundle) error {
 // metric): every metric of the bundle, then "category:<name>" for each
 // category (the headline restricted to it). Undefined values and missing
 // intervals are empty cells.
+//
+// The validity columns repeat on every row of a benchmark: samples run,
+// samples scored, infrastructure failures (never scored), the
+// benchmark's max_error_rate, and valid (false: INVALID). An INVALID
+// benchmark's rows have no value, n or intervals: they would not measure
+// the model.
 var CSVHeader = []string{
 	"benchmark", "name", "metric", "value", "n",
 	"ci_level", "clt_method", "clt_lo", "clt_hi", "bootstrap_method", "bootstrap_lo", "bootstrap_hi",
 	"items", "repeats", "simulated",
+	"samples", "scored_samples", "infra_errors", "max_error_rate", "valid",
 }
 
 // csvFloat is full precision, empty when undefined.
@@ -68,10 +75,17 @@ func renderCSV(w io.Writer, suite []*metrics.Bundle) error {
 					level = strconv.FormatFloat(x.iv.Level, 'g', -1, 64)
 				}
 			}
+			v := b.Validity
+			value, n := csvFloat(s.Value), strconv.Itoa(s.N)
+			if v.Invalid {
+				value, n, level, clt, boot = "", "", "", [3]string{}, [3]string{}
+			}
 			return []string{
-				view.Key(b), b.Name, metric, csvFloat(s.Value), strconv.Itoa(s.N),
+				view.Key(b), b.Name, metric, value, n,
 				level, clt[0], clt[1], clt[2], boot[0], boot[1], boot[2],
 				strconv.Itoa(b.Items), strconv.Itoa(b.Repeats), strconv.FormatBool(b.Provenance.Simulated),
+				strconv.Itoa(b.Samples), strconv.Itoa(b.Samples - v.InfraErrors), strconv.Itoa(v.InfraErrors),
+				strconv.FormatFloat(v.MaxErrorRate, 'g', -1, 64), strconv.FormatBool(!v.Invalid),
 			}
 		}
 		scores := b.Metrics
@@ -144,24 +158,33 @@ func renderLaTeX(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 	}
 	var rows [][]string
 	for _, b := range suite {
-		h := view.HeadlineScore(b)
+		clt, boot := view.IntervalCells(b)
 		rows = append(rows, []string{
-			view.Key(b), h.Metric, view.Num(h.Value), view.IVCell(h.CLT), view.IVCell(h.Bootstrap),
-			view.Count(b.Items), view.Count(b.Repeats), view.FailuresCell(b.Failures),
+			view.Key(b), view.HeadlineScore(b).Metric, view.ValueCell(b), clt, boot,
+			view.Count(b.Items), view.Count(b.Repeats), view.InfraCell(b.Validity), view.FailuresCell(b.Failures),
 		})
 	}
 	t.printf("%% Suite summary\n")
-	t.tabular("llrllrrr", []string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Failures"}, rows)
+	t.tabular("llrllrrrr", []string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Infra failures", "Model errors"}, rows)
 
 	for _, b := range suite {
 		t.printf("%% Benchmark %s\n", tex(view.Key(b)))
-		t.printf("\\noindent\\textbf{%s}: %s \\\\\n", tex(view.BenchTitle(b)), tex(view.Headline(view.HeadlineScore(b))+" · "+view.Design(b)))
+		headline := view.Headline(view.HeadlineScore(b))
+		if b.Validity.Invalid {
+			headline = view.Invalid + " (" + view.HeadlineScore(b).Metric + " not reported)"
+		}
+		t.printf("\\noindent\\textbf{%s}: %s \\\\\n", tex(view.BenchTitle(b)), tex(headline+" · "+view.Design(b)))
 		if b.Provenance.Simulated {
 			t.printf("\\textbf{SIMULATED endpoint, not a model.} \\\\\n")
 		}
-		if v := b.Variance; v != nil {
+		if s := view.InvalidSentence(b); s != "" {
+			t.printf("\\textbf{%s} \\\\\n", tex(s))
+		}
+		if v := b.Variance; v != nil && !b.Validity.Invalid {
 			t.printf("%s \\\\\n", tex("Variance: between-item "+view.Fix(v.Between, 4)+", within-item "+view.WithinStr(v)+"; "+view.MDESentence(v)+"."))
 		}
+		t.printf("%s \\\\\n", tex(view.InfraSummary(b.Validity)+"."))
+		t.printf("%s \\\\\n", tex(view.FailuresSummary(b.Failures)+"."))
 		for _, n := range b.Notes {
 			t.printf("%s \\\\\n", tex("Note: "+n))
 		}
@@ -178,14 +201,22 @@ func renderLaTeX(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 			s := c.Score
 			rows = append(rows, []string{"category: " + c.Name, view.Num(s.Value), view.IVCell(s.CLT), view.IVCell(s.Bootstrap), view.Count(s.N)})
 		}
-		t.tabular("lrllr", []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}, rows)
+		if !b.Validity.Invalid {
+			t.tabular("lrllr", []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}, rows)
+		}
 
-		if f := b.Failures; f.Failed > 0 {
+		for _, x := range []struct {
+			head string
+			cs   []metrics.FailureCategory
+		}{{"Infrastructure failure", b.Validity.Classes}, {"Model error", b.Failures.Categories}} {
+			if len(x.cs) == 0 {
+				continue
+			}
 			rows = rows[:0]
-			for _, fc := range f.Categories {
+			for _, fc := range x.cs {
 				rows = append(rows, []string{fc.Category, view.Count(fc.Count), view.Pct(fc.Share)})
 			}
-			t.tabular("lrr", []string{"Failure category", "Count", "Share"}, rows)
+			t.tabular("lrr", []string{x.head, "Count", "Share"}, rows)
 		}
 
 		pairs := append(view.RuntimeRows(b), view.ProvenanceRows(b)...)

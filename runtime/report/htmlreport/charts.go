@@ -332,6 +332,11 @@ func suiteChart(suite []*metrics.Bundle) chart {
 		h := view.HeadlineScore(b)
 		labels[i] = view.Key(b) + " · " + h.Metric
 		scores[i] = h
+		if b.Validity.Invalid {
+			// No point, no interval: an INVALID benchmark has no score.
+			labels[i] = view.Key(b) + " · " + view.Invalid
+			scores[i] = metrics.Score{Metric: h.Metric}
+		}
 	}
 	return scoreChart(labels, scores, false, "score", "benchmark", fullWidth)
 }
@@ -420,14 +425,14 @@ func latencyChart(b *metrics.Bundle) chart {
 	return render(p, halfWidth, 2.6*vg.Inch, "latency percentiles")
 }
 
-// failureChart is the count of each failure category.
+// failureChart is the count of each model-error category.
 func failureChart(b *metrics.Bundle) chart {
 	f := b.Failures
 	switch {
 	case f.Failed == 0:
-		return chart{Skip: "No failed samples."}
+		return chart{Skip: "No model errors."}
 	case len(f.Categories) == 0:
-		return chart{Skip: "The bundle records no failure categories."}
+		return chart{Skip: "The bundle records no model-error categories."}
 	}
 	n := len(f.Categories)
 	names := make([]string, n)
@@ -450,6 +455,6 @@ func failureChart(b *metrics.Bundle) chart {
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.X.Min = 0
 	p.X.Tick.Marker = cleanTicks{counts: true}
-	p.X.Label.Text = "failed samples"
-	return render(p, halfWidth, rowsHeight(n, vg.Points(24)), "failures by category")
+	p.X.Label.Text = "model errors"
+	return render(p, halfWidth, rowsHeight(n, vg.Points(24)), "model errors by category")
 }

@@ -56,8 +56,8 @@ type htmlPage struct {
 }
 
 type htmlSummaryRow struct {
-	Anchor, Key, Metric, Value, CLT, Bootstrap, Items, Repeats, Failures string
-	Simulated, NA                                                        bool
+	Anchor, Key, Metric, Value, CLT, Bootstrap, Items, Repeats, Infra, Failures string
+	Simulated, NA, Invalid                                                      bool
 }
 
 type htmlScore struct {
@@ -88,6 +88,11 @@ type htmlBench struct {
 	Failures           []htmlFailure
 	FailureChart       chart
 	Provenance         [][2]string
+	// Invalid is InvalidSentence for an INVALID benchmark: its numbers
+	// are not shown.
+	Invalid      string
+	InfraSummary string
+	Infra        []htmlFailure
 }
 
 type htmlFailure struct {
@@ -103,6 +108,22 @@ func htmlScores(scores []metrics.Score) []htmlScore {
 	var out []htmlScore
 	for _, s := range scores {
 		out = append(out, htmlScore{Name: s.Metric, Value: view.Num(s.Value), CLT: view.IVCell(s.CLT), Bootstrap: view.IVCell(s.Bootstrap), N: view.Count(s.N), NA: s.Value == nil})
+	}
+	return out
+}
+
+// htmlFailures are failure classes with their exemplars.
+func htmlFailures(cs []metrics.FailureCategory) []htmlFailure {
+	var out []htmlFailure
+	for _, fc := range cs {
+		hf := htmlFailure{Category: fc.Category, Count: view.Count(fc.Count), Share: view.Pct(fc.Share)}
+		for _, e := range view.Exemplars(fc) {
+			hf.Exemplars = append(hf.Exemplars, htmlExemplar{
+				ItemID: e.ItemID, Where: "index " + view.Count(e.ItemIdx) + ", repeat " + view.Count(e.Repeat),
+				Error: view.ExemplarText(e.Error),
+			})
+		}
+		out = append(out, hf)
 	}
 	return out
 }
@@ -125,11 +146,12 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 	}
 	for _, b := range suite {
 		h := view.HeadlineScore(b)
+		clt, boot := view.IntervalCells(b)
 		page.Rows = append(page.Rows, htmlSummaryRow{
-			Anchor: view.Anchor(b), Key: view.Key(b), Metric: h.Metric, Value: view.Num(h.Value),
-			CLT: view.IVCell(h.CLT), Bootstrap: view.IVCell(h.Bootstrap), Items: view.Count(b.Items),
-			Repeats: view.Count(b.Repeats), Failures: view.FailuresCell(b.Failures),
-			Simulated: b.Provenance.Simulated, NA: h.Value == nil,
+			Anchor: view.Anchor(b), Key: view.Key(b), Metric: h.Metric, Value: view.ValueCell(b),
+			CLT: clt, Bootstrap: boot, Items: view.Count(b.Items),
+			Repeats: view.Count(b.Repeats), Infra: view.InfraCell(b.Validity), Failures: view.FailuresCell(b.Failures),
+			Simulated: b.Provenance.Simulated, NA: h.Value == nil || b.Validity.Invalid, Invalid: b.Validity.Invalid,
 		})
 		hb := htmlBench{
 			Anchor: view.Anchor(b), Title: view.BenchTitle(b), Key: view.Key(b), Simulated: b.Provenance.Simulated,
@@ -146,6 +168,16 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 			Failed:        b.Failures.Failed,
 			FailureChart:  failureChart(b),
 			Provenance:    view.ProvenanceRows(b),
+			Invalid:       view.InvalidSentence(b),
+			InfraSummary:  view.InfraSummary(b.Validity),
+			Infra:         htmlFailures(b.Validity.Classes),
+			Failures:      htmlFailures(b.Failures.Categories),
+		}
+		if hb.Invalid != "" {
+			// No number of an INVALID benchmark is shown, not even in
+			// its headline.
+			hb.Value, hb.NA, hb.Intervals = view.Invalid, true, h.Metric+" not reported"
+			hb.PassK, hb.Scorers, hb.Categories, hb.CategoryChart = nil, nil, nil, chart{Skip: "Not shown: the benchmark is INVALID."}
 		}
 		if hb.Intervals == "" && h.Value != nil {
 			hb.Intervals = "no interval: fewer than two items"
@@ -153,7 +185,7 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 		if len(hb.PassK) > 0 {
 			hb.PassK = append(htmlScores([]metrics.Score{h}), hb.PassK...)
 		}
-		if v := b.Variance; v != nil {
+		if v := b.Variance; v != nil && hb.Invalid == "" {
 			hb.Variance = []string{
 				"Between-item variance: " + view.Fix(v.Between, 4),
 				"Within-item variance: " + view.WithinStr(v),
@@ -163,19 +195,12 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 			hb.MDE = view.MDESentence(v)
 		}
 		for _, c := range b.Categories {
+			if hb.Invalid != "" {
+				break
+			}
 			s := htmlScores([]metrics.Score{c.Score})[0]
 			s.Name = c.Name
 			hb.Categories = append(hb.Categories, s)
-		}
-		for _, fc := range b.Failures.Categories {
-			hf := htmlFailure{Category: fc.Category, Count: view.Count(fc.Count), Share: view.Pct(fc.Share)}
-			for _, e := range view.Exemplars(fc) {
-				hf.Exemplars = append(hf.Exemplars, htmlExemplar{
-					ItemID: e.ItemID, Where: "index " + view.Count(e.ItemIdx) + ", repeat " + view.Count(e.Repeat),
-					Error: view.ExemplarText(e.Error),
-				})
-			}
-			hb.Failures = append(hb.Failures, hf)
 		}
 		page.Benches = append(page.Benches, hb)
 	}
@@ -232,6 +257,8 @@ h3{font-size:15px;margin:22px 0 8px;color:#2b3442;border-bottom:1px solid var(--
 section.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:20px 24px;margin:0 0 22px;box-shadow:0 1px 2px rgba(16,24,40,.04)}
 .banner{border-radius:8px;padding:10px 14px;margin:0 0 16px;font-weight:700}
 .banner.sim{background:var(--warn-bg);color:var(--warn);border:1px solid #f0c18a}
+.banner.invalid{background:#fde8ef;color:var(--bad);border:1px solid #e7a3bd}
+.tag.invalid{background:#fde8ef;color:var(--bad)}
 table{border-collapse:collapse;width:100%;margin:4px 0 8px;font-variant-numeric:tabular-nums}
 th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);font-weight:700;background:#fafbfc}
@@ -278,9 +305,9 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 <section class="card" id="summary">
 <h2>Summary</h2>
 {{if .Rows}}<table>
-<thead><tr><th>Benchmark</th><th>Metric</th><th class="num">Value</th><th class="num">{{.Level}} (clt)</th><th class="num">{{.Level}} (bootstrap)</th><th class="num">Items</th><th class="num">Repeats</th><th class="num">Failures</th></tr></thead>
+<thead><tr><th>Benchmark</th><th>Metric</th><th class="num">Value</th><th class="num">{{.Level}} (clt)</th><th class="num">{{.Level}} (bootstrap)</th><th class="num">Items</th><th class="num">Repeats</th><th class="num">Infra failures (not scored)</th><th class="num">Model errors</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td><a href="#{{.Anchor}}">{{.Key}}</a>{{if .Simulated}} <span class="tag sim">SIMULATED</span>{{end}}</td><td><code>{{.Metric}}</code></td><td class="num{{if .NA}} na{{end}}"><b>{{.Value}}</b></td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.Items}}</td><td class="num">{{.Repeats}}</td><td class="num">{{.Failures}}</td></tr>
+{{range .Rows}}<tr><td><a href="#{{.Anchor}}">{{.Key}}</a>{{if .Simulated}} <span class="tag sim">SIMULATED</span>{{end}}{{if .Invalid}} <span class="tag invalid">INVALID</span>{{end}}</td><td><code>{{.Metric}}</code></td><td class="num{{if .NA}} na{{end}}"><b>{{.Value}}</b></td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.Items}}</td><td class="num">{{.Repeats}}</td><td class="num">{{.Infra}}</td><td class="num">{{.Failures}}</td></tr>
 {{end}}</tbody>
 </table>
 <figure>
@@ -293,12 +320,13 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 <section class="card bench" id="{{.Anchor}}">{{$sim := .Simulated}}
 <h2>{{.Title}} {{if .Simulated}}<span class="tag sim">SIMULATED</span>{{end}}</h2>
 {{if .Simulated}}<div class="banner sim" role="alert">⚠ {{$.Warning}}</div>{{end}}
+{{if .Invalid}}<div class="banner invalid" role="alert">⛔ {{.Invalid}}</div>{{end}}
 <div class="headline"><span class="metric">{{.Metric}}</span><span class="value{{if .NA}} na{{end}}">{{.Value}}</span><span class="ci">{{.Intervals}}</span><span class="design">{{.Design}}{{if .Binary}} · binary rewards{{end}}</span></div>
 {{if .Notes}}<div class="notes"><b>Notes</b><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 <div class="grid">
 <div>
 <h3>Variance decomposition</h3>
-{{if .Variance}}<table class="kv"><tbody>{{range .Variance}}<tr><td colspan="2">{{.}}</td></tr>{{end}}</tbody></table>
+{{if .Invalid}}<p class="skip">Not shown: the benchmark is INVALID.</p>{{else if .Variance}}<table class="kv"><tbody>{{range .Variance}}<tr><td colspan="2">{{.}}</td></tr>{{end}}</tbody></table>
 <p class="mde">Minimum detectable effect: {{.MDE}}.</p>{{else}}<p class="skip">Not available (fewer than two items).</p>{{end}}
 </div>
 <div>
@@ -329,16 +357,23 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 <figure>{{with .LatencyChart.SVG}}{{.}}{{else}}<p class="skip">{{.LatencyChart.Skip}}</p>{{end}}</figure>
 </div>
 </div>
-<h3>Failures</h3>
+<h3>Infrastructure failures</h3>
+<p>{{.InfraSummary}}.</p>
+{{if .Infra}}<table><thead><tr><th>Category</th><th class="num">Count</th><th class="num">Share of samples</th></tr></thead><tbody>
+{{range .Infra}}<tr><td><code>{{.Category}}</code></td><td class="num">{{.Count}}</td><td class="num">{{.Share}}</td></tr>
+{{end}}</tbody></table>
+{{range .Infra}}{{if .Exemplars}}<p>Examples of <code>{{.Category}}</code>:</p>
+<ul class="ex">{{range .Exemplars}}<li>item <code>{{.ItemID}}</code> ({{.Where}}): <code>{{.Error}}</code></li>{{end}}</ul>{{end}}{{end}}{{end}}
+<h3>Model errors</h3>
 {{if .Failed}}<p>{{.FailSummary}}.</p><div class="grid"><div>
-<table><thead><tr><th>Category</th><th class="num">Count</th><th class="num">Share of samples</th></tr></thead><tbody>
+<table><thead><tr><th>Category</th><th class="num">Count</th><th class="num">Share of scored samples</th></tr></thead><tbody>
 {{range .Failures}}<tr><td><code>{{.Category}}</code></td><td class="num">{{.Count}}</td><td class="num">{{.Share}}</td></tr>
 {{end}}</tbody></table></div>
 <figure>{{with .FailureChart.SVG}}{{.}}{{else}}<p class="skip">{{.FailureChart.Skip}}</p>{{end}}</figure>
 </div>
 {{range .Failures}}{{if .Exemplars}}<p>Examples of <code>{{.Category}}</code>:</p>
 <ul class="ex">{{range .Exemplars}}<li>item <code>{{.ItemID}}</code> ({{.Where}}): <code>{{.Error}}</code></li>{{end}}</ul>{{end}}{{end}}
-{{else}}<p>{{.FailureChart.Skip}} ({{.Samples}} samples)</p>{{end}}
+{{else}}<p>{{.FailSummary}}.</p>{{end}}
 <h3>Provenance</h3>
 <table class="kv"><tbody>{{range .Provenance}}<tr><td>{{index . 0}}</td><td>{{if eq (index . 0) "Simulated"}}{{if $sim}}<b>{{index . 1}}</b>{{else}}{{index . 1}}{{end}}{{else}}<span class="mono">{{index . 1}}</span>{{end}}</td></tr>{{end}}</tbody></table>
 </section>

@@ -75,8 +75,18 @@ func TestHTML(t *testing.T) {
 		`<span class="tag sim">SIMULATED</span>`,
 		"<b>YES — simulated endpoint, not a model</b>",
 		"no rows: nothing was evaluated, so there is no score",
-		"every sample failed (http_500 2)",
 		"request timed out after 120s",
+		// the INVALID benchmark: a banner, a tag, no score
+		`<div class="banner invalid" role="alert">⛔ INVALID: 1 of 4 samples (25%) failed for infrastructure reasons (server_error 1), more than max_error_rate 5%. No score is reported`,
+		`<span class="tag invalid">INVALID</span>`,
+		`<td class="num na"><b>INVALID</b></td>`,
+		`<span class="value na">INVALID</span><span class="ci">pass@1 not reported</span>`,
+		">humaneval · INVALID</text>",
+		// infrastructure failures (not scored) apart from model errors
+		"<p>8 of 2,000 samples (0.4%) failed for infrastructure reasons and are not scored (max_error_rate 5%).</p>",
+		"<p>4 of 1,992 scored samples (0.2%) are model errors, scored as wrong.</p>",
+		"<p>No infrastructure failures (300 samples).</p>",
+		"<p>No model errors (300 scored samples).</p>",
 		// charts: the suite, gsm8k's and math's categories, four latency
 		// charts (one from percentiles), two failure charts
 		`aria-label="score by benchmark"`,
@@ -84,9 +94,8 @@ func TestHTML(t *testing.T) {
 		`aria-label="mean_reward by category"`,
 		`aria-label="latency histogram"`,
 		`aria-label="latency percentiles"`,
-		`aria-label="failures by category"`,
+		`aria-label="model errors by category"`,
 		"This benchmark has no categories.",
-		"No failed samples.",
 		"No latency was recorded.",
 		"@font-face{font-family:\"Liberation Sans\"",
 		">gsm8k · pass@1</text>",
@@ -94,6 +103,10 @@ func TestHTML(t *testing.T) {
 	if n := strings.Count(out, "<svg"); n != 8 {
 		t.Errorf("%d charts, want 8", n)
 	}
+	// No number of the INVALID benchmark: its pass@1 0.75, interval
+	// 0.2599–1 and pass@2.
+	hv := out[strings.Index(out, `id="bench-humaneval"`):strings.Index(out, `id="bench-math-cot"`)]
+	mustNotContain(t, "html humaneval", hv, "0.75", "0.2599", "pass@2")
 	// Self-contained and inert: no script, no external resource, no URL
 	// but data: ones.
 	mustNotContain(t, "html", out, "<script", "http://", "https://", "<link", "<img", "src=", "NaN", "<?xml")
@@ -118,7 +131,7 @@ func TestHTMLEdgeCases(t *testing.T) {
 	}{
 		"empty suite":    {nil, []string{"No benchmarks.", "0 benchmarks"}},
 		"one benchmark":  {s[:1], []string{`aria-label="score by benchmark"`, "1 benchmark<"}},
-		"only undefined": {s[3:], []string{"No benchmark has a value, so there is nothing to plot.", "This benchmark has no categories.", "No latency was recorded.", "No failed samples."}},
+		"only undefined": {s[3:], []string{"No benchmark has a value, so there is nothing to plot.", "This benchmark has no categories.", "No latency was recorded.", "No infrastructure failures (0 samples).", "No scored samples."}},
 		"categories all undefined": {[]*metrics.Bundle{{
 			Benchmark: "x", Samples: 1, Items: 1, Repeats: 1,
 			Headline:   metrics.Score{Metric: "pass@1", Value: f(1), N: 1},

@@ -29,9 +29,10 @@ const (
 )
 
 // Suite is a realistic run: a binary benchmark with pass@k,
-// categories, scorer metrics and failures; a fractional one with
-// clustered intervals and no histogram; a simulated one where every
-// sample failed; and one with no rows at all.
+// categories, scorer metrics, infrastructure failures (valid) and model
+// errors; a fractional one with clustered intervals and no histogram; a
+// simulated one that is INVALID (1 of its 4 samples failed for
+// infrastructure reasons); and one with no rows at all.
 func Suite() []*metrics.Bundle {
 	gsmHead := metrics.Score{Metric: "pass@1", Value: F(0.812), N: 500, CLT: CLT(0.7911, 0.8329, 0.01067), Bootstrap: Boot(0.7905, 0.8324)}
 	hist := make([]int, 40)
@@ -42,7 +43,7 @@ func Suite() []*metrics.Bundle {
 	}
 	hist[39] = 17
 	gsm := &metrics.Bundle{
-		BundleVersion: 1,
+		BundleVersion: 2,
 		Benchmark:     "gsm8k",
 		Name:          "gsm8k",
 		Provenance: metrics.Provenance{
@@ -57,12 +58,14 @@ func Suite() []*metrics.Bundle {
 			StartedAt:      "2025-05-01T10:00:00Z",
 			EndedAt:        "2025-05-01T10:42:13Z",
 		},
-		Methodology: map[string]any{"name": "gsm8k", "repeats": float64(4)},
-		Samples:     2000,
-		Items:       500,
-		Repeats:     4,
-		Binary:      true,
-		Headline:    gsmHead,
+		Methodology:   map[string]any{"name": "gsm8k", "repeats": float64(4)},
+		Samples:       2000,
+		Items:         500,
+		ScoredSamples: 1992,
+		ScoredItems:   500,
+		Repeats:       4,
+		Binary:        true,
+		Headline:      gsmHead,
 		Metrics: []metrics.Score{
 			gsmHead,
 			{Metric: "pass@2", Value: F(0.8731), N: 500, CLT: CLT(0.8552, 0.891, 0.00913), Bootstrap: Boot(0.8547, 0.8905)},
@@ -91,15 +94,22 @@ func Suite() []*metrics.Bundle {
 			Attempts:                 map[string]int{"1": 1990, "2": 9, "10": 1},
 			Interrupted:              10,
 		},
-		Failures: metrics.Failures{
-			Samples: 2000, Failed: 12, Rate: 0.006,
-			Categories: []metrics.FailureCategory{
-				{Category: "timeout", Count: 8, Share: 0.004, Exemplars: []metrics.Exemplar{
+		// 8 of 2,000 samples timed out (0.4%, under 5%): not scored.
+		Validity: metrics.Validity{
+			Samples: 2000, InfraErrors: 8, Rate: 0.004, MaxErrorRate: 0.05, MaxErrorRateFrom: "plan",
+			Classes: []metrics.FailureCategory{
+				{Category: "timeout", Outcome: "infra_error", Count: 8, Share: 0.004, Exemplars: []metrics.Exemplar{
 					{ItemID: "gsm8k-0017", ItemIdx: 17, Repeat: 2, Error: "request timed out after 120s"},
 					{ItemID: "gsm8k-0101", ItemIdx: 101, Repeat: 0, Error: HostileError},
 					{ItemID: "gsm8k-0230", ItemIdx: 230, Repeat: 3, Error: "request timed out\nafter 120s"},
 				}},
-				{Category: "no_answer", Count: 4, Share: 0.002, Exemplars: []metrics.Exemplar{
+			},
+		},
+		// 4 of the 1,992 scored samples are model errors (0.2%).
+		Failures: metrics.Failures{
+			Samples: 1992, Failed: 4, Rate: 4.0 / 1992,
+			Categories: []metrics.FailureCategory{
+				{Category: "format_error", Outcome: "model_error", Count: 4, Share: 4.0 / 1992, Exemplars: []metrics.Exemplar{
 					{ItemID: "gsm8k-0005", ItemIdx: 5, Repeat: 1, Error: "extracted: `` (empty)"},
 				}},
 			},
@@ -110,7 +120,7 @@ func Suite() []*metrics.Bundle {
 		CLT:       &metrics.Interval{Method: "clt_clustered", Level: 0.95, Lo: 0.4102, Hi: 0.5032, SE: 0.0237, Clusters: 60},
 		Bootstrap: Boot(0.4111, 0.5019)}
 	math := &metrics.Bundle{
-		BundleVersion: 1,
+		BundleVersion: 2,
 		Benchmark:     "math#cot",
 		Name:          "math",
 		Provenance: metrics.Provenance{
@@ -118,7 +128,7 @@ func Suite() []*metrics.Bundle {
 			NelVersion: "v0.4.0", DatasetDigest: "sha256:dddd", Model: "meta/llama-3.1-8b-instruct", Shards: 4,
 			StartedAt: "2025-05-01T10:00:00Z", EndedAt: "2025-05-01T11:02:00Z",
 		},
-		Samples: 300, Items: 300, Repeats: 1,
+		Samples: 300, Items: 300, ScoredSamples: 300, ScoredItems: 300, Repeats: 1,
 		Headline: mathHead,
 		Metrics: []metrics.Score{
 			mathHead,
@@ -137,45 +147,58 @@ func Suite() []*metrics.Bundle {
 			Attempts:      map[string]int{"1": 300},
 			CacheHits:     new(120),
 		},
+		Validity: metrics.Validity{Samples: 300, MaxErrorRate: 0.05, MaxErrorRateFrom: "plan"},
 		Failures: metrics.Failures{Samples: 300},
 	}
 
-	humanHead := metrics.Score{Metric: "pass@1", Value: F(0), N: 1}
+	// 2 items × 2 repeats; item 0's second repeat hit a server error.
+	// Scored: item 0 [1], item 1 [1, 0] → pass@1 (1 + 0.5)/2 = 0.75, which
+	// an INVALID benchmark never shows.
+	humanHead := metrics.Score{Metric: "pass@1", Value: F(0.75), N: 2, CLT: CLT(0.2599, 1, 0.25), Bootstrap: Boot(0.5, 1)}
 	human := &metrics.Bundle{
-		BundleVersion: 1,
+		BundleVersion: 2,
 		Benchmark:     "humaneval",
 		Name:          "humaneval",
 		Provenance: metrics.Provenance{
 			RecipeHash: "sha256:eeee", NelVersion: "dev", Model: "simulated", Simulated: true, Shards: 1,
 			StartedAt: "2025-05-01T10:00:00Z", EndedAt: "2025-05-01T10:00:05Z",
 		},
-		Samples: 2, Items: 1, Repeats: 2, Binary: true,
+		Samples: 4, Items: 2, ScoredSamples: 3, ScoredItems: 2, Repeats: 2, Binary: true,
 		Headline: humanHead,
-		Metrics:  []metrics.Score{humanHead, {Metric: "pass@2", Value: F(0), N: 1}},
+		Metrics:  []metrics.Score{humanHead, {Metric: "pass@2", Value: F(1), N: 1}},
 		Runtime: metrics.Runtime{
 			LatencyMS:     metrics.Percentiles{P50: 5, P90: 5, P99: 5, Mean: 5, Max: 5, BucketMS: 0.2, Histogram: append(make([]int, 24), 2)},
-			FinishReasons: map[string]int{"(none)": 2},
-			Attempts:      map[string]int{"1": 2},
+			FinishReasons: map[string]int{"(none)": 4},
+			Attempts:      map[string]int{"1": 4},
 		},
-		Failures: metrics.Failures{Samples: 2, Failed: 2, Rate: 1, Categories: []metrics.FailureCategory{
-			{Category: "http_500", Count: 2, Share: 1, Exemplars: []metrics.Exemplar{
-				{ItemID: "HumanEval/0", Repeat: 0, Error: "500 Internal Server Error"},
-				{ItemID: "HumanEval/0", Repeat: 1, Error: ""},
+		// 1 of 4 samples (25%) > 5%: INVALID.
+		Validity: metrics.Validity{
+			Invalid: true, Samples: 4, InfraErrors: 1, Rate: 0.25, MaxErrorRate: 0.05, MaxErrorRateFrom: "plan",
+			Classes: []metrics.FailureCategory{
+				{Category: "server_error", Outcome: "infra_error", Count: 1, Share: 0.25, Exemplars: []metrics.Exemplar{
+					{ItemID: "HumanEval/0", Repeat: 1, Error: "500 Internal Server Error"},
+				}},
+			},
+			Reason: "1 of 4 samples (25%) failed for infrastructure reasons (server_error 1), more than max_error_rate 5%",
+		},
+		Failures: metrics.Failures{Samples: 3, Failed: 1, Rate: 1.0 / 3, Categories: []metrics.FailureCategory{
+			{Category: "truncated", Outcome: "model_error", Count: 1, Share: 1.0 / 3, Exemplars: []metrics.Exemplar{
+				{ItemID: "HumanEval/1", ItemIdx: 1, Repeat: 1, Error: ""},
 			}},
 		}},
 		Notes: []string{
 			"answers came from nel's simulated endpoint, not a model: the scores test the pipeline, not a model",
-			"every sample failed (http_500 2): the score measures the failures, not the model",
-			"one item: no interval can be computed",
+			"INVALID: 1 of 4 samples (25%) failed for infrastructure reasons (server_error 1), more than max_error_rate 5%: the numbers do not measure the model; fix the cause and run it again",
 		},
 	}
 
 	empty := &metrics.Bundle{
-		BundleVersion: 1,
+		BundleVersion: 2,
 		Benchmark:     "mmlu_pro",
 		Name:          "mmlu_pro",
 		Provenance:    metrics.Provenance{RecipeHash: "sha256:ffff", NelVersion: "v0.4.0"},
 		Repeats:       1,
+		Validity:      metrics.Validity{MaxErrorRate: 0.05, MaxErrorRateFrom: "plan"},
 		Headline:      metrics.Score{Metric: "mean_reward"},
 		Metrics:       []metrics.Score{{Metric: "mean_reward"}},
 		Notes:         []string{"no rows: nothing was evaluated, so there is no score"},

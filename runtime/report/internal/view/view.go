@@ -264,9 +264,78 @@ func Key(b *metrics.Bundle) string {
 	return b.Name
 }
 
-// Design is "500 items × 4 repeats (2,000 samples)".
+// Design is "500 items × 4 repeats (2,000 samples)", with how many were
+// scored when infrastructure failures left some out: "(2,000 samples,
+// 1,992 scored)".
 func Design(b *metrics.Bundle) string {
-	return fmt.Sprintf("%s items × %s repeats (%s samples)", Count(b.Items), Count(b.Repeats), Count(b.Samples))
+	s := fmt.Sprintf("%s items × %s repeats (%s samples", Count(b.Items), Count(b.Repeats), Count(b.Samples))
+	if n := b.Validity.InfraErrors; n > 0 {
+		s += ", " + Count(b.Samples-n) + " scored"
+	}
+	return s + ")"
+}
+
+// Invalid is what an INVALID benchmark shows where its score would be.
+const Invalid = "INVALID"
+
+// ValueCell is a summary table's value of b's headline: the number, or
+// INVALID for a benchmark that did not measure its model.
+func ValueCell(b *metrics.Bundle) string {
+	if b.Validity.Invalid {
+		return Invalid
+	}
+	return Num(HeadlineScore(b).Value)
+}
+
+// IntervalCells are a summary table's two interval cells of b's headline:
+// none for an INVALID benchmark.
+func IntervalCells(b *metrics.Bundle) (clt, bootstrap string) {
+	if b.Validity.Invalid {
+		return NA, NA
+	}
+	h := HeadlineScore(b)
+	return IVCell(h.CLT), IVCell(h.Bootstrap)
+}
+
+// InvalidSentence says why b is INVALID and that its numbers are not
+// reported; "" when it is valid.
+func InvalidSentence(b *metrics.Bundle) string {
+	if !b.Validity.Invalid {
+		return ""
+	}
+	return "INVALID: " + b.Validity.Reason + ". No score is reported: the numbers would not measure the model. Fix the cause and run it again."
+}
+
+// InfraSummary is "8 of 2,000 samples (0.4%) failed for infrastructure
+// reasons and are not scored (max_error_rate 5%)", or that there were
+// none.
+func InfraSummary(v metrics.Validity) string {
+	if v.InfraErrors == 0 {
+		return fmt.Sprintf("No infrastructure failures (%s samples)", Count(v.Samples))
+	}
+	s := fmt.Sprintf("%s of %s samples (%s) failed for infrastructure reasons and are not scored (max_error_rate %s",
+		Count(v.InfraErrors), Count(v.Samples), metrics.Percent(v.Rate), metrics.Percent(v.MaxErrorRate))
+	if v.MaxErrorRateFrom == "default" {
+		s += ", the default"
+	}
+	s += ")"
+	if v.Invalid {
+		s += ": INVALID"
+	}
+	return s
+}
+
+// InfraCell is the summary table's infrastructure-failure column: "8
+// (0.4%)", "2 (100.0%) INVALID", or "0".
+func InfraCell(v metrics.Validity) string {
+	if v.InfraErrors == 0 {
+		return "0"
+	}
+	s := Count(v.InfraErrors) + " (" + Pct(v.Rate) + ")"
+	if v.Invalid {
+		s += " " + Invalid
+	}
+	return s
 }
 
 // MDESentence states the minimum detectable effect.
@@ -524,15 +593,19 @@ func RuntimeRows(b *metrics.Bundle) [][2]string {
 	return rows
 }
 
-// FailuresSummary is "12 of 2,000 samples failed (0.6%)".
+// FailuresSummary is "4 of 1,992 scored samples (0.2%) are model errors,
+// scored as wrong", or that there were none.
 func FailuresSummary(f metrics.Failures) string {
-	if f.Samples == 0 {
-		return "no samples"
+	switch {
+	case f.Samples == 0:
+		return "No scored samples"
+	case f.Failed == 0:
+		return fmt.Sprintf("No model errors (%s scored samples)", Count(f.Samples))
 	}
-	return fmt.Sprintf("%s of %s samples failed (%s)", Count(f.Failed), Count(f.Samples), Pct(f.Rate))
+	return fmt.Sprintf("%s of %s scored samples (%s) are model errors, scored as wrong", Count(f.Failed), Count(f.Samples), Pct(f.Rate))
 }
 
-// FailuresCell is the summary table's failure column: "12 (0.6%)".
+// FailuresCell is the summary table's model-error column: "4 (0.2%)".
 func FailuresCell(f metrics.Failures) string {
 	if f.Samples == 0 {
 		return "0"
