@@ -311,22 +311,14 @@ func hashData(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	const data = `{"question":"1+1?","answer":"#### 2"}` + "\n"
-	for name, text := range map[string]string{
+	writeFiles(t, dir, map[string]string{
 		"gsm8k.jsonl":         data,
 		"copy/gsm8k.jsonl":    data,
 		"folder/gsm8k.jsonl":  data,
 		"gsm8k-v2.jsonl":      data,
 		"changed/gsm8k.jsonl": strings.Replace(data, "2", "3", 1),
 		"folder/README.md":    "not data: the loader skips it",
-	} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	return dir
 }
 
