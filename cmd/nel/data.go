@@ -40,21 +40,21 @@ func publishedData(s *compiler.Source, with bool, files map[string]string) ([]st
 			return nil, fmt.Errorf("%s: %w", lf.Field, err)
 		}
 		entry := "data/" + strings.TrimPrefix(lf.Digest, "sha256:") + "/" + filepath.Base(abs)
-		if rel, err := filepath.Rel(s.Dir, abs); err == nil && !filepath.IsAbs(lf.Spec) && rel != "." && !strings.HasPrefix(rel, "..") {
+		rel, err := filepath.Rel(s.Dir, abs)
+		if err == nil && !filepath.IsAbs(lf.Spec) && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			entry = "recipe/" + filepath.ToSlash(rel)
 		}
 		ref := store.DataRef{Field: lf.Field, Spec: lf.Spec, Digest: lf.Digest}
 		if with {
 			ref.Path = entry
-			if !fi.IsDir() {
-				files[entry] = abs
-			}
-			// A folder: the files its digest covers, the data files
-			// nel-run reads (not a README beside them).
-			for _, f := range lf.Files {
-				if fi.IsDir() {
+			if fi.IsDir() {
+				// The files its digest covers, the data files nel-run
+				// reads (not a README beside them).
+				for _, f := range lf.Files {
 					files[entry+"/"+f.Name] = filepath.Join(abs, f.Name)
 				}
+			} else {
+				files[entry] = abs
 			}
 		}
 		refs = append(refs, ref)
