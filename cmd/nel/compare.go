@@ -19,7 +19,8 @@ exact one-sided test, the minimum detectable effect, and a verdict.
 
 BASE and CAND are each an eval.json, a benchmark directory (holding eval.json
 and/or results.parquet) or a run directory (<out>/<benchmark>/…: benchmarks
-are then matched by name and the worst verdict wins).
+are then matched by name and the worst verdict wins). Samples that failed
+for infrastructure reasons are left out, never counted as wrong.
 
 Verdict (drop = −mean paired delta, in reward units):
   BLOCK         significant (p < --alpha) and drop > --max-drop
@@ -27,10 +28,14 @@ Verdict (drop = −mean paired delta, in reward units):
                 the point estimate already drops more than --max-drop
   INCONCLUSIVE  not significant and underpowered (MDE > --max-drop)
   PASS          otherwise
+  INVALID       the baseline or the candidate has more infrastructure
+                failures than its max_error_rate: it did not measure its
+                model, and nothing is compared (worse than any verdict)
 Runs whose benchmark hashes differ are refused unless
 --allow-different-methodology.
 
-Exit status: PASS 0, BLOCK 1, WARN 2, INCONCLUSIVE 2 (--no-strict: 0);
+Exit status: PASS 0, BLOCK 1, WARN 2, INCONCLUSIVE 2 (--no-strict: 0),
+INVALID 3 (also with --no-strict: a failed measurement, not a verdict);
 2 also when the comparison is refused (the message starts "compare refused").`
 
 // verdictExit maps a compare verdict to the exit status (strict).
@@ -40,6 +45,8 @@ func verdictExit(v string) int {
 		return 0
 	case compare.Block:
 		return 1
+	case compare.Invalid:
+		return 3
 	}
 	return 2
 }
@@ -58,8 +65,8 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Uint64Var(&opts.Seed, "seed", opts.Seed, "seed of the permutation test")
 	fs.Float64Var(&opts.MinCoverage, "min-coverage", opts.MinCoverage, "warn when paired items are fewer than this share of the larger run's items")
 	allow := fs.Bool("allow-different-methodology", false, "compare runs whose benchmark hashes differ")
-	noStrict := fs.Bool("no-strict", false, "exit 0 whatever the verdict")
-	fs.Bool("strict", true, "exit non-zero on BLOCK (1), WARN or INCONCLUSIVE (2): the default")
+	noStrict := fs.Bool("no-strict", false, "exit 0 on BLOCK, WARN and INCONCLUSIVE")
+	fs.Bool("strict", true, "exit non-zero on BLOCK (1), WARN or INCONCLUSIVE (2): the default (INVALID exits 3 either way)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -92,7 +99,10 @@ func cmdCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	if code := verdictExit(verdict); code != 0 && !*noStrict {
+	if code := verdictExit(verdict); code != 0 && (!*noStrict || verdict == compare.Invalid) {
+		if verdict == compare.Invalid {
+			return &exitError{code, fmt.Errorf("compare: verdict INVALID (exit %d): too many infrastructure failures to decide", code)}
+		}
 		return &exitError{code, fmt.Errorf("compare: verdict %s (exit %d; --no-strict exits 0)", verdict, code)}
 	}
 	return nil

@@ -13,7 +13,8 @@ import (
 )
 
 const gateHelp = `One GO / NO-GO / INCONCLUSIVE decision across a suite of benchmarks, per a
-policy in NeMo Evaluator's version: 1 format (YAML, JSON or CUE):
+policy in NeMo Evaluator's version: 1 format (YAML, JSON or CUE), or INVALID
+when a gated benchmark did not measure its model:
 
   version: 1
   defaults: {tier: supporting, max_drop: 0.015, metric: mean_reward}
@@ -22,13 +23,21 @@ policy in NeMo Evaluator's version: 1 format (YAML, JSON or CUE):
     mmlu:  {max_relative_drop: 0.1, relative_guard_below: 0.5}
 
 Per benchmark: PASS, BREACH, INSUFFICIENT_EVIDENCE or MISSING, from the
-paired per-item values (results.parquet) and an interval on the damage.
-Advisory benchmarks never gate. --holm controls the family-wise false NO-GO
-rate across the gated benchmarks. Every INSUFFICIENT_EVIDENCE says how many
-more items or repeats would decide it.
+paired per-item values (results.parquet) and an interval on the damage;
+samples that failed for infrastructure reasons are left out, never counted
+as wrong. Advisory benchmarks never gate. --holm controls the family-wise
+false NO-GO rate across the gated benchmarks. Every INSUFFICIENT_EVIDENCE
+says how many more items or repeats would decide it.
 
-Exit status: GO 0, NO-GO 1, INCONCLUSIVE 2 (--no-strict: 0); 2 for an
-invalid policy (file:line:col: field: message) or refused runs; 1 for I/O.`
+A benchmark whose baseline or candidate has more infrastructure failures
+than its max_error_rate is INVALID: no numbers, no PASS or BREACH. When it
+is critical or supporting the verdict is INVALID, whatever the others say
+(their breaches are listed); an INVALID advisory benchmark is a warning.
+
+Exit status: GO 0, NO-GO 1, INCONCLUSIVE 2 (--no-strict: 0), INVALID 3
+(also with --no-strict: INVALID is no verdict on the candidate but a failed
+measurement); 2 for an invalid policy (file:line:col: field: message) or
+refused runs; 1 for I/O.`
 
 func gateExit(v string) int {
 	switch v {
@@ -36,6 +45,8 @@ func gateExit(v string) int {
 		return 0
 	case gate.NoGo:
 		return 1
+	case gate.Invalid:
+		return 3
 	}
 	return 2
 }
@@ -48,8 +59,8 @@ func cmdGate(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "also write the JSON report to `FILE`")
 	fs.BoolVar(&opts.Holm, "holm", false, "Holm-adjust the absolute rule's one-sided p-values across the gated benchmarks")
 	fs.BoolVar(&opts.AllowDifferentMethodology, "allow-different-methodology", false, "gate runs whose benchmark hashes differ")
-	noStrict := fs.Bool("no-strict", false, "exit 0 whatever the verdict")
-	fs.Bool("strict", true, "exit 1 on NO-GO and 2 on INCONCLUSIVE: the default")
+	noStrict := fs.Bool("no-strict", false, "exit 0 on NO-GO and INCONCLUSIVE")
+	fs.Bool("strict", true, "exit 1 on NO-GO and 2 on INCONCLUSIVE: the default (INVALID exits 3 either way)")
 	files, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -127,7 +138,10 @@ func cmdGate(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if code := gateExit(rep.Verdict); code != 0 && !*noStrict {
+	if code := gateExit(rep.Verdict); code != 0 && (!*noStrict || rep.Verdict == gate.Invalid) {
+		if rep.Verdict == gate.Invalid {
+			return &exitError{code, fmt.Errorf("gate: verdict INVALID (exit %d): too many infrastructure failures to decide", code)}
+		}
 		return &exitError{code, fmt.Errorf("gate: verdict %s (exit %d; --no-strict exits 0)", rep.Verdict, code)}
 	}
 	return nil

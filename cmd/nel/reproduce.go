@@ -164,10 +164,14 @@ Verdict, per benchmark, equivalence first:
                 digest, scoring version, model id), whatever the numbers
   INCONCLUSIVE  neither: it says how many items (or repeats) would show it
                 within the margin; or a benchmark was not reproduced
+  INVALID       the published or the new run has more infrastructure
+                failures than its max_error_rate: it did not measure its
+                model, so it could not be reproduced (which run, and why)
 With several benchmarks both families of p-values are Holm-adjusted, so
 that the chance of any false REPRODUCED, and of any false DIFFERENT, stays
-at most α across the run. Overall: DIFFERENT if any benchmark is, else
-INCONCLUSIVE if any is, else REPRODUCED.
+at most α across the run. Samples that failed for infrastructure reasons
+are left out, never counted as wrong. Overall: INVALID if any benchmark is,
+else DIFFERENT if any is, else INCONCLUSIVE if any is, else REPRODUCED.
 
 How the recipe runs:
   (default)         on this machine, as nel run does (process services are
@@ -186,7 +190,8 @@ folder holding your copy, e.g. when it was published with --no-data).
 
 Exit status: REPRODUCED 0, DIFFERENT 1, INCONCLUSIVE 2, and 3 when it could
 not be reproduced at all (store unreachable, unknown hash, a file that
-fails its check, a run that failed); 2 also for a usage error.`
+fails its check, a run that failed, an INVALID benchmark); 2 also for a
+usage error.`
 
 func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Verdicts and usage errors carry their own status; anything else
@@ -333,6 +338,9 @@ func reproduceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		_ = os.WriteFile(filepath.Join(work, "reproduce.json"), append(b, '\n'), 0o644)
 	}
 	if code := rep.ExitCode(); code != 0 {
+		if rep.Verdict == reproduce.Invalid {
+			return &exitError{code, fmt.Errorf("reproduce: INVALID: %s", strings.Join(rep.Reasons, "; "))}
+		}
 		return &exitError{code, fmt.Errorf("reproduce: %s", strings.ToUpper(rep.Verdict))}
 	}
 	return nil

@@ -45,7 +45,8 @@ rejected key is an error within seconds. A run stops when the same client
 error (401, 403, 404, 400) fails several samples in a row, and pauses to
 probe when the endpoint fails too often, sending the failed samples again
 once it answers. A benchmark whose infrastructure failures pass its
-max_error_rate is INVALID.
+max_error_rate is INVALID: its headline says so and shows no score, and nel
+run exits 1 once everything is printed and written.
 
 On a terminal a live line per benchmark shows progress; in a log (not a
 terminal) one status line is printed every --progress.`
@@ -79,8 +80,28 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return errs
 		}
 	}
-	_, err = runSource(ctx, s, runOptions{Every: *every, Verbose: *verbose, Resume: *resume, Title: filepath.Base(files[0])}, stdout, stderr)
-	return err
+	suite, err := runSource(ctx, s, runOptions{Every: *every, Verbose: *verbose, Resume: *resume, Title: filepath.Base(files[0])}, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	return invalidRun(suite)
+}
+
+// invalidRun is an error (exit status 1) when a benchmark of the run is
+// INVALID: its infrastructure failures are above its max_error_rate, so
+// the run did not measure the model, even though every file was written.
+func invalidRun(suite []*metrics.Bundle) error {
+	var bad []string
+	for _, b := range suite {
+		if v := b.Validity; v.Invalid {
+			bad = append(bad, fmt.Sprintf("%s (%s > max_error_rate %s)", b.Benchmark, metrics.Percent(v.Rate), metrics.Percent(v.MaxErrorRate)))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("run: %d of %d benchmarks INVALID, too many infrastructure failures: %s; fix the cause and run again with --resume to retry the failed samples",
+		len(bad), len(suite), strings.Join(bad, ", "))
 }
 
 // runOptions adjust runSource.
@@ -92,8 +113,10 @@ type runOptions struct {
 }
 
 // runSource runs a loaded recipe on this machine, end to end, and returns
-// its plan (nel run, nel reproduce).
-func runSource(ctx context.Context, s *compiler.Source, o runOptions, stdout, stderr io.Writer) (*plan.Plan, error) {
+// its benchmarks' bundles (nel run, nel reproduce). An INVALID benchmark
+// is no error here: nel run says it with its exit status, reproduce with
+// its verdict.
+func runSource(ctx context.Context, s *compiler.Source, o runOptions, stdout, stderr io.Writer) ([]*metrics.Bundle, error) {
 	h, _, err := compiler.ComputeHashes(s)
 	if err != nil {
 		return nil, err
@@ -218,7 +241,7 @@ func runSource(ctx context.Context, s *compiler.Source, o runOptions, stdout, st
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
-	return p, nil
+	return suite, nil
 }
 
 // writeReports writes suite's reports in the formats a run writes
