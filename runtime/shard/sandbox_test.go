@@ -143,16 +143,21 @@ func TestSandboxUnavailable(t *testing.T) {
 			t.Errorf("row %s: category %q outcome %q reward %v correct %v extracted %q message %q", r.ItemID, r.ErrorCategory, r.Outcome, r.Reward, r.Correct, r.Extracted, r.ErrorMessage)
 		}
 	}
-	f := bundle.Failures
-	if f.Failed != n || len(f.Categories) != 1 || f.Categories[0].Category != "sandbox_error" || f.Categories[0].Count != n {
-		t.Errorf("failures: %+v", f)
+	// Not the model's failures: the benchmark has no verdict at all.
+	if f := bundle.Failures; f.Failed != 0 {
+		t.Errorf("model failures: %+v, want none", f)
+	}
+	v := bundle.Validity
+	if !v.Invalid || v.InfraErrors != n || len(v.Classes) != 1 || v.Classes[0].Category != "sandbox_error" || v.Classes[0].Count != n {
+		t.Errorf("validity: %+v, want INVALID with %d sandbox_error", v, n)
 	}
 	var md bytes.Buffer
 	if err := report.Render(&md, []*metrics.Bundle{bundle}, report.Markdown, report.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, re := range []string{
-		`(?m)^6 of 6 samples failed \(100\.0%\)\.$`,
+		// hePlan sets no max_error_rate: 0%.
+		`(?m)^6 of 6 samples \(100%\) failed for infrastructure reasons and are not scored \(max\\_error\\_rate 0%\): INVALID\.$`,
 		"(?m)^\\| `sandbox_error` \\| 6 \\| 100\\.0% \\|$",
 	} {
 		if !regexp.MustCompile(re).MatchString(md.String()) {
