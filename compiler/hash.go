@@ -12,7 +12,11 @@ import (
 // change to the runtime can change a score, so that old and new numbers are
 // never taken for the same methodology. 2: math500 by equivalence, mcq_robust
 // for mmlu/gpqa/mmlu_pro, per-item GPQA shuffles, humaneval, ifeval, judges.
-const ScoringVersion = "2"
+// 3: infrastructure failures are never scored (outcomes), math graders that
+// agree with Math-Verify, NeMo-Skills and Minerva (inequalities, equations,
+// lists, the last math segment, plain-text math), IFEval's language
+// identification by whatlanggo.
+const ScoringVersion = "3"
 
 // Hashes are the three identities of a recipe (DESIGN §4).
 type Hashes struct {
