@@ -31,6 +31,7 @@ func TestREADME(t *testing.T) {
 	}
 	t.Run("quick start", func(t *testing.T) { checkQuickStart(t, root, section(t, readme, "Quick start")) })
 	t.Run("commands", func(t *testing.T) { checkCommands(t, section(t, readme, "Commands")) })
+	t.Run("troubleshooting", func(t *testing.T) { checkTroubleshooting(t, root, section(t, readme, "Troubleshooting")) })
 	t.Run("nemo configs", func(t *testing.T) {
 		checkNemoTable(t, root, section(t, readme, "What works today, and what does not yet"))
 	})
@@ -298,6 +299,43 @@ func checkNemoTable(t *testing.T, root, ww string) {
 			t.Errorf("nel compile %s: exit %d; the README says it compiles\n%s", name, code, stderr.String())
 		case row[2] != "compiles" && (code != 2 || !strings.Contains(stderr.String(), "not supported yet: "+row[3])):
 			t.Errorf("nel compile %s: exit %d; the README says it stops at %q\n%s", name, code, row[3], stderr.String())
+		}
+	}
+}
+
+var troubleRowRE = regexp.MustCompile("(?m)^\\| `([^`]+)` \\|")
+
+// checkTroubleshooting: every message the troubleshooting table explains
+// is still said by nel: it appears in a Go source file outside the tests.
+func checkTroubleshooting(t *testing.T, root, ts string) {
+	var sources []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, string(b))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(sources, "\n")
+	rows := troubleRowRE.FindAllStringSubmatch(ts, -1)
+	if len(rows) < 10 {
+		t.Fatalf("the troubleshooting table has %d rows; it was not read", len(rows))
+	}
+	for _, m := range rows {
+		if !strings.Contains(all, m[1]) {
+			t.Errorf("the troubleshooting table explains %q, which no Go source says any more", m[1])
 		}
 	}
 }
