@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -185,8 +186,11 @@ func (s *summary) packageEvent(e event) {
 	}
 }
 
-// skipReason is what a skipped test said: its output without the
-// framework's own lines ("=== RUN", "--- SKIP"), on one line.
+// skipReason is what a skipped test said: its first message (file.go:N:
+// and the lines that continue it) without the framework's own lines
+// ("=== RUN", "--- SKIP"), on one line of at most 300 bytes. A testscript
+// skip says its reason first and then dumps the script's environment and
+// log, which is not the reason.
 func skipReason(out []string) string {
 	var parts []string
 	for _, l := range out {
@@ -194,13 +198,23 @@ func skipReason(out []string) string {
 		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- SKIP") {
 			continue
 		}
+		if len(parts) > 0 && fileLine.MatchString(t) {
+			break // the next message
+		}
 		parts = append(parts, t)
 	}
 	if len(parts) == 0 {
 		return "(no reason given)"
 	}
-	return strings.Join(parts, " / ")
+	r := strings.Join(parts, " / ")
+	if len(r) > 300 {
+		r = r[:297] + "..."
+	}
+	return r
 }
+
+// fileLine matches the start of a test's log message.
+var fileLine = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
 
 // finish prints the skips, then one line for the whole run.
 func (s *summary) finish() {

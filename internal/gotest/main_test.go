@@ -106,6 +106,8 @@ func TestSkipReason(t *testing.T) {
 		{[]string{"=== RUN   TestX\n", "    x_test.go:3: why\n", "--- SKIP: TestX (0.00s)\n"}, "x_test.go:3: why"},
 		{[]string{"=== RUN   TestX\n", "    x_test.go:3: first\n", "        second line\n", "--- SKIP: TestX (0.00s)\n"}, "x_test.go:3: first / second line"},
 		{[]string{"=== RUN   TestX\n", "--- SKIP: TestX (0.00s)\n"}, "(no reason given)"},
+		// A testscript skip: the reason, then the script's environment.
+		{[]string{"=== RUN   TestScript/h\n", "    cmd.go:380: real datasets not found\n", "    testscript.go:609: WORK=$WORK\n", "        PATH=/bin\n", "--- SKIP: TestScript/h (0.00s)\n"}, "cmd.go:380: real datasets not found"},
 	} {
 		if got := skipReason(c.out); got != c.want {
 			t.Errorf("skipReason(%q) = %q, want %q", c.out, got, c.want)
