@@ -11,8 +11,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 
+	"github.com/nel-eval/nel/analysis/gate"
 	schema "github.com/nel-eval/nel/cue"
-	"github.com/nel-eval/nel/runtime/gate"
 )
 
 // MaxPolicyBytes bounds a gate policy file.

@@ -11,10 +11,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nel-eval/nel/analysis/report"
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
-	"github.com/nel-eval/nel/runtime/report"
 	"github.com/nel-eval/nel/runtime/results"
 )
 

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nel-eval/nel/runtime/compare"
+	"github.com/nel-eval/nel/analysis/compare"
 )
 
 const compareHelp = `Pairs two runs of the same benchmark methodology item by item (by item_id)

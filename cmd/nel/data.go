@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nel-eval/nel/analysis/store"
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/runtime/dataset"
-	"github.com/nel-eval/nel/runtime/store"
 )
 
 // Local data travels with a published recipe by content. The recipe hash

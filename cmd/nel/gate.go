@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/nel-eval/nel/analysis/compare"
+	"github.com/nel-eval/nel/analysis/gate"
 	"github.com/nel-eval/nel/compiler"
-	"github.com/nel-eval/nel/runtime/compare"
-	"github.com/nel-eval/nel/runtime/gate"
 )
 
 const gateHelp = `One GO / NO-GO / INCONCLUSIVE decision across a suite of benchmarks, per a

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	nelreport "github.com/nel-eval/nel/analysis/report"
+	"github.com/nel-eval/nel/analysis/store"
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
-	nelreport "github.com/nel-eval/nel/runtime/report"
-	"github.com/nel-eval/nel/runtime/store"
 )
 
 const publishHelp = `Publishes a finished run and its recipe to a recipe store, so that anyone

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	nelreport "github.com/nel-eval/nel/analysis/report"
+	"github.com/nel-eval/nel/analysis/report/htmlreport"
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
-	nelreport "github.com/nel-eval/nel/runtime/report"
-	"github.com/nel-eval/nel/runtime/report/htmlreport"
 )
 
 const reportHelp = `Reports every benchmark of a run: DIR is a run's output directory (each

@@ -13,9 +13,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/nel-eval/nel/analysis/reproduce"
+	"github.com/nel-eval/nel/analysis/store"
 	"github.com/nel-eval/nel/compiler"
-	"github.com/nel-eval/nel/runtime/reproduce"
-	"github.com/nel-eval/nel/runtime/store"
 )
 
 const fetchHelp = `Fetches a published recipe from a recipe store by its hash, checks every

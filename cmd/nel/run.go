@@ -14,12 +14,12 @@ import (
 	"sync"
 	"time"
 
+	nelreport "github.com/nel-eval/nel/analysis/report"
+	"github.com/nel-eval/nel/analysis/report/htmlreport"
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
-	nelreport "github.com/nel-eval/nel/runtime/report"
-	"github.com/nel-eval/nel/runtime/report/htmlreport"
 	"github.com/nel-eval/nel/runtime/serve"
 	"github.com/nel-eval/nel/runtime/shard"
 )

@@ -19,8 +19,8 @@ import (
 	"github.com/nel-eval/nel/internal/testenv"
 	"github.com/nel-eval/nel/runtime/sandbox"
 
+	"github.com/nel-eval/nel/analysis/store/storetest"
 	"github.com/nel-eval/nel/compiler/registry/registrytest"
-	"github.com/nel-eval/nel/runtime/store/storetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

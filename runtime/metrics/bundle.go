@@ -25,7 +25,10 @@ type Bundle struct {
 	Benchmark     string `json:"benchmark"` // the plan's benchmark key
 	// Name is the benchmark's name (gsm8k), what compare and gate match
 	// runs by.
-	Name       string     `json:"name"`
+	Name string `json:"name"`
+	// Category is the benchmark's model-card category ("Mathematics"),
+	// from the results' metadata (results.MetaCategory); "" when unknown.
+	Category   string     `json:"category,omitempty"`
 	Provenance Provenance `json:"provenance"`
 	// Methodology is the plan's benchmark without its deployment fields
 	// (max_concurrent, dir, key) and its hash: what compare shows when two runs'

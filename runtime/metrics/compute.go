@@ -80,6 +80,7 @@ func Compute(in Input) *Bundle {
 		Samples:       len(in.Rows),
 	}
 	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
+	b.Category = in.Meta[results.MetaCategory]
 	maxRate, from := plan.DefaultMaxErrorRate, "default"
 	if in.Benchmark != nil {
 		b.Benchmark, b.Name = in.Benchmark.Key, in.Benchmark.Name

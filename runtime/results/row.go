@@ -75,11 +75,15 @@ const (
 	MetaScoring       = "nel.scoring_version"
 	MetaDataset       = "nel.dataset_digest" // sha256:… of the data read
 	MetaModel         = "nel.model"
-	MetaSimulated     = "nel.simulated" // "true" when answers came from nel's simulated endpoint
-	MetaShard         = "nel.shard"     // "i/N", or "merged/N"
-	MetaStartedAt     = "nel.started_at"
-	MetaEndedAt       = "nel.ended_at"
-	MetaRows          = "nel.rows"
+	// MetaCategory is the benchmark's model-card category ("Mathematics",
+	// "Coding"), from its definition in the nel-run that ran it: reports
+	// read it here instead of a benchmark registry of their own.
+	MetaCategory  = "nel.benchmark_category"
+	MetaSimulated = "nel.simulated" // "true" when answers came from nel's simulated endpoint
+	MetaShard     = "nel.shard"     // "i/N", or "merged/N"
+	MetaStartedAt = "nel.started_at"
+	MetaEndedAt   = "nel.ended_at"
+	MetaRows      = "nel.rows"
 	// MetaProvenance is the shard's provenance.Record as JSON; a merged
 	// file holds a JSON array of its shards' distinct records.
 	MetaProvenance = "nel.provenance"

@@ -447,6 +447,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		results.MetaScoring:       r.p.ScoringVersion,
 		results.MetaDataset:       digest,
 		results.MetaModel:         r.svc.Model,
+		results.MetaCategory:      r.def.Category,
 		results.MetaSimulated:     strconv.FormatBool(r.simulated.Load()),
 		results.MetaShard:         fmt.Sprintf("%d/%d", r.o.Shard, r.o.Of),
 		results.MetaStartedAt:     started.Format(time.RFC3339),

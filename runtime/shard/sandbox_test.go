@@ -4,21 +4,18 @@ import (
 	"github.com/nel-eval/nel/internal/sharedtest"
 	"github.com/nel-eval/nel/internal/testenv"
 
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
-	"github.com/nel-eval/nel/runtime/report"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/sandbox"
 	"github.com/nel-eval/nel/runtime/shard"
@@ -151,18 +148,9 @@ func TestSandboxUnavailable(t *testing.T) {
 	if !v.Invalid || v.InfraErrors != n || len(v.Classes) != 1 || v.Classes[0].Category != "sandbox_error" || v.Classes[0].Count != n {
 		t.Errorf("validity: %+v, want INVALID with %d sandbox_error", v, n)
 	}
-	var md bytes.Buffer
-	if err := report.Render(&md, []*metrics.Bundle{bundle}, report.Markdown, report.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, re := range []string{
-		// hePlan sets no max_error_rate: 0%.
-		`(?m)^6 of 6 samples \(100%\) failed for infrastructure reasons and are not scored \(max\\_error\\_rate 0%\): INVALID\.$`,
-		"(?m)^\\| `sandbox_error` \\| 6 \\| 100\\.0% \\|$",
-	} {
-		if !regexp.MustCompile(re).MatchString(md.String()) {
-			t.Errorf("the markdown report does not match %s:\n%s", re, md.String())
-		}
+	// (What the reports say of it is analysis/report's to test.)
+	if !strings.Contains(v.Reason, "6 of 6 samples (100%) failed for infrastructure reasons (sandbox_error 6)") {
+		t.Errorf("validity reason: %q", v.Reason)
 	}
 }
 

@@ -1,0 +1,517 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nel-eval/nel/analysis/report/internal/view"
+	"github.com/nel-eval/nel/runtime/metrics"
+)
+
+// A model card publishes a table of numbers (benchmark, accuracy,
+// category). nel's version makes each number checkable: the score with the
+// half-width of its interval, the interval, the design (items × repeats),
+// the recipe hash that fixes the methodology, and the address of the
+// published run, so a reader can fetch the recipe and run it again
+// (nel reproduce).
+
+// ModelCardOptions are the model card's links and categories.
+type ModelCardOptions struct {
+	// Store is the recipe store the run was published to (a URL or a
+	// directory), RunID the published run's id and RecipeHash its recipe
+	// hash ("sha256:<hex>"; empty: the suite's own). With Store the card
+	// says how to reproduce it; with all three it links the published run,
+	// at Store/results/<hex>/<run-id>/.
+	Store, RunID, RecipeHash string
+	// URL is the published run's address as nel publish recorded it; when
+	// set it is the link, in place of the one built from Store.
+	URL string
+	// Categories override the benchmarks' model-card categories, by
+	// benchmark key (gsm8k#cot) or name (gsm8k). Without one the category
+	// is the built-in benchmark's (bench.Benchmark.Category), or "—".
+	Categories map[string]string
+}
+
+// PublishedFile is where, under a run directory, nel publish records
+// where it published the run.
+const PublishedFile = ".nel/published.json"
+
+// Published is PublishedFile's content.
+type Published struct {
+	Store      string `json:"store"`
+	RecipeHash string `json:"recipe_hash"`
+	RunID      string `json:"run_id"`
+	URL        string `json:"url"`
+}
+
+// ReadPublished reads runDir's PublishedFile; it returns nil and no error
+// when the run was never published.
+func ReadPublished(runDir string) (*Published, error) {
+	path := filepath.Join(runDir, PublishedFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var p Published
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("%s: not a published-run record (%w); remove it or publish the run again with nel publish", path, err)
+	}
+	return &p, nil
+}
+
+// CheckPublished reports an error when p records a recipe hash that none
+// of suite's bundles carries: then p describes another recipe's run.
+func CheckPublished(suite []*metrics.Bundle, p *Published) error {
+	if p == nil || p.RecipeHash == "" {
+		return nil
+	}
+	var hashes []string
+	for _, b := range suite {
+		if b.Provenance.RecipeHash == p.RecipeHash {
+			return nil
+		}
+		hashes = addDistinct(hashes, b.Provenance.RecipeHash)
+	}
+	if len(hashes) == 0 {
+		return nil // the bundles carry no hash to check against
+	}
+	return fmt.Errorf("it records recipe %s, but the results here are of recipe %s; publish this run with nel publish", p.RecipeHash, strings.Join(hashes, ", "))
+}
+
+// WithPublished returns o with what p records filling the fields o leaves
+// empty: o's fields (the command line's flags) win. p's URL is kept only
+// when o names the same store and run (or none).
+func (o ModelCardOptions) WithPublished(p *Published) ModelCardOptions {
+	if p == nil {
+		return o
+	}
+	if o.URL == "" && (o.Store == "" || o.Store == p.Store) && (o.RunID == "" || o.RunID == p.RunID) {
+		o.URL = p.URL
+	}
+	if o.Store == "" {
+		o.Store = p.Store
+	}
+	if o.RunID == "" {
+		o.RunID = p.RunID
+	}
+	if o.RecipeHash == "" {
+		o.RecipeHash = p.RecipeHash
+	}
+	return o
+}
+
+// modelCard is what both model-card formats show, as plain text; each
+// format escapes it its own way.
+type modelCard struct {
+	Model     string
+	Simulated []string // keys of the simulated benchmarks
+	Warning   string
+	Level     string // "95% CI"
+	Rows      []cardRow
+	// PerRow says the bundles carry several recipe hashes: each row names
+	// its own, and the footer none.
+	PerRow    bool
+	Footer    []string // "Recipe sha256:…" first when one hash, then versions, serving, dates
+	Hash      string   // the one recipe hash, when one
+	Footnote  string
+	Published string   // the published run's address, "" when unknown
+	Reproduce []string // nel reproduce commands, one per recipe hash
+	// NotPublished explains the missing links when no store is known.
+	NotPublished string
+	// Validity says, per benchmark, what the table cannot: an INVALID
+	// benchmark (no result: its row's score says INVALID) and the
+	// infrastructure failures a valid one left unscored.
+	Validity []string
+}
+
+type cardRow struct {
+	Benchmark, Score, CI, N, Category, Recipe string
+}
+
+const noCategory = "—"
+
+func buildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *modelCard {
+	c := &modelCard{Model: cardModel(suite), Warning: view.SimulatedWarning, Level: view.CILevel(suite)}
+	var hashes, nels, scorings, served []string
+	var first, last time.Time
+	clustered, other := false, []string{}
+	for _, b := range suite {
+		p := b.Provenance
+		if p.Simulated {
+			c.Simulated = append(c.Simulated, view.Key(b))
+		}
+		hashes = addDistinct(hashes, p.RecipeHash)
+		nels = addDistinct(nels, p.NelVersion)
+		scorings = addDistinct(scorings, p.ScoringVersion)
+		for _, s := range p.Serving {
+			if s.Role != "" && s.Role != "model" || s.Engine == "" {
+				continue
+			}
+			served = addDistinct(served, strings.TrimSpace(s.Engine+" "+s.ServerVersion))
+		}
+		if t, err := time.Parse(time.RFC3339, p.StartedAt); err == nil && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+		if t, err := time.Parse(time.RFC3339, p.EndedAt); err == nil && t.After(last) {
+			last = t
+		}
+
+		h := view.HeadlineScore(b)
+		row := cardRow{
+			Benchmark: view.Key(b),
+			Score:     percent(h.Value),
+			CI:        view.NA,
+			N:         view.Count(b.Items) + " × " + view.Count(b.Repeats),
+			Category:  category(b, o.Categories),
+			Recipe:    p.RecipeHash,
+		}
+		if row.Recipe == "" {
+			row.Recipe = view.NA
+		}
+		switch v := b.Validity; {
+		case v.Invalid:
+			// Not a result: no number, no interval.
+			row.Score = view.Invalid
+			c.Validity = append(c.Validity, view.Invalid+" "+row.Benchmark+": "+v.Reason+"; no result is reported.")
+			c.Rows = append(c.Rows, row)
+			continue
+		case v.InfraErrors > 0:
+			c.Validity = append(c.Validity, fmt.Sprintf("%s: %s of %s samples failed for infrastructure reasons and are not scored; the score is over the other %s.",
+				row.Benchmark, view.Count(v.InfraErrors), view.Count(v.Samples), view.Count(v.Samples-v.InfraErrors)))
+		}
+		if h.Value != nil {
+			half := view.NA
+			if iv := h.CLT; iv != nil {
+				half = pct1((iv.Hi - iv.Lo) / 2)
+				row.CI = pct1(iv.Lo) + "–" + pct1(iv.Hi)
+				switch iv.Method {
+				case "clt":
+				case "clt_clustered":
+					clustered = true
+					row.CI += " (clustered)"
+				default:
+					other = addDistinct(other, iv.Method)
+					row.CI += " (" + iv.Method + ")"
+				}
+			}
+			row.Score += " ± " + half
+		}
+		if p.Simulated {
+			row.Score += " (simulated)"
+		}
+		c.Rows = append(c.Rows, row)
+	}
+
+	c.PerRow = len(hashes) > 1
+	if len(hashes) == 1 {
+		c.Hash = hashes[0]
+		c.Footer = append(c.Footer, "Recipe "+c.Hash)
+	}
+	if len(nels) > 0 {
+		s := "nel " + strings.Join(nels, ", ")
+		if len(scorings) > 0 {
+			s += " (scoring version " + strings.Join(scorings, ", ") + ")"
+		}
+		c.Footer = append(c.Footer, s)
+	}
+	if len(served) > 0 {
+		c.Footer = append(c.Footer, "served by "+strings.Join(served, ", "))
+	}
+	if !first.IsZero() || !last.IsZero() {
+		c.Footer = append(c.Footer, dateRange(first, last))
+	}
+
+	level := strings.TrimSuffix(c.Level, "CI") // "95% "
+	c.Footnote = "Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
+		"± is the half-width of the " + level + "CLT interval over items (repeats stay with their item), " +
+		"which the " + c.Level + " column gives as lo–hi. n is items × repeats."
+	if clustered {
+		c.Footnote += " (clustered) marks a clustered standard error, used where the benchmark's items have clusters."
+	}
+	if len(other) > 0 {
+		c.Footnote += " A method in brackets (" + strings.Join(other, ", ") + ") marks an interval computed otherwise."
+	}
+
+	hash := o.RecipeHash
+	if hash == "" {
+		hash = c.Hash
+	}
+	switch {
+	case o.URL != "":
+		c.Published = o.URL
+	case o.Store != "" && o.RunID != "":
+		if hex, ok := hashHex(hash); ok {
+			c.Published = strings.TrimRight(o.Store, "/") + "/results/" + hex + "/" + o.RunID + "/"
+		}
+	}
+	if o.Store != "" {
+		repro := hashes
+		if o.RecipeHash != "" {
+			repro = []string{o.RecipeHash}
+		}
+		for _, h := range repro {
+			c.Reproduce = append(c.Reproduce, "nel reproduce "+shellWord(h)+" --store "+shellWord(o.Store))
+		}
+	} else if len(suite) > 0 {
+		c.NotPublished = "Not published: no store given (nel publish the run, or pass --store and --run-id)."
+	}
+	return c
+}
+
+// cardModel is the model the suite evaluated.
+func cardModel(suite []*metrics.Bundle) string {
+	var models []string
+	for _, b := range suite {
+		models = addDistinct(models, b.Provenance.Model)
+	}
+	switch len(models) {
+	case 0:
+		return "unknown model"
+	case 1:
+		return models[0]
+	}
+	return "several models"
+}
+
+// category is b's model-card category: an override by key or name, the
+// one the results carry (the benchmark's definition when it ran), or "—".
+func category(b *metrics.Bundle, overrides map[string]string) string {
+	for _, k := range []string{view.Key(b), b.Name} {
+		if c, ok := overrides[k]; ok && k != "" {
+			return c
+		}
+	}
+	if b.Category != "" {
+		return b.Category
+	}
+	return noCategory
+}
+
+// percent is a share as a percentage with one decimal, NA when undefined.
+func percent(v *float64) string {
+	if v == nil {
+		return view.NA
+	}
+	return pct1(*v)
+}
+
+// pct1 formats a share as a percentage with one decimal, rounding half up
+// as a reader does by hand: 0.0465 is "4.7" even though the nearest double
+// to 4.65 lies below it. Binary noise is dropped first (to 1e-6 of a
+// tenth) so a decimal tie rounds the same way whatever its binary form.
+func pct1(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return view.NA
+	}
+	tenths := math.Round(math.Round(x*1000*1e6) / 1e6)
+	return view.Fix(tenths/10, 1)
+}
+
+// dateRange is "2025-05-01" or "2025-05-01 – 2025-05-03", in UTC.
+func dateRange(first, last time.Time) string {
+	const day = "2006-01-02"
+	switch {
+	case first.IsZero():
+		return last.UTC().Format(day)
+	case last.IsZero():
+		return first.UTC().Format(day)
+	}
+	a, b := first.UTC().Format(day), last.UTC().Format(day)
+	if a == b {
+		return a
+	}
+	return a + " – " + b
+}
+
+// hashHex returns the hex of "sha256:<64 hex>".
+func hashHex(h string) (string, bool) {
+	hex, ok := strings.CutPrefix(h, "sha256:")
+	if !ok || len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+		return "", false
+	}
+	return hex, true
+}
+
+func addDistinct(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting, so a
+// reproduce command can be pasted as it is.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func renderModelCard(w io.Writer, suite []*metrics.Bundle, opts Options) error {
+	c := buildModelCard(suite, opts.ModelCard)
+	m := &mdWriter{w: bufio.NewWriter(w)}
+	m.printf("## Model card: %s\n\n", mdText(c.Model))
+	if len(c.Simulated) > 0 {
+		names := make([]string, len(c.Simulated))
+		for i, s := range c.Simulated {
+			names[i] = mdCode(s, false)
+		}
+		m.printf("> **⚠ %s** Affected: %s.\n\n", c.Warning, strings.Join(names, ", "))
+	}
+	if len(c.Rows) == 0 {
+		m.printf("No benchmarks.\n")
+		return m.flush()
+	}
+	head := []string{"Benchmark", "Score", c.Level, "n", "Category"}
+	align := "_rrr_"
+	if c.PerRow {
+		head = append(head, "Recipe")
+	}
+	var rows [][]string
+	for _, r := range c.Rows {
+		row := []string{mdText(r.Benchmark), mdText(r.Score), mdText(r.CI), r.N, mdText(r.Category)}
+		if c.PerRow {
+			row = append(row, mdCode(r.Recipe, true))
+		}
+		rows = append(rows, row)
+	}
+	m.table(head, rows, align)
+	for _, v := range c.Validity {
+		m.printf("%s  \n", mdText(v))
+	}
+	if len(c.Validity) > 0 {
+		m.printf("\n")
+	}
+	m.printf("%s\n\n", mdText(c.Footnote))
+	if len(c.Footer) > 0 {
+		parts := slices.Clone(c.Footer)
+		if c.Hash != "" {
+			parts[0] = "Recipe " + mdCode(c.Hash, false)
+		}
+		for i := range parts {
+			if i > 0 || c.Hash == "" {
+				parts[i] = mdText(parts[i])
+			}
+		}
+		m.printf("%s  \n", strings.Join(parts, " · "))
+	}
+	if c.Published != "" {
+		m.printf("Published run: %s  \n", mdURL(c.Published))
+	}
+	for _, r := range c.Reproduce {
+		m.printf("Reproduce: %s  \n", mdCode(r, false))
+	}
+	if c.NotPublished != "" {
+		m.printf("%s\n", mdText(c.NotPublished))
+	}
+	return m.flush()
+}
+
+// mdURL is an address as a markdown autolink when it can be one, else as
+// a code span.
+func mdURL(u string) string {
+	if (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && !strings.ContainsAny(u, " <>\t\n\r`") {
+		return "<" + u + ">"
+	}
+	return mdCode(u, false)
+}
+
+// modelCardTemplate is the HTML model card: one small page, no script and
+// no external resource. html/template escapes every value for its context
+// (a javascript: link becomes harmless).
+const modelCardTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Model card: {{.Model}}</title>
+<style>
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1b1b;max-width:64em;margin:2em auto;padding:0 1em}
+table{border-collapse:collapse;margin:1em 0}
+th,td{padding:.35em .8em;border-bottom:1px solid #ddd;text-align:left}
+th{border-bottom:2px solid #999}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code{font:.9em ui-monospace,monospace;overflow-wrap:anywhere}
+.warn{background:#fff3cd;border:1px solid #d9a400;padding:.6em 1em;font-weight:600}
+.note,footer{color:#555;font-size:.9em}
+</style>
+</head>
+<body>
+<h2>Model card: {{.Model}}</h2>
+{{- if .Simulated}}
+<p class="warn">⚠ {{.Warning}} Affected: {{range $i, $s := .Simulated}}{{if $i}}, {{end}}<code>{{$s}}</code>{{end}}.</p>
+{{- end}}
+{{- if .Rows}}
+<table>
+<thead><tr><th>Benchmark</th><th>Score</th><th>{{.Level}}</th><th>n</th><th>Category</th>{{if .PerRow}}<th>Recipe</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr><td>{{.Benchmark}}</td><td class="num">{{.Score}}</td><td class="num">{{.CI}}</td><td class="num">{{.N}}</td><td>{{.Category}}</td>{{if $.PerRow}}<td><code>{{.Recipe}}</code></td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{- range .Validity}}
+<p class="warn">{{.}}</p>
+{{- end}}
+<p class="note">{{.Footnote}}</p>
+<footer>
+{{- if .Footer}}
+<p>{{range $i, $f := .Footer}}{{if $i}} · {{end}}{{if and (not $i) $.Hash}}Recipe <code>{{$.Hash}}</code>{{else}}{{$f}}{{end}}{{end}}</p>
+{{- end}}
+{{- if .Published}}
+<p>Published run: <a href="{{.Published}}">{{.Published}}</a></p>
+{{- end}}
+{{- range .Reproduce}}
+<p>Reproduce: <code>{{.}}</code></p>
+{{- end}}
+{{- if .NotPublished}}
+<p>{{.NotPublished}}</p>
+{{- end}}
+</footer>
+{{- else}}
+<p>No benchmarks.</p>
+{{- end}}
+</body>
+</html>
+`
+
+// ErrModelCardHTML is returned for ModelCardHTML by Render and
+// WriteFiles, which leave it to RenderModelCardHTML.
+var ErrModelCardHTML = errors.New("report: the HTML model card is rendered by report.RenderModelCardHTML (nel report -f model-card-html)")
+
+// RenderModelCardHTML writes suite's model card as one small,
+// self-contained HTML page. Render does not call it: executing an
+// html/template makes the linker keep every exported method of every type
+// in a binary (text/template calls methods by name), which would add
+// megabytes to nel-run, so only callers that render HTML (nel) link it.
+func RenderModelCardHTML(w io.Writer, suite []*metrics.Bundle, opts Options) error {
+	if slices.Contains(suite, nil) {
+		return fmt.Errorf("report: nil bundle in suite")
+	}
+	// Parsed per call: the template is small, and a package-level one would
+	// be built in every binary that links this package (nel-run included).
+	t, err := template.New("model-card").Parse(modelCardTemplate)
+	if err != nil {
+		return fmt.Errorf("model card template: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	if err := t.Execute(bw, buildModelCard(suite, opts.ModelCard)); err != nil {
+		return fmt.Errorf("model card: %w", err)
+	}
+	return bw.Flush()
+}
