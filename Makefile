@@ -9,7 +9,7 @@ STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # Fuzz targets as PACKAGE:FuzzName, each run for FUZZTIME.
-FUZZ_TARGETS ?= ./templates:FuzzQuote ./compiler:FuzzLoad ./compiler:FuzzInjectScript
+FUZZ_TARGETS ?= ./runtime/shellquote:FuzzQuote ./compiler:FuzzLoad ./compiler:FuzzInjectScript
 FUZZTIME ?= 30s
 
 .PHONY: all help build example test test-slurm testdeps lint tools bench fuzz clean

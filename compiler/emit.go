@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/shellquote"
 	"github.com/nel-eval/nel/templates"
 )
 
@@ -63,7 +64,7 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 }
 
 // job is the template's view of a plan: every value that reaches a shell
-// line is already quoted (templates.Quote) or known to be plain.
+// line is already quoted (shellquote.Quote) or known to be plain.
 type job struct {
 	NelVersion, Recipe, RecipeHash, PlanHash, Reproduce string
 	OutputDir, NelRun, NelRunSHA256                     string
@@ -379,12 +380,12 @@ func (j *job) layout(s *Source, p *plan.Plan) error {
 			names = append(names, e.Name)
 			switch {
 			case e.From == nil:
-				srv.Env = append(srv.Env, "export "+e.Name+"="+templates.Quote(e.Value))
+				srv.Env = append(srv.Env, "export "+e.Name+"="+shellquote.Quote(e.Value))
 			case e.From.Default == nil:
 				srv.Env = append(srv.Env, "export "+e.Name+`="$`+e.From.Name+`"`)
 			default:
 				srv.Env = append(srv.Env, fmt.Sprintf(`if [ -n "${%s+x}" ]; then export %s="$%s"; else export %s=%s; fi`,
-					e.From.Name, e.Name, e.From.Name, e.Name, templates.Quote(*e.From.Default)))
+					e.From.Name, e.Name, e.From.Name, e.Name, shellquote.Quote(*e.From.Default)))
 			}
 		}
 		if rs.Image != "" {
@@ -442,7 +443,7 @@ func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
 		if sb.Image != "" {
 			// Only nel-run goes into the container: the cluster's mounts
 			// (data, models, home) stay out of reach of untrusted code.
-			sp.Pyxis = "--container-image=" + templates.Quote(sb.Image) +
+			sp.Pyxis = "--container-image=" + shellquote.Quote(sb.Image) +
 				` --container-mounts="$NEL_RUN:$NEL_RUN:ro" --no-container-mount-home `
 		}
 		seconds := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" }
@@ -459,9 +460,9 @@ func pyxisFlags(cl Cluster, s *Service, envNames []string, out string) string {
 	mounts := slices.Clone(cl.ContainerMounts)
 	mounts = append(mounts, s.ContainerMounts...)
 	var f []string
-	f = append(f, "--container-image="+templates.Quote(s.Image))
+	f = append(f, "--container-image="+shellquote.Quote(s.Image))
 	if len(mounts) > 0 {
-		f = append(f, "--container-mounts="+templates.Quote(strings.Join(mounts, ",")))
+		f = append(f, "--container-mounts="+shellquote.Quote(strings.Join(mounts, ",")))
 	}
 	if cl.MountHome {
 		f = append(f, "--container-mount-home")

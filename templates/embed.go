@@ -1,6 +1,6 @@
 // Package templates holds the text/template files nel compiles recipes
-// into (sbatch scripts, Makefiles) and the one quoting function every shell
-// value goes through.
+// into (sbatch scripts, Makefiles) and the escaping they need besides shell
+// quoting, which is runtime/shellquote's.
 package templates
 
 import (
@@ -10,6 +10,8 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
+
+	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
 //go:embed *.tmpl
@@ -27,8 +29,8 @@ func Parse(extra template.FuncMap) (*template.Template, error) {
 	} {
 		delete(funcs, name)
 	}
-	funcs["sh"] = Quote
-	funcs["shargs"] = QuoteArgs
+	funcs["sh"] = shellquote.Quote
+	funcs["shargs"] = shellquote.Join
 	funcs["comment"] = Comment
 	funcs["mk"] = MakeEscape
 	for k, v := range extra {

@@ -1,103 +1,33 @@
 // Package templates renders evaluation recipes into bash and sbatch scripts.
 //
 // Every value that comes from a user recipe and lands on a shell line must go
-// through [Quote] (or [QuoteArgs]); values on #SBATCH lines must go through
-// [SbatchValue]; names used to build variable names must go through
+// through the template function sh (or shargs), which is
+// [shellquote.Quote] (or [shellquote.Join]); values on #SBATCH lines must go
+// through [SbatchValue]; names used to build variable names must go through
 // [EnvName]; and text embedded in a heredoc needs a delimiter from
 // [HeredocDelimiter]. Keeping the escaping rules in these few functions is
 // what lets the rest of the renderer treat recipe values as opaque data.
 //
 // The sprig helpers that text/template users usually reach for are not safe
-// here: squote wraps a value in single quotes without escaping the single
-// quotes inside it, so "it's" renders as 'it's' and anything after the
-// embedded quote is parsed as shell code; quote produces a Go-syntax
-// double-quoted string, inside which bash still expands $VAR, $(...) and
-// backticks.
+// here, and [Parse] removes them: squote wraps a value in single quotes
+// without escaping the single quotes inside it, so "it's" renders as 'it's'
+// and anything after the embedded quote is parsed as shell code; quote
+// produces a Go-syntax double-quoted string, inside which bash still expands
+// $VAR, $(...) and backticks.
 package templates
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
-// isPlainShellByte reports whether c may appear in an unquoted shell word
-// without any special meaning. The set is deliberately small: it keeps paths
-// (/data/run-1/model.v2), flags (--tp=8) and host:port pairs readable while
-// excluding everything bash treats specially in any position, including ~
-// (tilde expansion), * ? [ (globbing), { (brace expansion) and ! (history
-// expansion in interactive shells).
-func isPlainShellByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("_@%+=:,./-", c) >= 0
-}
-
-// Quote returns s quoted for use as a single word in a POSIX shell (bash,
-// dash, sh), so that the shell passes it on byte for byte and expands nothing
-// in it.
+// Quote is [shellquote.Quote], for the callers that still reach it here.
 //
-// Single quotes are used because they are the only POSIX quoting in which
-// every byte is literal: there is no escape character inside them, so an
-// embedded single quote is written by closing the quote, adding an escaped
-// quote and reopening:
-//
-//	it's    ->  'it'\''s'
-//	(empty) ->  ''
-//
-// Double quotes would still expand $, ` and \, which is exactly the injection
-// this function exists to prevent.
-//
-// A non-empty s made only of [A-Za-z0-9_@%+=:,./-] is returned unchanged, so
-// that generated scripts stay readable. The empty string is quoted so that it
-// remains an (empty) argument instead of disappearing. Note that an unquoted
-// word such as FOO=bar is still an assignment when it appears in command
-// position; Quote makes a value safe as an argument or as the right-hand side
-// of an assignment, not as a command name.
-//
-// The shell cannot represent NUL bytes in arguments at all; Quote assumes s
-// has none. Callers that accept arbitrary input must check it with
-// [CheckShellSafe] first.
-func Quote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if !isPlainShellByte(s[i]) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// QuoteArgs quotes each element of args with [Quote] and joins the results
-// with single spaces, producing a command-line fragment whose words are
-// exactly args. A nil or empty args gives the empty string.
-func QuoteArgs(args []string) string {
-	quoted := make([]string, len(args))
-	for i, a := range args {
-		quoted[i] = Quote(a)
-	}
-	return strings.Join(quoted, " ")
-}
-
-// CheckShellSafe reports whether s can be passed through a shell at all. It
-// returns an error if s contains a NUL byte: the kernel passes arguments and
-// environment entries as C strings, and bash silently drops NULs from script
-// text and heredocs, so such a value would be truncated or altered however it
-// is quoted.
-func CheckShellSafe(s string) error {
-	if i := strings.IndexByte(s, 0); i >= 0 {
-		return fmt.Errorf("value %q contains a NUL byte at offset %d; NUL cannot be passed through a shell", s, i)
-	}
-	return nil
-}
+// Deprecated: use shellquote.Quote. Kept only until cmd/nel's shellJoin
+// moves to shellquote.Join in the cobra rewrite (issue 18).
+func Quote(s string) string { return shellquote.Quote(s) }
 
 // SbatchValue returns s encoded as the VALUE of an "#SBATCH --flag=VALUE"
 // line.

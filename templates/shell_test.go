@@ -1,359 +1,14 @@
 package templates
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nel-eval/nel/internal/shelltest"
 )
-
-// hostileCorpus returns strings that break naive quoting: shell
-// metacharacters, command substitutions that would create a file named PWNED
-// in the working directory, whitespace and control characters, tricky
-// Unicode, invalid UTF-8 and long values. None contains a NUL byte.
-func hostileCorpus() []string {
-	corpus := []string{
-		"",
-		"plain",
-		"/data/run-1/model.v2",
-		"--tp=8",
-		"'",
-		"''",
-		"'''",
-		`"`,
-		`""`,
-		`\`,
-		`\\`,
-		`\'`,
-		`'\''`,
-		`it's`,
-		`say "hi"`,
-		"$(touch PWNED)",
-		"'$(touch PWNED)'",
-		`"$(touch PWNED)"`,
-		"x'$(touch PWNED)'y",
-		"`touch PWNED`",
-		"'`touch PWNED`'",
-		"; touch PWNED",
-		"'; touch PWNED; '",
-		"a && touch PWNED",
-		"a || touch PWNED",
-		"| touch PWNED",
-		"a > PWNED",
-		"a >> PWNED",
-		"< /etc/passwd",
-		"& touch PWNED &",
-		"$(",
-		")",
-		"$((1+1))",
-		"<(touch PWNED)",
-		"a\nb",
-		"\n",
-		"\n\n",
-		"a\n$(touch PWNED)\n",
-		"#",
-		"# comment",
-		"a #b",
-		"$HOME",
-		"${HOME}",
-		"$IFS",
-		"${IFS}",
-		"a${IFS}b",
-		"$0",
-		"$$",
-		"$@",
-		"$*",
-		"$'\\x41'",
-		`$"msg"`,
-		"*",
-		"*.go",
-		"?",
-		"[a-z]",
-		"{a,b}",
-		"{1..3}",
-		"~",
-		"~root",
-		"~/x",
-		"a=~/x",
-		"!",
-		"!!",
-		"!$",
-		"^a^b",
-		"-",
-		"-n",
-		"-e",
-		"--",
-		"--help",
-		"-v x",
-		"\t",
-		"a\tb",
-		" ",
-		"  leading and trailing  ",
-		"\r",
-		"a\r\nb",
-		"\v\f",
-		"\x01\x02\x1b[31mred\x1b[0m\x7f",
-		"FOO=bar",
-		"%1",
-		"héllo wörld",
-		"\u200f",        // right-to-left mark
-		"abc\u202edef",  // right-to-left override
-		"\u2066x\u2069", // isolates
-		"🙂",             // emoji
-		"👩‍👩‍👧",         // emoji ZWJ sequence
-		"e\u0301",       // combining accent
-		"\u00a0",        // no-break space
-		"\u2028\u2029",  // Unicode line and paragraph separators
-		"＇ＦＵＬＬ＇",        // fullwidth apostrophes
-		"\ufeffbom",     // byte order mark
-		"\xff",          // invalid UTF-8
-		"\xc3\x28",      // invalid UTF-8 sequence
-		"a\x80b'\xfe'",  // invalid UTF-8 around quotes
-		"\xed\xa0\x80",  // encoded surrogate
-		"\xe5\x5c",      // 0x5c (\) as a would-be trail byte
-		"\x81\x27",      // 0x27 (') as a would-be trail byte
-		"EOF",
-		"D",
-	}
-	corpus = append(corpus,
-		strings.Repeat("'", 1000),
-		strings.Repeat(`'$(touch PWNED)"\`+"`touch PWNED`;#\n", 300),
-		strings.Repeat("a", 8<<10),
-		strings.Repeat("🙂'", 1000),
-	)
-	return corpus
-}
-
-// A shell is an interpreter the round-trip tests run generated scripts with.
-type shell struct {
-	name string
-	args []string // arguments before the script
-}
-
-// testShells returns the shells to run round trips in. bash is what the
-// product generates scripts for and must be present; sh (often dash) checks
-// that the quoting is plain POSIX and is used when available.
-func testShells(t testing.TB) []shell {
-	t.Helper()
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not found on PATH")
-	}
-	shells := []shell{{name: "bash", args: []string{"--norc", "--noprofile", "-c"}}}
-	if _, err := exec.LookPath("sh"); err == nil {
-		shells = append(shells, shell{name: "sh", args: []string{"-c"}})
-	}
-	return shells
-}
-
-// sentinelName is a file placed in every scratch directory so that an
-// unquoted glob such as * would expand to it and show up in the output.
-const sentinelName = "sentinel"
-
-// runScript runs script with sh in a fresh directory under locale and returns
-// its standard output. It fails the test if the script fails or leaves any
-// file other than the sentinel behind (such as PWNED).
-func runScript(t testing.TB, sh shell, locale, script string) []byte {
-	t.Helper()
-	// Linux limits one argument, and so a -c script, to 128 KiB.
-	if len(script) > 120<<10 {
-		t.Fatalf("script is %d bytes, too long to pass with -c", len(script))
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, sentinelName), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(sh.name, append(slices.Clone(sh.args), script)...)
-	cmd.Dir = dir
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=/nonexistent/home",
-		"LC_ALL=" + locale,
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	runErr := cmd.Run()
-	// Look for injected side effects first: a quoting bug usually also
-	// breaks the script's syntax, and the file is the more telling symptom.
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.Name() != sentinelName {
-			t.Errorf("%s (LC_ALL=%s): script created %q in its working directory", sh.name, locale, e.Name())
-		}
-	}
-	if runErr != nil {
-		t.Fatalf("%s (LC_ALL=%s): %v\nstderr:\n%s", sh.name, locale, runErr, stderr.String())
-	}
-	return stdout.Bytes()
-}
-
-// splitNUL splits the output of printf '%s\0' ... into its arguments.
-func splitNUL(out []byte) []string {
-	if len(out) == 0 {
-		return nil
-	}
-	parts := strings.Split(string(out), "\x00")
-	if parts[len(parts)-1] != "" {
-		return append(parts, "<missing final NUL>")
-	}
-	return parts[:len(parts)-1]
-}
-
-// compareArgs reports every argument that did not survive the round trip.
-func compareArgs(t testing.TB, context string, got, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("%s: got %d arguments, want %d", context, len(got), len(want))
-	}
-	for i := range min(len(got), len(want)) {
-		if got[i] != want[i] {
-			t.Errorf("%s: argument %d = %q, want %q", context, i, got[i], want[i])
-		}
-	}
-}
-
-// testLocales returns the locales scripts are run under: the byte-oriented C
-// locale and a UTF-8 one, in which bash decodes multibyte characters.
-func testLocales() []string { return []string{"C", "C.UTF-8"} }
-
-func TestQuote(t *testing.T) {
-	tests := []struct {
-		in, want string
-	}{
-		{"", "''"},
-		{"abc", "abc"},
-		{"/data/run-1/model.v2", "/data/run-1/model.v2"},
-		{"--tp=8", "--tp=8"},
-		{"-n", "-n"},
-		{"user@host:22", "user@host:22"},
-		{"50%", "50%"},
-		{"a,b+c_d", "a,b+c_d"},
-		{"a b", "'a b'"},
-		{"it's", `'it'\''s'`},
-		{"'", `''\'''`},
-		{`"`, `'"'`},
-		{`\`, `'\'`},
-		{"$HOME", "'$HOME'"},
-		{"$(touch PWNED)", "'$(touch PWNED)'"},
-		{"`id`", "'`id`'"},
-		{"~", "'~'"},
-		{"*", "'*'"},
-		{"{a,b}", "'{a,b}'"},
-		{"!", "'!'"},
-		{"#", "'#'"},
-		{"a\nb", "'a\nb'"},
-		{"\t", "'\t'"},
-		{"é", "'é'"},
-		{"\xff", "'\xff'"},
-	}
-	for _, tt := range tests {
-		if got := Quote(tt.in); got != tt.want {
-			t.Errorf("Quote(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestQuoteArgs(t *testing.T) {
-	tests := []struct {
-		in   []string
-		want string
-	}{
-		{nil, ""},
-		{[]string{}, ""},
-		{[]string{""}, "''"},
-		{[]string{"", ""}, "'' ''"},
-		{[]string{"python", "-m", "eval"}, "python -m eval"},
-		{[]string{"a", "b c"}, "a 'b c'"},
-		{[]string{"it's", "$x"}, `'it'\''s' '$x'`},
-	}
-	for _, tt := range tests {
-		if got := QuoteArgs(tt.in); got != tt.want {
-			t.Errorf("QuoteArgs(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestCheckShellSafe(t *testing.T) {
-	for _, s := range hostileCorpus() {
-		if err := CheckShellSafe(s); err != nil {
-			t.Errorf("CheckShellSafe(%q) = %v, want nil", s, err)
-		}
-	}
-	for _, s := range []string{"\x00", "a\x00b", "abc\x00"} {
-		err := CheckShellSafe(s)
-		if err == nil {
-			t.Errorf("CheckShellSafe(%q) = nil, want an error", s)
-			continue
-		}
-		if !strings.Contains(err.Error(), "NUL") {
-			t.Errorf("CheckShellSafe(%q) = %q, want an error that names NUL", s, err)
-		}
-	}
-}
-
-// TestQuoteRoundTrip runs Quote's output through real shells, both as an
-// argument and as the value of an assignment, and checks that every value
-// comes back byte for byte and that nothing was executed.
-func TestQuoteRoundTrip(t *testing.T) {
-	corpus := hostileCorpus()
-	var script strings.Builder
-	for _, s := range corpus {
-		fmt.Fprintf(&script, "printf '%%s\\0' %s\n", Quote(s))
-	}
-	var assign strings.Builder
-	for _, s := range corpus {
-		fmt.Fprintf(&assign, "v=%s\nprintf '%%s\\0' \"$v\"\n", Quote(s))
-	}
-	for _, sh := range testShells(t) {
-		for _, locale := range testLocales() {
-			ctx := fmt.Sprintf("%s LC_ALL=%s", sh.name, locale)
-			compareArgs(t, ctx+" argument", splitNUL(runScript(t, sh, locale, script.String())), corpus)
-			compareArgs(t, ctx+" assignment", splitNUL(runScript(t, sh, locale, assign.String())), corpus)
-		}
-	}
-}
-
-// TestQuoteArgsRoundTrip checks that QuoteArgs keeps word boundaries: the
-// whole corpus passed as one command line arrives as the same argument list.
-func TestQuoteArgsRoundTrip(t *testing.T) {
-	corpus := hostileCorpus()
-	script := `printf '%s\0' ` + QuoteArgs(corpus)
-	for _, sh := range testShells(t) {
-		for _, locale := range testLocales() {
-			got := splitNUL(runScript(t, sh, locale, script))
-			compareArgs(t, fmt.Sprintf("%s LC_ALL=%s", sh.name, locale), got, corpus)
-		}
-	}
-}
-
-// FuzzQuote checks the bash round trip for arbitrary strings. Without -fuzz
-// it runs only the seed corpus, one bash process per seed.
-func FuzzQuote(f *testing.F) {
-	for _, s := range hostileCorpus() {
-		f.Add(s)
-	}
-	sh := testShells(f)[0]
-	f.Fuzz(func(t *testing.T, s string) {
-		if CheckShellSafe(s) != nil {
-			t.Skip("NUL bytes cannot pass through a shell")
-		}
-		if len(s) > 16<<10 {
-			t.Skip("too long for a -c script")
-		}
-		q := Quote(s)
-		script := "printf '%s\\0' " + q + "\nv=" + q + "\nprintf '%s\\0' \"$v\"\n"
-		got := splitNUL(runScript(t, sh, "C.UTF-8", script))
-		compareArgs(t, fmt.Sprintf("Quote(%q) = %q", s, q), got, []string{s, s})
-	})
-}
 
 func TestSbatchValue(t *testing.T) {
 	tests := []struct {
@@ -412,7 +67,7 @@ func TestSbatchValue(t *testing.T) {
 // src/sbatch/opt.c.
 func TestSbatchValueParses(t *testing.T) {
 	var values []string
-	for _, s := range hostileCorpus() {
+	for _, s := range shelltest.Corpus() {
 		if !strings.ContainsAny(s, "\n\r") {
 			values = append(values, s)
 		}
@@ -577,7 +232,7 @@ func TestEnvName(t *testing.T) {
 		}
 	}
 	ident := regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-	for _, s := range hostileCorpus() {
+	for _, s := range shelltest.Corpus() {
 		if got := EnvName(s); s != "" && !ident.MatchString(got) {
 			t.Errorf("EnvName(%q) = %q, not an upper-case shell identifier", s, got)
 		}
@@ -613,7 +268,7 @@ func TestHeredocDelimiter(t *testing.T) {
 // delimiter, near misses of it and hostile text.
 func TestHeredocRoundTrip(t *testing.T) {
 	var hostile []string
-	for _, s := range hostileCorpus() {
+	for _, s := range shelltest.Corpus() {
 		if len(s) < 1000 {
 			hostile = append(hostile, s)
 		}
@@ -628,7 +283,7 @@ func TestHeredocRoundTrip(t *testing.T) {
 		"$(touch PWNED)\n`touch PWNED`\n$HOME\n\\\n'\n\"",
 		strings.Join(hostile, "\n") + "\nD\n",
 	}
-	sh := testShells(t)[0]
+	sh := shelltest.Shells(t)[0]
 	for _, body := range bodies {
 		d := HeredocDelimiter(body, "D")
 		if slices.Contains(strings.Split(body, "\n"), d) {
@@ -636,8 +291,8 @@ func TestHeredocRoundTrip(t *testing.T) {
 			continue
 		}
 		script := "cat <<'" + d + "'\n" + body + "\n" + d + "\n"
-		for _, locale := range testLocales() {
-			got := string(runScript(t, sh, locale, script))
+		for _, locale := range shelltest.Locales() {
+			got := string(shelltest.Run(t, sh, locale, script))
 			if want := body + "\n"; got != want {
 				t.Errorf("LC_ALL=%s: heredoc with delimiter %q:\ngot  %q\nwant %q", locale, d, got, want)
 			}

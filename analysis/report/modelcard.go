@@ -17,6 +17,7 @@ import (
 
 	"github.com/nel-eval/nel/analysis/report/internal/view"
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
 // A model card publishes a table of numbers (benchmark, accuracy,
@@ -264,7 +265,7 @@ func buildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *modelCard {
 			repro = []string{o.RecipeHash}
 		}
 		for _, h := range repro {
-			c.Reproduce = append(c.Reproduce, "nel reproduce "+shellWord(h)+" --store "+shellWord(o.Store))
+			c.Reproduce = append(c.Reproduce, "nel reproduce "+shellquote.Quote(h)+" --store "+shellquote.Quote(o.Store))
 		}
 	} else if len(suite) > 0 {
 		c.NotPublished = "Not published: no store given (nel publish the run, or pass --store and --run-id)."
@@ -351,15 +352,6 @@ func addDistinct(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
-}
-
-// shellWord quotes s for a POSIX shell when it needs quoting, so a
-// reproduce command can be pasted as it is.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func renderModelCard(w io.Writer, suite []*metrics.Bundle, opts Options) error {
