@@ -1,12 +1,36 @@
 // Package plan is the contract between nel (the compiler) and nel-run (the
 // node runtime): the compiled plan, embedded as JSON in every job script.
+// It is the only thing the two share, and it imports nothing else of nel's.
 //
 // It links no CUE: nel-run reads plans with encoding/json only. Everything a
 // node needs to run a shard is here; nothing secret is (keys are named by
 // the environment variable that holds them).
+//
+// # Compatibility
+//
+// The plan's shape changes only by adding fields; [Version] changes when a
+// field changes meaning or goes away, and a plan of another version is
+// refused. Within a version, [Parse] holds a plan to one meaning:
+//
+//   - A field this nel-run does not know is refused, with its name. Such a
+//     plan was written by a newer nel and asks for something this nel-run
+//     would silently not do, while its results would carry a plan hash that
+//     claims it was done. The maps that are open by design (params,
+//     generation.extra_body, sandbox env) take any key.
+//   - A field an older plan leaves out reads as it meant before the field
+//     existed: as its zero value where that is the old behaviour
+//     (request_timeout 0 is the default timeout, no local_data checks
+//     nothing), and as the default the compiler fills in where the zero
+//     value would mean something else (max_error_rate: 0 would make every
+//     infrastructure failure fatal, so it reads as [DefaultMaxErrorRate]).
+//
+// testdata/ holds plans of older shapes, written by earlier compilers, that
+// must keep reading; a field added to Plan gets its absence rule here and a
+// value in the round-trip test's plan.
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -227,20 +251,73 @@ type Sandbox struct {
 	Env          map[string]string `json:"env,omitempty"`
 }
 
-// Read loads and checks a plan file.
+// Read loads and checks a plan file (see [Parse]).
 func Read(path string) (*Plan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
-	var p Plan
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := Parse(b)
+	if err != nil {
 		return nil, fmt.Errorf("read plan %s: %w", path, err)
 	}
-	if p.PlanVersion != Version {
-		return nil, fmt.Errorf("read plan %s: plan version %d, this nel-run reads version %d", path, p.PlanVersion, Version)
+	return p, nil
+}
+
+// Parse decodes a plan by the package's compatibility rules: a plan of
+// another Version or with a field this package does not know is refused,
+// and a field an older plan leaves out reads as it meant then.
+func Parse(data []byte) (*Plan, error) {
+	// The version first, so that a plan of another version is refused as
+	// such rather than for a field it has or a type it changed.
+	var head struct {
+		PlanVersion int `json:"plan_version"`
 	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, err
+	}
+	if head.PlanVersion != Version {
+		return nil, fmt.Errorf("plan version %d, this nel-run reads version %d", head.PlanVersion, Version)
+	}
+	var p Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	if err := refuseUnknown(data); err != nil {
+		return nil, err
+	}
+	fillOmitted(&p, data)
 	return &p, nil
+}
+
+// refuseUnknown decodes data again, refusing fields Plan does not have.
+// It runs once a lenient decode succeeded, so its only failure is such a
+// field.
+func refuseUnknown(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(new(Plan)); err != nil {
+		return fmt.Errorf("%w: the plan was written by a newer nel than this nel-run; run it with the nel-run of the nel that compiled it", err)
+	}
+	return nil
+}
+
+// fillOmitted gives the fields an older plan leaves out the meaning they
+// had before they existed, where their zero value would mean something
+// else (the package's compatibility rules). data is p's JSON.
+func fillOmitted(p *Plan, data []byte) {
+	var present struct {
+		Benchmarks []struct {
+			MaxErrorRate *float64 `json:"max_error_rate"`
+		} `json:"benchmarks"`
+	}
+	// data decoded as a Plan, so it decodes as this subset of one.
+	_ = json.Unmarshal(data, &present)
+	for i, b := range present.Benchmarks {
+		if b.MaxErrorRate == nil {
+			p.Benchmarks[i].MaxErrorRate = DefaultMaxErrorRate
+		}
+	}
 }
 
 // Benchmark returns the benchmark with the given key.
