@@ -16,237 +16,297 @@ import (
 //
 // CUE reports a failed disjunction (a union, or a field with a default) as
 // one error per alternative; listing them all buries the point. Errors are
-// grouped by path and summarised: unknown fields first, then missing ones,
-// then value mismatches with every alternative the schema allowed.
+// grouped by path (groupErrors) and summarised (groupMessages): unknown
+// fields first, then missing ones, then value mismatches with every
+// alternative the schema allowed.
 func (l *Loader) translate(file string, err error, data cue.Value, overrides []Override) Errors {
-	type group struct {
-		sels     []cue.Selector
-		path     string
-		pos      token.Pos
-		unknown  bool
-		missing  []string // names of required fields that are absent
-		expected []string
-		other    []string
-	}
-	var order []string
-	groups := map[string]*group{}
-	get := func(e cueerrors.Error) *group {
-		sels := selectorsOf(e.Path())
-		key := displayPath(sels)
-		g, ok := groups[key]
-		if !ok {
-			g = &group{sels: sels, path: key}
-			groups[key] = g
-			order = append(order, key)
-		}
-		for _, p := range e.InputPositions() {
-			if p.Filename() == file && !g.pos.IsValid() {
-				g.pos = p
-			}
-		}
-		// Errors in the user's own CUE (an undefined reference) carry no
-		// input positions, only their own.
-		if p := e.Position(); !g.pos.IsValid() && p.Filename() == file {
-			g.pos = p
-		}
-		return g
-	}
-	for _, e := range cueerrors.Errors(err) {
-		format, args := e.Msg()
-		switch {
-		case strings.HasSuffix(format, "errors in empty disjunction:"):
-			get(e) // the per-alternative errors follow
-		case strings.HasPrefix(format, "field not allowed"):
-			get(e).unknown = true
-		case format == "required field missing: %s" && len(args) == 1:
-			g := get(e)
-			g.missing = append(g.missing, fmt.Sprint(args[0]))
-		case format == "field is required but not present":
-			g := get(e)
-			g.missing = append(g.missing, "")
-		case strings.HasPrefix(format, "undefined field"):
-			// #XTypes[x.type] with an unknown type: the type error says it.
-			g := get(e)
-			g.other = append(g.other, "")
-		case strings.HasPrefix(format, "conflicting values %s and %s") && len(args) >= 2:
-			g := get(e)
-			a, b := fmt.Sprint(args[0]), fmt.Sprint(args[1])
-			if data.LookupPath(cue.MakePath(g.sels...)).Err() != nil {
-				// The recipe contradicts itself (a YAML key written twice,
-				// or CUE's 1 & 2): there is no schema alternative to name.
-				g.other = append(g.other, fmt.Sprintf("found two different values, %s and %s (is the field set twice?)", b, a))
-				continue
-			}
-			found := formatFound(data, g.sels)
-			switch found {
-			case a:
-				g.expected = append(g.expected, b)
-			case b:
-				g.expected = append(g.expected, a)
-			default:
-				g.expected = append(g.expected, a, b)
-			}
-		case format == "invalid value %v (out of bound %s)" && len(args) == 2:
-			g := get(e)
-			g.expected = append(g.expected, fmt.Sprint(args[1]))
-		case format == "invalid value %s (does not satisfy %s)" && len(args) == 2:
-			g := get(e)
-			g.expected = append(g.expected, fmt.Sprint(args[1]))
-		case strings.HasPrefix(format, "incomplete value"):
-			g := get(e)
-			if found := formatFound(data, g.sels); found != "" && found != "a mapping" && found != "a list" {
-				// The user wrote a constraint (>5, string) where a
-				// value is needed.
-				g.other = append(g.other, "expected a concrete value, found "+found)
-				continue
-			}
-			g.missing = append(g.missing, "")
-		case format == "incompatible list lengths (%d and %d)" && len(args) == 2:
-			// An open list with a minimum length ([X, ...X]) given fewer
-			// entries; a closed-list mismatch between the user's own
-			// values keeps CUE's wording.
-			g := get(e)
-			a, b := fmt.Sprint(args[0]), fmt.Sprint(args[1])
-			if data.LookupPath(cue.MakePath(g.sels...)).Err() != nil {
-				g.other = append(g.other, fmt.Sprintf(format, args...)) // two lists in the user's CUE
-				continue
-			}
-			// One length is the user's list, the other the schema's
-			// minimum ([X, ...X]) or a fixed-length alternative.
-			have, _ := strconv.Atoi(listLen(data, g.sels))
-			x, _ := strconv.Atoi(a)
-			y, _ := strconv.Atoi(b)
-			if have == x && y > x || have == y && x > y {
-				least := strconv.Itoa(max(x, y))
-				g.other = append(g.other, fmt.Sprintf("expected at least %s %s, found %d", least, plural(least, "entry", "entries"), have))
-				continue
-			}
-			// A fixed-length alternative, such as the default
-			// ["markdown"], that a longer list does not fit: the
-			// alternative that applies says what is wrong.
-			g.other = append(g.other, "")
-		default:
-			g := get(e)
-			g.other = append(g.other, fmt.Sprintf(format, args...))
-		}
-	}
-
-	// A union whose chosen alternative has a wrong field also fails as a
-	// whole; the inner error is the one that says what to fix.
-	hasChild := func(key string) bool {
-		for _, k := range order {
-			if len(k) > len(key) && strings.HasPrefix(k, key) && (k[len(key)] == '.' || k[len(key)] == '[') {
-				return true
-			}
-		}
-		return false
-	}
+	gs := groupErrors(file, err, data)
+	site := errorSite{file: file, data: data, overrides: overrides}
 	var out Errors
-	for _, key := range order {
-		g := groups[key]
-		if len(g.expected) > 0 && hasChild(key) && !g.unknown && len(g.missing) == 0 {
-			continue
-		}
-		add := func(path string, sels []cue.Selector, msg string) {
-			// A value an -O override wrote is the override's fault: the
-			// file position nearest to it (its parent's) would send the
-			// user looking for a field that is not in the file.
-			if o, ok := overrideFor(overrides, sels); ok {
-				out = append(out, Error{File: "-O " + o.Text, Path: path, Msg: msg})
-				return
-			}
-			pos := g.pos
-			if !pos.IsValid() {
-				pos = posOf(file, data, sels)
-			}
-			out = append(out, Error{File: file, Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg})
-		}
-		switch {
-		case g.unknown:
-			uni := l.recipe.Unify(data)
-			isUnknown := func(sels []cue.Selector) bool {
-				u, ok := groups[displayPath(sels)]
-				return ok && u.unknown
-			}
-			// When the recipe has other errors too, CUE may report
-			// the fields inside an unknown section instead of the
-			// section itself (clustr.type for clustr). Only the top
-			// level can be asked: below it, unions hide what is allowed.
-			if len(g.sels) > 1 && g.sels[0].IsString() && !l.recipe.Allows(g.sels[0]) {
-				sels := g.sels[:1]
-				g.pos = posOf(file, data, sels)
-				add(displayPath(sels), sels, unknownFieldMsg(uni, sels, isUnknown))
-				continue
-			}
-			add(g.path, g.sels, unknownFieldMsg(uni, g.sels, isUnknown))
-		case len(g.missing) > 0:
-			for _, m := range dedupe(g.missing) {
-				if m == "" {
-					add(g.path, g.sels, "missing required field")
-					continue
-				}
-				sels := append(slices.Clone(g.sels), cue.Str(m))
-				add(displayPath(sels), sels, "missing required field")
-			}
-		case len(g.expected) > 0:
-			exp := l.describeExpected(g.sels, dedupe(g.expected))
-			found := formatFound(data, g.sels)
-			var msg string
-			if len(exp) == 1 {
-				msg = "expected " + exp[0]
-			} else {
-				msg = "expected one of " + strings.Join(exp, ", ")
-			}
-			if found != "" {
-				msg += ", found " + found
-			}
-			add(g.path, g.sels, msg)
-		default:
-			var msgs []string
-			for _, m := range g.other {
-				if m != "" {
-					msgs = append(msgs, m)
-				}
-			}
-			if len(msgs) == 0 {
-				// Only the lookup of an unknown type failed; its type field
-				// has its own error unless it is the only one.
-				if _, typed := groups[displayPath(append(slices.Clone(g.sels), cue.Str("type")))]; typed {
-					continue
-				}
-				// A disjunction that failed because of an entry inside
-				// it (output.report: ["pdf"]): the entry's error says it.
-				if hasChild(key) {
-					continue
-				}
-				msgs = []string{"invalid value"}
-			}
-			add(g.path, g.sels, strings.Join(dedupe(msgs), "; "))
-		}
+	for _, key := range gs.order {
+		out = append(out, l.groupMessages(gs, gs.byPath[key], site)...)
 	}
-	// With other errors in the recipe, CUE may leave an unknown top-level
-	// field (clustr: 1) unreported.
-	if it, ferr := data.Fields(); ferr == nil {
-		for it.Next() {
-			sel := it.Selector()
-			path := displayPath([]cue.Selector{sel})
-			if !sel.IsString() || l.recipe.Allows(sel) || slices.ContainsFunc(out, func(e Error) bool { return e.Path == path }) {
-				continue
-			}
-			sels := []cue.Selector{sel}
-			e := Error{File: file, Path: path, Msg: unknownFieldMsg(l.recipe, sels, func([]cue.Selector) bool { return false })}
-			if o, ok := overrideFor(overrides, sels); ok {
-				e.File = "-O " + o.Text
-			} else if p := posOf(file, data, sels); p.IsValid() {
-				e.Line, e.Column = p.Line(), p.Column()
-			}
-			out = append(out, e)
-		}
-	}
+	out = append(out, l.unreportedFields(site, out)...)
 	if len(out) == 0 {
 		out = Errors{{File: file, Msg: err.Error()}}
 	}
 	return out.sorted().truncated()
+}
+
+// errGroup is what CUE said about one path of the recipe.
+type errGroup struct {
+	sels     []cue.Selector
+	path     string
+	pos      token.Pos
+	unknown  bool
+	missing  []string // names of required fields that are absent
+	expected []string
+	other    []string
+}
+
+// errGroups are the groups of one evaluation, by path, in the order CUE
+// first reported each path.
+type errGroups struct {
+	file   string
+	order  []string
+	byPath map[string]*errGroup
+}
+
+// groupErrors sorts err's errors into groups by path, noting for each what
+// kind of mistake CUE reported there.
+func groupErrors(file string, err error, data cue.Value) *errGroups {
+	gs := &errGroups{file: file, byPath: map[string]*errGroup{}}
+	for _, e := range cueerrors.Errors(err) {
+		gs.classify(e, data)
+	}
+	return gs
+}
+
+// get returns the group of e's path, made on first use, with the first
+// position in the user's file that CUE gives for it.
+func (gs *errGroups) get(e cueerrors.Error) *errGroup {
+	sels := selectorsOf(e.Path())
+	key := displayPath(sels)
+	g, ok := gs.byPath[key]
+	if !ok {
+		g = &errGroup{sels: sels, path: key}
+		gs.byPath[key] = g
+		gs.order = append(gs.order, key)
+	}
+	for _, p := range e.InputPositions() {
+		if p.Filename() == gs.file && !g.pos.IsValid() {
+			g.pos = p
+		}
+	}
+	// Errors in the user's own CUE (an undefined reference) carry no
+	// input positions, only their own.
+	if p := e.Position(); !g.pos.IsValid() && p.Filename() == gs.file {
+		g.pos = p
+	}
+	return g
+}
+
+// classify records e in its group by what its message says.
+func (gs *errGroups) classify(e cueerrors.Error, data cue.Value) {
+	format, args := e.Msg()
+	switch {
+	case strings.HasSuffix(format, "errors in empty disjunction:"):
+		gs.get(e) // the per-alternative errors follow
+	case strings.HasPrefix(format, "field not allowed"):
+		gs.get(e).unknown = true
+	case format == "required field missing: %s" && len(args) == 1:
+		g := gs.get(e)
+		g.missing = append(g.missing, fmt.Sprint(args[0]))
+	case format == "field is required but not present":
+		g := gs.get(e)
+		g.missing = append(g.missing, "")
+	case strings.HasPrefix(format, "undefined field"):
+		// #XTypes[x.type] with an unknown type: the type error says it.
+		g := gs.get(e)
+		g.other = append(g.other, "")
+	case strings.HasPrefix(format, "conflicting values %s and %s") && len(args) >= 2:
+		gs.get(e).conflict(data, fmt.Sprint(args[0]), fmt.Sprint(args[1]))
+	case format == "invalid value %v (out of bound %s)" && len(args) == 2:
+		g := gs.get(e)
+		g.expected = append(g.expected, fmt.Sprint(args[1]))
+	case format == "invalid value %s (does not satisfy %s)" && len(args) == 2:
+		g := gs.get(e)
+		g.expected = append(g.expected, fmt.Sprint(args[1]))
+	case strings.HasPrefix(format, "incomplete value"):
+		g := gs.get(e)
+		if found := formatFound(data, g.sels); found != "" && found != "a mapping" && found != "a list" {
+			// The user wrote a constraint (>5, string) where a
+			// value is needed.
+			g.other = append(g.other, "expected a concrete value, found "+found)
+			return
+		}
+		g.missing = append(g.missing, "")
+	case format == "incompatible list lengths (%d and %d)" && len(args) == 2:
+		gs.get(e).listLengths(data, format, args)
+	default:
+		g := gs.get(e)
+		g.other = append(g.other, fmt.Sprintf(format, args...))
+	}
+}
+
+// conflict records CUE's "conflicting values a and b": the one of them
+// the recipe does not hold is what the schema expected.
+func (g *errGroup) conflict(data cue.Value, a, b string) {
+	if data.LookupPath(cue.MakePath(g.sels...)).Err() != nil {
+		// The recipe contradicts itself (a YAML key written twice,
+		// or CUE's 1 & 2): there is no schema alternative to name.
+		g.other = append(g.other, fmt.Sprintf("found two different values, %s and %s (is the field set twice?)", b, a))
+		return
+	}
+	switch formatFound(data, g.sels) {
+	case a:
+		g.expected = append(g.expected, b)
+	case b:
+		g.expected = append(g.expected, a)
+	default:
+		g.expected = append(g.expected, a, b)
+	}
+}
+
+// listLengths records CUE's "incompatible list lengths": an open list with
+// a minimum length ([X, ...X]) given fewer entries; a closed-list mismatch
+// between the user's own values keeps CUE's wording.
+func (g *errGroup) listLengths(data cue.Value, format string, args []any) {
+	a, b := fmt.Sprint(args[0]), fmt.Sprint(args[1])
+	if data.LookupPath(cue.MakePath(g.sels...)).Err() != nil {
+		g.other = append(g.other, fmt.Sprintf(format, args...)) // two lists in the user's CUE
+		return
+	}
+	// One length is the user's list, the other the schema's
+	// minimum ([X, ...X]) or a fixed-length alternative.
+	have, _ := strconv.Atoi(listLen(data, g.sels))
+	x, _ := strconv.Atoi(a)
+	y, _ := strconv.Atoi(b)
+	if have == x && y > x || have == y && x > y {
+		least := strconv.Itoa(max(x, y))
+		g.other = append(g.other, fmt.Sprintf("expected at least %s %s, found %d", least, plural(least, "entry", "entries"), have))
+		return
+	}
+	// A fixed-length alternative, such as the default
+	// ["markdown"], that a longer list does not fit: the
+	// alternative that applies says what is wrong.
+	g.other = append(g.other, "")
+}
+
+// hasChild reports whether some group's path is below path.
+func (gs *errGroups) hasChild(path string) bool {
+	for _, k := range gs.order {
+		if len(k) > len(path) && strings.HasPrefix(k, path) && (k[len(path)] == '.' || k[len(path)] == '[') {
+			return true
+		}
+	}
+	return false
+}
+
+// errorSite is where the errors of one evaluation point to: the recipe
+// file, or the -O override that wrote the value.
+type errorSite struct {
+	file      string
+	data      cue.Value
+	overrides []Override
+}
+
+// at returns the Error msg about the field at sels (path), in g.
+func (s errorSite) at(g *errGroup, path string, sels []cue.Selector, msg string) Error {
+	// A value an -O override wrote is the override's fault: the file
+	// position nearest to it (its parent's) would send the user looking
+	// for a field that is not in the file.
+	if o, ok := overrideFor(s.overrides, sels); ok {
+		return Error{File: "-O " + o.Text, Path: path, Msg: msg}
+	}
+	pos := g.pos
+	if !pos.IsValid() {
+		pos = posOf(s.file, s.data, sels)
+	}
+	return Error{File: s.file, Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg}
+}
+
+// groupMessages summarises one group as the errors the user sees: none
+// when another group says the same thing better.
+func (l *Loader) groupMessages(gs *errGroups, g *errGroup, s errorSite) []Error {
+	switch {
+	case len(g.expected) > 0 && gs.hasChild(g.path) && !g.unknown && len(g.missing) == 0:
+		// A union whose chosen alternative has a wrong field also fails
+		// as a whole; the inner error is the one that says what to fix.
+		return nil
+	case g.unknown:
+		return []Error{l.unknownFieldError(gs, g, s)}
+	case len(g.missing) > 0:
+		var out []Error
+		for _, m := range dedupe(g.missing) {
+			if m == "" {
+				out = append(out, s.at(g, g.path, g.sels, "missing required field"))
+				continue
+			}
+			sels := append(slices.Clone(g.sels), cue.Str(m))
+			out = append(out, s.at(g, displayPath(sels), sels, "missing required field"))
+		}
+		return out
+	case len(g.expected) > 0:
+		exp := l.describeExpected(g.sels, dedupe(g.expected))
+		var msg string
+		if len(exp) == 1 {
+			msg = "expected " + exp[0]
+		} else {
+			msg = "expected one of " + strings.Join(exp, ", ")
+		}
+		if found := formatFound(s.data, g.sels); found != "" {
+			msg += ", found " + found
+		}
+		return []Error{s.at(g, g.path, g.sels, msg)}
+	}
+	var msgs []string
+	for _, m := range g.other {
+		if m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 0 {
+		// Only the lookup of an unknown type failed; its type field
+		// has its own error unless it is the only one.
+		if _, typed := gs.byPath[displayPath(append(slices.Clone(g.sels), cue.Str("type")))]; typed {
+			return nil
+		}
+		// A disjunction that failed because of an entry inside
+		// it (output.report: ["pdf"]): the entry's error says it.
+		if gs.hasChild(g.path) {
+			return nil
+		}
+		msgs = []string{"invalid value"}
+	}
+	return []Error{s.at(g, g.path, g.sels, strings.Join(dedupe(msgs), "; "))}
+}
+
+// unknownFieldError is the error of a group CUE reported as a field the
+// schema does not allow.
+func (l *Loader) unknownFieldError(gs *errGroups, g *errGroup, s errorSite) Error {
+	uni := l.recipe.Unify(s.data)
+	isUnknown := func(sels []cue.Selector) bool {
+		u, ok := gs.byPath[displayPath(sels)]
+		return ok && u.unknown
+	}
+	// When the recipe has other errors too, CUE may report the fields
+	// inside an unknown section instead of the section itself
+	// (clustr.type for clustr). Only the top level can be asked: below
+	// it, unions hide what is allowed.
+	if len(g.sels) > 1 && g.sels[0].IsString() && !l.recipe.Allows(g.sels[0]) {
+		sels := g.sels[:1]
+		g.pos = posOf(s.file, s.data, sels)
+		return s.at(g, displayPath(sels), sels, unknownFieldMsg(uni, sels, isUnknown))
+	}
+	return s.at(g, g.path, g.sels, unknownFieldMsg(uni, g.sels, isUnknown))
+}
+
+// unreportedFields returns an error for each unknown top-level field that
+// out does not name: with other errors in the recipe, CUE may leave one
+// (clustr: 1) unreported.
+func (l *Loader) unreportedFields(s errorSite, out Errors) Errors {
+	it, err := s.data.Fields()
+	if err != nil {
+		return nil
+	}
+	var more Errors
+	for it.Next() {
+		sel := it.Selector()
+		path := displayPath([]cue.Selector{sel})
+		if !sel.IsString() || l.recipe.Allows(sel) || slices.ContainsFunc(out, func(e Error) bool { return e.Path == path }) {
+			continue
+		}
+		sels := []cue.Selector{sel}
+		e := Error{File: s.file, Path: path, Msg: unknownFieldMsg(l.recipe, sels, func([]cue.Selector) bool { return false })}
+		if o, ok := overrideFor(s.overrides, sels); ok {
+			e.File = "-O " + o.Text
+		} else if p := posOf(s.file, s.data, sels); p.IsValid() {
+			e.Line, e.Column = p.Line(), p.Column()
+		}
+		more = append(more, e)
+	}
+	return more
 }
 
 // selectorsOf maps an error path such as ["#Recipe" "benchmarks" "0" "name"]
