@@ -15,6 +15,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
@@ -131,7 +132,7 @@ func checkShards(key string, files []*shardFile, n, selected, repeats int) ([]re
 		}
 	}
 	for _, f := range files {
-		p := shard.TrajectoriesFile(f.path)
+		p := rundir.Shard(f.path).Trajectories()
 		_, nt, err := results.ReadMeta(p)
 		if err != nil {
 			return nil, fmt.Errorf("benchmark %s: %w", key, err)
@@ -318,7 +319,7 @@ func errorTexts(files []*shardFile, rows []results.Row) (map[metrics.RowKey]stri
 	var paths []string
 	for _, f := range files {
 		if f.failures > 0 {
-			paths = append(paths, shard.TrajectoriesFile(f.path))
+			paths = append(paths, rundir.Shard(f.path).Trajectories())
 		}
 	}
 	return metrics.ErrorTexts(rows, paths...)

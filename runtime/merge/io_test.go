@@ -10,7 +10,7 @@ import (
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
-	"github.com/nel-eval/nel/runtime/shard"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // sortRows orders the concatenation of shard windows like a full sort,
@@ -119,8 +119,8 @@ func TestMergeSmall(t *testing.T) {
 	var files []*shardFile
 	off := 0
 	for i := range shards {
-		path := filepath.Join(bdir, "shards", plan.ShardFile(i, shards))
-		ts, _, err := results.ReadTrajectories(shard.TrajectoriesFile(path))
+		path := rundir.Bench(bdir).Shard(i, shards)
+		ts, _, err := results.ReadTrajectories(path.Trajectories())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestMergeSmall(t *testing.T) {
 			}
 		}
 		off += len(ts)
-		files = append(files, &shardFile{i: i, path: path, n: len(ts), failures: 1})
+		files = append(files, &shardFile{i: i, path: string(path), n: len(ts), failures: 1})
 	}
 
 	texts, err := errorTexts(files, rows)

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +23,7 @@ import (
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
-	"github.com/nel-eval/nel/runtime/shard"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // ErrIncomplete is wrapped by Merge's error when shards are still missing.
@@ -96,11 +95,11 @@ type shardFile struct {
 
 func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	n := max(o.Plan.Shards, 1)
-	dir := filepath.Join(o.OutDir, b.Dir)
+	dir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
 	var absent []string
 	var files []*shardFile
 	for i := range n {
-		p := filepath.Join(dir, "shards", plan.ShardFile(i, n))
+		p := string(dir.Shard(i, n))
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			absent = append(absent, strconv.Itoa(i))
 			continue
@@ -108,7 +107,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		files = append(files, &shardFile{i: i, path: p})
 	}
 	if len(absent) > 0 {
-		return nil, &incompleteError{fmt.Sprintf("benchmark %s: %d of %d shards not finished (shard %s, under %s)", b.Key, len(absent), n, abbreviate(absent, 10), filepath.Join(dir, "shards"))}
+		return nil, &incompleteError{fmt.Sprintf("benchmark %s: %d of %d shards not finished (shard %s, under %s)", b.Key, len(absent), n, abbreviate(absent, 10), dir.Shards())}
 	}
 
 	// Every shard must come from this plan and agree on what was run.
@@ -177,13 +176,13 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		total += f.n
 	}
 	defer limitMemory(total)()
-	trajPath := filepath.Join(dir, "trajectories.parquet")
+	trajPath := dir.Trajectories()
 	checked := newVerdict()
 	trajDone := newVerdict()
 	go func() {
 		srcs := make([]string, len(files))
 		for i, f := range files {
-			srcs[i] = shard.TrajectoriesFile(f.path)
+			srcs[i] = rundir.Shard(f.path).Trajectories()
 		}
 		_, err := results.ConcatGated(trajPath, srcs, meta, checked.wait)
 		trajDone.set(err)
@@ -194,7 +193,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		trajDone.wait() // the half-written copy is removed
 		return nil, err
 	}
-	out := filepath.Join(dir, "results.parquet")
+	out := dir.Results()
 	written := make(chan error, 1)
 	go func() { written <- results.WriteRowsGated(out, rows, meta, trajDone.wait) }()
 	// The error texts of the failed samples, from only the trajectories'
@@ -216,7 +215,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	if err := <-written; err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
-	if err := metrics.WriteFile(filepath.Join(dir, metrics.FileName), bundle); err != nil {
+	if err := metrics.WriteFile(dir.Bundle(), bundle); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
 	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)

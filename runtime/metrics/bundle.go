@@ -6,7 +6,10 @@
 // results.parquet; nel report, compare and gate read it.
 package metrics
 
-import prov "github.com/nel-eval/nel/runtime/provenance"
+import (
+	prov "github.com/nel-eval/nel/runtime/provenance"
+	"github.com/nel-eval/nel/runtime/rundir"
+)
 
 // BundleVersion is the version of the eval.json format. Version 2: the
 // statistics leave out the samples that ended in infra_error (DESIGN
@@ -15,8 +18,10 @@ import prov "github.com/nel-eval/nel/runtime/provenance"
 // (see upgrade).
 const BundleVersion = 2
 
-// FileName is the bundle's name in a benchmark's directory.
-const FileName = "eval.json"
+// FileName is the bundle's name in a benchmark's directory: the run
+// folder's layout is package rundir's, and this is rundir.BundleFile under
+// the name cmd/nel still uses.
+const FileName = rundir.BundleFile
 
 // Bundle is eval.json. The same rows and metadata always give the same
 // bytes: nothing in it depends on when or where it was computed.

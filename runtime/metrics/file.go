@@ -14,6 +14,7 @@ import (
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // WriteFile writes b to path as indented JSON, atomically.
@@ -49,7 +50,7 @@ func readFile(path string) (*Bundle, int, error) {
 	var b Bundle
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&b); err != nil {
-		return nil, 0, fmt.Errorf("%s: not an eval.json bundle: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: not an %s bundle: %w", path, rundir.BundleFile, err)
 	}
 	version := b.BundleVersion
 	if version < 1 || version > BundleVersion {
@@ -148,7 +149,7 @@ func ReadDir(path string) ([]*Bundle, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no %s or results.parquet under %s: run `nel run` or `nel-run merge` first", FileName, path)
+		return nil, fmt.Errorf("no %s or %s under %s: run `nel run` or `nel-run merge` first", rundir.BundleFile, rundir.ResultsFile, path)
 	}
 	slices.SortFunc(out, func(a, b *Bundle) int { return strings.Compare(a.Benchmark, b.Benchmark) })
 	return out, nil
@@ -160,7 +161,7 @@ func ReadDir(path string) ([]*Bundle, error) {
 // leaves the infrastructure failures out of the scores, keeping what it
 // knew of the plan.
 func readBenchDir(dir string) (b *Bundle, ok bool, err error) {
-	p := filepath.Join(dir, FileName)
+	p := rundir.Bench(dir).Bundle()
 	old, version, err := readFile(p)
 	switch {
 	case err == nil && version == BundleVersion:
@@ -218,7 +219,7 @@ func ErrorTexts(rows []results.Row, paths ...string) (map[RowKey]string, error) 
 // results.parquet (and the error texts in trajectories.parquet, when
 // present).
 func FromParquet(dir string) (*Bundle, error) {
-	p := filepath.Join(dir, "results.parquet")
+	p := rundir.Bench(dir).Results()
 	if _, err := os.Stat(p); err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func FromParquet(dir string) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	errs, err := ErrorTexts(rows, filepath.Join(dir, "trajectories.parquet"))
+	errs, err := ErrorTexts(rows, rundir.Bench(dir).Trajectories())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}

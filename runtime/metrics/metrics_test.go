@@ -10,6 +10,7 @@ import (
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 func row(item string, idx, repeat int64, reward float64, cat string) results.Row {
@@ -278,7 +279,7 @@ func TestDeterministicRoundTrip(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(run, "gsm8k"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := metrics.WriteFile(filepath.Join(run, "gsm8k", metrics.FileName), b1); err != nil {
+	if err := metrics.WriteFile(rundir.Dir(run).Benchmark("gsm8k").Bundle(), b1); err != nil {
 		t.Fatal(err)
 	}
 	// A second benchmark merged without eval.json is computed from Parquet.

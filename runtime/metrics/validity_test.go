@@ -11,6 +11,7 @@ import (
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // infra makes r an infrastructure failure, as the shard records one.
@@ -211,7 +212,7 @@ func TestReadVersion1(t *testing.T) {
     {"category": "timeout", "count": 8, "share": 0.04, "exemplars": [{"item_id": "q1", "item_idx": 1, "repeat": 0, "error": "deadline"}]},
     {"category": "format_error", "count": 4, "share": 0.02, "exemplars": []},
     {"category": "server_error", "count": 2, "share": 0.01, "exemplars": []}]}}`
-	path := filepath.Join(dir, "gsm8k", metrics.FileName)
+	path := rundir.Dir(dir).Benchmark("gsm8k").Bundle()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // A slurm sandbox is a pool of sandbox servers (nel-run sandbox-serve, one
@@ -187,8 +189,8 @@ func openRemote(ctx context.Context, cfg Config) (Sandbox, error) {
 		}
 	}
 	if len(ok) == 0 {
-		return nil, fmt.Errorf("sandbox %s: no server of the sandbox pool answered its health check in %s (did the pool start? its servers log to <output>/logs/sandbox-*.log): %s",
-			name, time.Since(start).Round(100*time.Millisecond), strings.Join(bad, "; "))
+		return nil, fmt.Errorf("sandbox %s: no server of the sandbox pool answered its health check in %s (did the pool start? its servers log to %s): %s",
+			name, time.Since(start).Round(100*time.Millisecond), rundir.Dir("<output>").Logs().Sandbox("*", ""), strings.Join(bad, "; "))
 	}
 	for i, a := range answers {
 		if a.err != nil {

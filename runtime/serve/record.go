@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/atomicfile"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // A run records each server it starts in its run folder, so that the next
@@ -28,8 +29,9 @@ import (
 const serverEnv = "NEL_SERVER_ID"
 
 // RecordDir is the folder of a run folder out that holds the records of
-// the servers its runs started.
-func RecordDir(out string) string { return filepath.Join(out, ".nel", "servers") }
+// the servers its runs started: rundir.Dir(out).Servers(), under the name
+// cmd/ still calls.
+func RecordDir(out string) string { return rundir.Dir(out).Servers() }
 
 // record is what a run writes of a server it started.
 type record struct {

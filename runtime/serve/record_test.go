@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // helperEnv makes this test binary a helper process (TestHelperProcess)
@@ -341,7 +342,7 @@ func TestStartRecordStop(t *testing.T) {
 		env = append(env, plan.EnvVar{Name: k, Value: v})
 	}
 	svc := plan.Service{Name: "web", Command: h.Args, Env: env, Port: port, StartupTimeout: 30}
-	o := StartOptions{LogDir: filepath.Join(dir, "logs"), RecordDir: RecordDir(dir)}
+	o := StartOptions{LogDir: string(rundir.Dir(dir).Logs()), RecordDir: rundir.Dir(dir).Servers()}
 	s, err := Start(context.Background(), svc, o)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +353,7 @@ func TestStartRecordStop(t *testing.T) {
 			s.Stop(time.Second)
 		}
 	})
-	paths, _ := filepath.Glob(filepath.Join(RecordDir(dir), "*.json"))
+	paths, _ := filepath.Glob(filepath.Join(rundir.Dir(dir).Servers(), "*.json"))
 	if len(paths) != 1 || filepath.Base(paths[0]) != "web-"+strconv.Itoa(s.cmd.Process.Pid)+".json" {
 		t.Fatalf("records = %q", paths)
 	}
@@ -380,7 +381,7 @@ func TestStartRecordStop(t *testing.T) {
 	if isProcess(stray) {
 		t.Error("the server's stray process still runs after Stop")
 	}
-	if paths, _ := filepath.Glob(filepath.Join(RecordDir(dir), "*.json")); len(paths) != 0 {
+	if paths, _ := filepath.Glob(filepath.Join(rundir.Dir(dir).Servers(), "*.json")); len(paths) != 0 {
 		t.Errorf("records after Stop: %q", paths)
 	}
 	if err := checkPort(port, ""); err != nil {

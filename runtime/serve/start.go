@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // StartOptions configures Start.
 type StartOptions struct {
-	// LogDir receives one log file per server (server-<name>.log).
+	// LogDir receives one log file per server (rundir.Logs.Server): a run
+	// folder's rundir.Dir.Logs.
 	LogDir string
 	// Getenv resolves the environment references of a service's env; nil
 	// means os.Getenv.
@@ -30,7 +32,7 @@ type StartOptions struct {
 	// Progress receives "waiting for …" lines while a server starts.
 	Progress func(string)
 	// RecordDir, when set, holds the records of the servers started for a
-	// run folder (RecordDir(out)): StartAll first stops the servers that
+	// run folder (rundir.Dir.Servers): StartAll first stops the servers that
 	// an earlier run recorded there and left running, and each server is
 	// recorded there while it runs.
 	RecordDir string
@@ -131,7 +133,7 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 	if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
 		return nil, fmt.Errorf("service %s: %w", svc.Name, err)
 	}
-	logPath := filepath.Join(o.LogDir, "server-"+svc.Name+".log")
+	logPath := rundir.Logs(o.LogDir).Server(svc.Name, "")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", svc.Name, err)

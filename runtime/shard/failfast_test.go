@@ -15,6 +15,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shard"
 	"github.com/nel-eval/nel/runtime/sim"
 )
@@ -23,7 +24,7 @@ import (
 // stopped must not look complete.
 func noShardFiles(t *testing.T, out string) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(out, "gsm8k", "shards", plan.ShardFile(0, 1))); !os.IsNotExist(err) {
+	if _, err := os.Stat(string(rundir.Dir(out).Benchmark("gsm8k").Shard(0, 1))); !os.IsNotExist(err) {
 		t.Fatalf("a results file exists after the shard stopped: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shard"
 	"github.com/nel-eval/nel/runtime/sim"
 )
@@ -86,7 +87,7 @@ func runJudged(t *testing.T, p *plan.Plan) ([]results.Row, []results.Trajectory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trajs, _, err := results.ReadTrajectories(shard.TrajectoriesFile(res.Path))
+	trajs, _, err := results.ReadTrajectories(rundir.Shard(res.Path).Trajectories())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -34,6 +33,7 @@ import (
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/score"
 )
 
@@ -157,9 +157,10 @@ type runner struct {
 	svc    *plan.Service
 	def    *bench.Benchmark
 	log    *slog.Logger
-	dir    string // <out>/<bench>/shards
-	final  string // results file
-	trajs  string // trajectories file
+	files  rundir.Shard // the shard's files in the run folder
+	dir    string       // their folder: <out>/<bench>/shards
+	final  string       // results file
+	trajs  string       // trajectories file
 	extras []namedScorer
 	binary bool // the benchmark's rewards are 0 or 1
 	// env is what ScoreEnv scorers use (sandbox, judges); see env.go.
@@ -248,11 +249,11 @@ func newRunner(o Options) (*runner, error) {
 	r := &runner{
 		o: o, p: o.Plan, b: b, svc: svc, def: def,
 		log:  o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
-		dir:  filepath.Join(o.OutDir, b.Dir, "shards"),
 		done: map[journal.Key]*sampleRecord{},
 	}
-	r.final = filepath.Join(r.dir, plan.ShardFile(o.Shard, o.Of))
-	r.trajs = TrajectoriesFile(r.final)
+	bdir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
+	r.files, r.dir = bdir.Shard(o.Shard, o.Of), bdir.Shards()
+	r.final, r.trajs = string(r.files), r.files.Trajectories()
 	for _, m := range b.Scoring.Metrics {
 		switch m.Type {
 		case "scorer":
@@ -268,11 +269,6 @@ func newRunner(o Options) (*runner, error) {
 		}
 	}
 	return r, nil
-}
-
-// TrajectoriesFile names the trajectories file beside a shard's results file.
-func TrajectoriesFile(resultsFile string) string {
-	return strings.TrimSuffix(resultsFile, ".parquet") + ".trajectories.parquet"
 }
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
@@ -367,7 +363,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if errors.Is(err, journal.ErrMismatch) {
 		// The journal is from another plan or another version of the data:
 		// its samples do not belong in these results. Keep it aside.
-		aside := jpath + ".stale-" + started.Format("20060102T150405Z")
+		aside := r.files.StaleJournal(started)
 		r.log.Warn("journal is from another run; starting the shard afresh", "journal", jpath, "moved_to", aside, "why", err)
 		if rerr := os.Rename(jpath, aside); rerr != nil {
 			return nil, fmt.Errorf("benchmark %s: %w; and moving it aside failed: %v", r.b.Key, err, rerr)
@@ -531,9 +527,7 @@ func (r *runner) reopen(digest string) (int, error) {
 }
 
 // journalPath is the shard's journal, beside its results.
-func (r *runner) journalPath() string {
-	return filepath.Join(r.dir, "."+strings.TrimSuffix(plan.ShardFile(r.o.Shard, r.o.Of), ".parquet")+".journal")
-}
+func (r *runner) journalPath() string { return r.files.Journal() }
 
 // journalHeader is what the journal must say to belong to this shard of
 // this plan over data with this digest.

@@ -22,6 +22,7 @@ import (
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shard"
 	"github.com/nel-eval/nel/runtime/sim"
 )
@@ -258,7 +259,7 @@ func TestGarbageModel(t *testing.T) {
 					t.Fatalf("row %+v: want %s (%s), reward 0, a message", r, tc.cat, failure.Category(tc.cat).Outcome())
 				}
 			}
-			trajs, _, err := results.ReadTrajectories(shard.TrajectoriesFile(res.Path))
+			trajs, _, err := results.ReadTrajectories(rundir.Shard(res.Path).Trajectories())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
@@ -72,7 +73,9 @@ func Write(dir string, o Options) (*plan.Plan, string, error) {
 			Repeats: o.Repeats, MaxConcurrent: 64, Timeout: 120, MaxErrorRate: plan.DefaultMaxErrorRate,
 		}},
 	}
-	planPath := filepath.Join(dir, ".nel", "plan-bench.json")
+	// Named "bench" rather than by PlanID: cmd/nel-run's benchmark looks
+	// for this name.
+	planPath := filepath.Join(rundir.Dir(dir).Meta(), "plan-bench.json")
 	if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
 		return nil, "", err
 	}
@@ -83,8 +86,8 @@ func Write(dir string, o Options) (*plan.Plan, string, error) {
 	if err := os.WriteFile(planPath, pj, 0o644); err != nil {
 		return nil, "", err
 	}
-	shardDir := filepath.Join(dir, Benchmark, "shards")
-	if err := os.MkdirAll(shardDir, 0o755); err != nil {
+	bdir := rundir.Dir(dir).Benchmark(Benchmark)
+	if err := os.MkdirAll(bdir.Shards(), 0o755); err != nil {
 		return nil, "", err
 	}
 
@@ -106,7 +109,7 @@ func Write(dir string, o Options) (*plan.Plan, string, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[s] = writeShard(shardDir, p, o, s, byShard[s], ids, text)
+			errs[s] = writeShard(bdir, p, o, s, byShard[s], ids, text)
 		})
 	}
 	wg.Wait()
@@ -128,7 +131,7 @@ var (
 	}
 )
 
-func writeShard(dir string, p *plan.Plan, o Options, s int, items []int, ids []string, text string) error {
+func writeShard(bdir rundir.Bench, p *plan.Plan, o Options, s int, items []int, ids []string, text string) error {
 	rng := rand.New(rand.NewPCG(uint64(s), 42))
 	n := len(items) * o.Repeats
 	// items are in dataset order, so rows come out in nel-run shard's
@@ -196,11 +199,11 @@ func writeShard(dir string, p *plan.Plan, o Options, s int, items []int, ids []s
 		results.MetaSelected:      strconv.Itoa(o.Items),
 		results.MetaRepeats:       strconv.Itoa(o.Repeats),
 	}
-	path := filepath.Join(dir, plan.ShardFile(s, o.Shards))
-	if err := results.WriteTrajectories(shard.TrajectoriesFile(path), trajs, meta); err != nil {
+	path := bdir.Shard(s, o.Shards)
+	if err := results.WriteTrajectories(path.Trajectories(), trajs, meta); err != nil {
 		return err
 	}
-	return results.WriteRows(path, rows, meta)
+	return results.WriteRows(string(path), rows, meta)
 }
 
 // corpus returns n bytes of English-like text (words of a fixed
