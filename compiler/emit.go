@@ -197,23 +197,38 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 // layout decides the SLURM shape: which node pools become het-job
 // components, where servers and shards run, and the #SBATCH lines.
 func (j *job) layout(s *Source, p *plan.Plan) error {
+	pools := j.choosePools(s, p)
+	jobName := "nel-" + safeDir(p.Benchmarks[0].Key)
+	if len(p.Benchmarks) > 1 {
+		jobName = "nel-suite"
+	}
+	for gi, name := range pools {
+		g, err := j.sbatchLines(s, p, gi, name, jobName)
+		if err != nil {
+			return err
+		}
+		j.Groups = append(j.Groups, g)
+	}
+	j.servers(s, p, pools)
+	return j.sandboxPools(s, p, pools)
+}
+
+// choosePools returns the node pools the job allocates, in the recipe's
+// order: the shards' pool, the pools of managed services and those of
+// sandboxes. It sets how the job is shaped: a heterogeneous job when there
+// is more than one, else a job array when there are several shards.
+func (j *job) choosePools(s *Source, p *plan.Plan) []string {
 	r := s.Recipe
 	cl := r.Cluster
 	order := poolOrder(s.Value)
 	if len(order) == 0 {
 		order = sortedKeys(cl.NodePools)
 	}
-	evalPool := EvalPool(s)
-	poolOf := func(name string) string {
-		if name == "" {
-			return evalPool
-		}
-		return name
-	}
-	used := map[string]bool{evalPool: true}
+	j.EvalPool = EvalPool(s)
+	used := map[string]bool{j.EvalPool: true}
 	for _, sv := range p.Services {
 		if sv.Managed {
-			used[poolOf(r.Services[sv.Name].NodePool)] = true
+			used[j.poolOf(r.Services[sv.Name].NodePool)] = true
 		}
 	}
 	for _, name := range sortedKeys(r.Sandboxes) {
@@ -229,99 +244,115 @@ func (j *job) layout(s *Source, p *plan.Plan) error {
 	}
 	j.Het = len(pools) > 1
 	j.Array = !j.Het && p.Shards > 1
-	j.EvalPool = evalPool
-	j.EvalGroup = slices.Index(pools, evalPool)
-	j.EvalNodes = cl.NodePools[evalPool].Nodes
+	j.EvalGroup = slices.Index(pools, j.EvalPool)
+	j.EvalNodes = cl.NodePools[j.EvalPool].Nodes
+	return pools
+}
 
-	jobName := "nel-" + safeDir(p.Benchmarks[0].Key)
-	if len(p.Benchmarks) > 1 {
-		jobName = "nel-suite"
+// poolOf is the pool a service runs on: its node_pool, else the shards'.
+func (j *job) poolOf(nodePool string) string {
+	if nodePool == "" {
+		return j.EvalPool
 	}
-	for gi, name := range pools {
-		np := cl.NodePools[name]
-		g := sbatchGroup{Pool: name}
-		add := func(flag string, v any) error {
-			if v == nil {
-				return nil
-			}
-			switch v := v.(type) {
-			case bool:
-				if v {
-					g.Lines = append(g.Lines, "--"+flag)
-				}
-				return nil
-			case string:
-				q, err := templates.SbatchValue(v)
-				if err != nil {
-					return Errors{{File: s.Path, Path: "cluster", Msg: fmt.Sprintf("--%s: %v", flag, err)}}
-				}
-				g.Lines = append(g.Lines, "--"+flag+"="+q)
-			default:
-				g.Lines = append(g.Lines, fmt.Sprintf("--%s=%v", flag, v))
-			}
-			return nil
-		}
-		nodes := np.Nodes
-		for _, sv := range p.Services {
-			if sv.Managed && poolOf(r.Services[sv.Name].NodePool) == name {
-				nodes = max(nodes, r.Services[sv.Name].NumNodes)
-			}
-		}
-		var errs []error
-		if gi == 0 {
-			errs = append(errs, add("job-name", jobName))
-			out := "%x-%j.out"
-			if j.Array {
-				out = "%x-%A_%a.out"
-			}
-			errs = append(errs, add("output", out))
-			errs = append(errs, add("time", cl.Walltime))
-			errs = append(errs, add("no-requeue", true))
-			if cl.Account != "" {
-				errs = append(errs, add("account", cl.Account))
-			}
-			if cl.SbatchComment != "" {
-				errs = append(errs, add("comment", cl.SbatchComment))
-			}
-			if j.Array {
-				errs = append(errs, add("array", fmt.Sprintf("0-%d", p.Shards-1)))
-			}
-		}
-		part := np.Partition
-		if part == "" {
-			part = cl.Partition
-		}
-		if part != "" {
-			errs = append(errs, add("partition", part))
-		}
-		if j.Het && gi > 0 {
-			errs = append(errs, add("time", cl.Walltime))
-		}
-		errs = append(errs, add("nodes", nodes), add("ntasks-per-node", np.NtasksPerNode))
-		if np.Gres != "" {
-			errs = append(errs, add("gres", np.Gres))
-		}
-		if np.GpusPerNode != nil {
-			errs = append(errs, add("gpus-per-node", *np.GpusPerNode))
-		}
-		for _, k := range sortedKeys(np.SbatchExtraFlags) {
-			errs = append(errs, add(k, np.SbatchExtraFlags[k]))
-		}
-		if gi == 0 {
-			for _, k := range sortedKeys(cl.SbatchExtraFlags) {
-				errs = append(errs, add(k, cl.SbatchExtraFlags[k]))
-			}
-		}
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		j.Groups = append(j.Groups, g)
-	}
+	return nodePool
+}
 
-	// Servers, started level by level so a service starts after those it
-	// depends on are ready.
+// sbatchLines returns the #SBATCH lines of pool name, component gi of the
+// job; the first component also carries the job's own options.
+func (j *job) sbatchLines(s *Source, p *plan.Plan, gi int, name, jobName string) (sbatchGroup, error) {
+	r := s.Recipe
+	cl := r.Cluster
+	np := cl.NodePools[name]
+	b := &sbatchBuilder{file: s.Path}
+	nodes := np.Nodes
+	for _, sv := range p.Services {
+		if sv.Managed && j.poolOf(r.Services[sv.Name].NodePool) == name {
+			nodes = max(nodes, r.Services[sv.Name].NumNodes)
+		}
+	}
+	if gi == 0 {
+		b.add("job-name", jobName)
+		out := "%x-%j.out"
+		if j.Array {
+			out = "%x-%A_%a.out"
+		}
+		b.add("output", out)
+		b.add("time", cl.Walltime)
+		b.add("no-requeue", true)
+		if cl.Account != "" {
+			b.add("account", cl.Account)
+		}
+		if cl.SbatchComment != "" {
+			b.add("comment", cl.SbatchComment)
+		}
+		if j.Array {
+			b.add("array", fmt.Sprintf("0-%d", p.Shards-1))
+		}
+	}
+	part := np.Partition
+	if part == "" {
+		part = cl.Partition
+	}
+	if part != "" {
+		b.add("partition", part)
+	}
+	if j.Het && gi > 0 {
+		b.add("time", cl.Walltime)
+	}
+	b.add("nodes", nodes)
+	b.add("ntasks-per-node", np.NtasksPerNode)
+	if np.Gres != "" {
+		b.add("gres", np.Gres)
+	}
+	if np.GpusPerNode != nil {
+		b.add("gpus-per-node", *np.GpusPerNode)
+	}
+	for _, k := range sortedKeys(np.SbatchExtraFlags) {
+		b.add(k, np.SbatchExtraFlags[k])
+	}
+	if gi == 0 {
+		for _, k := range sortedKeys(cl.SbatchExtraFlags) {
+			b.add(k, cl.SbatchExtraFlags[k])
+		}
+	}
+	return sbatchGroup{Pool: name, Lines: b.lines}, b.err
+}
+
+// sbatchBuilder collects #SBATCH options, keeping the first error: a
+// value an #SBATCH line cannot hold.
+type sbatchBuilder struct {
+	file  string
+	lines []string
+	err   error
+}
+
+// add writes --flag=v: a bool as a bare --flag when true, a string
+// encoded for sbatch's tokenizer, nil not at all.
+func (b *sbatchBuilder) add(flag string, v any) {
+	switch v := v.(type) {
+	case nil:
+	case bool:
+		if v {
+			b.lines = append(b.lines, "--"+flag)
+		}
+	case string:
+		q, err := templates.SbatchValue(v)
+		if err != nil {
+			if b.err == nil {
+				b.err = Errors{{File: b.file, Path: "cluster", Msg: fmt.Sprintf("--%s: %v", flag, err)}}
+			}
+			return
+		}
+		b.lines = append(b.lines, "--"+flag+"="+q)
+	default:
+		b.lines = append(b.lines, fmt.Sprintf("--%s=%v", flag, v))
+	}
+}
+
+// servers lays out the managed services' servers, level by level so that
+// a service starts after those it depends on are ready.
+func (j *job) servers(s *Source, p *plan.Plan, pools []string) {
+	r := s.Recipe
 	level := map[string]int{}
 	var depth func(name string) int
 	depth = func(name string) int {
@@ -341,63 +372,74 @@ func (j *job) layout(s *Source, p *plan.Plan) error {
 		if !sv.Managed {
 			continue
 		}
-		rs := r.Services[sv.Name]
-		pool := poolOf(rs.NodePool)
-		gi := slices.Index(pools, pool)
-		srv := server{
-			Name: sv.Name, Type: sv.Type, Image: rs.Image,
-			Var:        templates.EnvName(sv.Name),
-			FileName:   safeDir(sv.Name),
-			URLEnv:     sv.URLEnv,
-			HealthPath: sv.HealthPath,
-			Port:       sv.Port,
-			Timeout:    int(sv.StartupTimeout),
-			NumNodes:   rs.NumNodes,
-			Argv:       sv.Command,
-		}
-		srv.NodeListVar = "SLURM_JOB_NODELIST"
-		flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
-		if j.Het {
-			srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
-			flags = append(flags, "--het-group="+strconv.Itoa(gi))
-		}
-		srv.SrunFlags = strings.Join(flags, " ")
-		// The cluster's container_env applies to every server; a server's
-		// own extra_env wins.
-		env := slices.Clone(sv.Env)
-		for _, k := range sortedKeys(cl.ContainerEnv) {
-			if slices.ContainsFunc(env, func(e plan.EnvVar) bool { return e.Name == k }) {
-				continue
-			}
-			e := plan.EnvVar{Name: k, Value: cl.ContainerEnv[k]}
-			if ref, ok := parseWholeEnvRef(e.Value); ok {
-				e = plan.EnvVar{Name: k, From: &plan.EnvRef{Name: ref.Name, Default: ref.Default}}
-			}
-			env = append(env, e)
-		}
-		var names []string
-		for _, e := range env {
-			names = append(names, e.Name)
-			switch {
-			case e.From == nil:
-				srv.Env = append(srv.Env, "export "+e.Name+"="+shellquote.Quote(e.Value))
-			case e.From.Default == nil:
-				srv.Env = append(srv.Env, "export "+e.Name+`="$`+e.From.Name+`"`)
-			default:
-				srv.Env = append(srv.Env, fmt.Sprintf(`if [ -n "${%s+x}" ]; then export %s="$%s"; else export %s=%s; fi`,
-					e.From.Name, e.Name, e.From.Name, e.Name, shellquote.Quote(*e.From.Default)))
-			}
-		}
-		if rs.Image != "" {
-			srv.Pyxis = pyxisFlags(cl, rs, names, p.OutputDir)
-		}
 		d := depth(sv.Name)
 		for len(j.Levels) <= d {
 			j.Levels = append(j.Levels, nil)
 		}
-		j.Levels[d] = append(j.Levels[d], srv)
+		j.Levels[d] = append(j.Levels[d], j.server(s, p, sv, pools))
 	}
-	return j.sandboxPools(s, p, pools)
+}
+
+// server is how the job starts managed service sv: on its pool's
+// component, with its environment and, in an image, under Pyxis.
+func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) server {
+	cl := s.Recipe.Cluster
+	rs := s.Recipe.Services[sv.Name]
+	gi := slices.Index(pools, j.poolOf(rs.NodePool))
+	srv := server{
+		Name: sv.Name, Type: sv.Type, Image: rs.Image,
+		Var:        templates.EnvName(sv.Name),
+		FileName:   safeDir(sv.Name),
+		URLEnv:     sv.URLEnv,
+		HealthPath: sv.HealthPath,
+		Port:       sv.Port,
+		Timeout:    int(sv.StartupTimeout),
+		NumNodes:   rs.NumNodes,
+		Argv:       sv.Command,
+	}
+	srv.NodeListVar = "SLURM_JOB_NODELIST"
+	flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
+	if j.Het {
+		srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
+		flags = append(flags, "--het-group="+strconv.Itoa(gi))
+	}
+	srv.SrunFlags = strings.Join(flags, " ")
+	var names []string
+	srv.Env, names = serverEnv(cl, sv)
+	if rs.Image != "" {
+		srv.Pyxis = pyxisFlags(cl, rs, names, p.OutputDir)
+	}
+	return srv
+}
+
+// serverEnv returns the shell statements that export sv's environment,
+// and the names they export. The cluster's container_env applies to every
+// server; a server's own extra_env wins.
+func serverEnv(cl Cluster, sv plan.Service) (exports, names []string) {
+	env := slices.Clone(sv.Env)
+	for _, k := range sortedKeys(cl.ContainerEnv) {
+		if slices.ContainsFunc(env, func(e plan.EnvVar) bool { return e.Name == k }) {
+			continue
+		}
+		e := plan.EnvVar{Name: k, Value: cl.ContainerEnv[k]}
+		if ref, ok := parseWholeEnvRef(e.Value); ok {
+			e = plan.EnvVar{Name: k, From: &plan.EnvRef{Name: ref.Name, Default: ref.Default}}
+		}
+		env = append(env, e)
+	}
+	for _, e := range env {
+		names = append(names, e.Name)
+		switch {
+		case e.From == nil:
+			exports = append(exports, "export "+e.Name+"="+shellquote.Quote(e.Value))
+		case e.From.Default == nil:
+			exports = append(exports, "export "+e.Name+`="$`+e.From.Name+`"`)
+		default:
+			exports = append(exports, fmt.Sprintf(`if [ -n "${%s+x}" ]; then export %s="$%s"; else export %s=%s; fi`,
+				e.From.Name, e.Name, e.From.Name, e.Name, shellquote.Quote(*e.From.Default)))
+		}
+	}
+	return exports, names
 }
 
 // sandboxPools lays out the slurm sandboxes: one sandbox server per node of
