@@ -8,6 +8,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/stats"
 )
 
@@ -281,7 +282,7 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		return r, nil
 	}
 	if len(b.Rows) == 0 || len(c.Rows) == 0 {
-		return nil, refuse("%s: nothing to pair: %s has no results.parquet rows", p.Name, map[bool]string{true: b.Path, false: c.Path}[len(b.Rows) == 0])
+		return nil, refuse("%s: nothing to pair: %s has no %s rows", p.Name, map[bool]string{true: b.Path, false: c.Path}[len(b.Rows) == 0], rundir.ResultsFile)
 	}
 	pr := PairRows(b.Rows, c.Rows)
 	r.Pairing = Pairing{Paired: len(pr.Base), OnlyInBaseline: pr.OnlyBase, OnlyInCandidate: pr.OnlyCand,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // Run is one benchmark's results on one side of a comparison.
@@ -167,7 +168,7 @@ func Resolve(path string) (*Side, error) {
 		}
 	}
 	if len(dirs) == 0 {
-		return nil, refuse("%s: no run found: expected %s or results.parquet in it or in its sub-directories (<out>/<benchmark>/)", path, metrics.FileName)
+		return nil, refuse("%s: no run found: expected %s or %s in it or in its sub-directories (<out>/<benchmark>/)", path, rundir.BundleFile, rundir.ResultsFile)
 	}
 	s := &Side{Path: path, Multi: len(dirs) > 1}
 	seen := map[string]string{}
@@ -187,8 +188,9 @@ func Resolve(path string) (*Side, error) {
 }
 
 func isBenchDir(dir string) bool {
-	for _, f := range []string{metrics.FileName, "results.parquet"} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && !fi.IsDir() {
+	b := rundir.Bench(dir)
+	for _, f := range []string{b.Bundle(), b.Results()} {
+		if fi, err := os.Stat(f); err == nil && !fi.IsDir() {
 			return true
 		}
 	}
@@ -199,8 +201,8 @@ func isBenchDir(dir string) bool {
 // user named in it.
 func readRun(dir, file string) (*Run, error) {
 	r := &Run{Path: dir}
-	bundle := filepath.Join(dir, metrics.FileName)
-	res := filepath.Join(dir, "results.parquet")
+	b := rundir.Bench(dir)
+	bundle, res := b.Bundle(), b.Results()
 	if file != "" {
 		r.Path = file
 		switch {
@@ -208,9 +210,9 @@ func readRun(dir, file string) (*Run, error) {
 			bundle = file
 		case strings.HasSuffix(file, ".parquet"):
 			res = file
-			bundle = filepath.Join(dir, metrics.FileName)
+			bundle = b.Bundle()
 		default:
-			return nil, refuse("%s: expected an %s bundle, a results.parquet or a directory", file, metrics.FileName)
+			return nil, refuse("%s: expected an %s bundle, a %s or a directory", file, rundir.BundleFile, rundir.ResultsFile)
 		}
 	}
 	if exists(bundle) {
@@ -228,7 +230,7 @@ func readRun(dir, file string) (*Run, error) {
 			return nil, fmt.Errorf("read %s: %w", res, err)
 		}
 		r.Rows, r.Meta = rows, meta
-		if t := filepath.Join(filepath.Dir(res), "trajectories.parquet"); exists(t) {
+		if t := rundir.Bench(filepath.Dir(res)).Trajectories(); exists(t) {
 			r.Trajectories = t
 		}
 	}

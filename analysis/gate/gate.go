@@ -18,6 +18,7 @@ import (
 
 	"github.com/nel-eval/nel/analysis/compare"
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/stats"
 )
 
@@ -308,7 +309,7 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 	}
 	switch {
 	case paired == nil:
-		r.Reasons = append(r.Reasons, fmt.Sprintf("No per-item results for metric %s (results.parquet on both sides, metric mean_reward, pass@1 or scorer:*)", r.Metric))
+		r.Reasons = append(r.Reasons, fmt.Sprintf("No per-item results for metric %s (%s on both sides, metric mean_reward, pass@1 or scorer:*)", r.Metric, rundir.ResultsFile))
 		fallback(r, pr)
 		return r
 	case !ok:

@@ -10,13 +10,13 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/nel-eval/nel/analysis/report/internal/view"
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
@@ -45,7 +45,8 @@ type ModelCardOptions struct {
 }
 
 // PublishedFile is where, under a run directory, nel publish records
-// where it published the run.
+// where it published the run: rundir.Dir.Published, relative, for the
+// callers that name it in a message (a test keeps the two equal).
 const PublishedFile = ".nel/published.json"
 
 // Published is PublishedFile's content.
@@ -59,7 +60,7 @@ type Published struct {
 // ReadPublished reads runDir's PublishedFile; it returns nil and no error
 // when the run was never published.
 func ReadPublished(runDir string) (*Published, error) {
-	path := filepath.Join(runDir, PublishedFile)
+	path := rundir.Dir(runDir).Published()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/metrics"
 	prov "github.com/nel-eval/nel/runtime/provenance"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 func renderCard(t *testing.T, suite []*metrics.Bundle, f Format, o ModelCardOptions) string {
@@ -205,6 +206,9 @@ func TestPublished(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, ".nel", "published.json")
+	if got, want := filepath.Join(dir, PublishedFile), rundir.Dir(dir).Published(); got != path || want != path {
+		t.Fatalf("PublishedFile under the run is %s, rundir's %s; want both %s", got, want, path)
+	}
 	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // Version is the version of the JSON report format.
@@ -137,15 +138,15 @@ func Render(w io.Writer, suite []*metrics.Bundle, format Format, opts Options) e
 func FileName(format Format) string {
 	switch format {
 	case Markdown:
-		return "report.md"
+		return rundir.ReportFile("md")
 	case HTML:
-		return "report.html"
+		return rundir.ReportFile("html")
 	case JSON:
-		return "report.json"
+		return rundir.ReportFile("json")
 	case CSV:
-		return "report.csv"
+		return rundir.ReportFile("csv")
 	case LaTeX:
-		return "report.tex"
+		return rundir.ReportFile("tex")
 	case ModelCard:
 		return "model-card.md"
 	case ModelCardHTML:

@@ -26,6 +26,7 @@ import (
 	"github.com/nel-eval/nel/analysis/compare"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/stats"
 )
 
@@ -361,7 +362,7 @@ func measure(name string, p, n *compare.Run, opts Options) (Benchmark, []float64
 		if len(p.Rows) > 0 {
 			side = n.Path
 		}
-		return noNumbers(fmt.Sprintf("nothing to pair: %s has no results.parquet rows", side))
+		return noNumbers(fmt.Sprintf("nothing to pair: %s has no %s rows", side, rundir.ResultsFile))
 	}
 	pr := compare.PairRows(p.Rows, n.Rows)
 	b.Paired = len(pr.Base)

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // Upload is one file to write to a store.
@@ -262,7 +264,8 @@ func Benchmarks(m Manifest) []string {
 	var out []string
 	for _, f := range m.Files {
 		dir, base := path.Split(f.Path)
-		if dir == "" || (base != "eval.json" && base != "results.parquet") {
+		// A results entry keeps the run folder's names (rundir).
+		if dir == "" || (base != rundir.BundleFile && base != rundir.ResultsFile) {
 			continue
 		}
 		b := strings.TrimSuffix(dir, "/")
