@@ -27,25 +27,7 @@ var refusalRE = regexp.MustCompile(`(?i)I cannot|I'm unable|I can't|as an AI|I d
 // release is called as soon as the model has answered.
 func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Item, repeat, attempt int, release func()) (rec *sampleRecord, interrupted bool) {
 	seed := Seed(r.p.RecipeHash, r.b.Key, it.ID, repeat)
-	req := model.Request{Generation: r.b.Solver.Generation, Seed: seed}
-	var reqJSON []byte
-	if r.svc.Protocol == "completions" {
-		req.Prompt = it.Prompt
-		reqJSON, _ = json.Marshal(map[string]string{"prompt": it.Prompt})
-	} else {
-		msgs := it.Messages
-		// Unlike NeMo Evaluator (which ignores solver.system_prompt when the
-		// benchmark builds messages, reference §3.1), the recipe's system
-		// prompt is sent: it is part of the recipe hash.
-		if sp := r.b.Solver.SystemPrompt; sp != nil && *sp != "" && (len(msgs) == 0 || msgs[0].Role != "system") {
-			msgs = append([]bench.Message{{Role: "system", Content: *sp}}, msgs...)
-		}
-		for _, m := range msgs {
-			req.Messages = append(req.Messages, model.Message{Role: m.Role, Content: m.Content})
-		}
-		reqJSON, _ = json.Marshal(msgs)
-	}
-
+	req, reqJSON := r.request(it, seed)
 	budget := time.Duration(r.b.Timeout * float64(time.Second))
 	if budget <= 0 {
 		budget = 30 * time.Minute
@@ -86,24 +68,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	}
 	rec = &sampleRecord{}
 	if err != nil {
-		var fe *failure.Error
-		cat := failure.APIError
-		if errors.As(err, &fe) {
-			cat = fe.Category
-			traj.Retries = int64(max(fe.Attempts-1, 0))
-			rec.Status = fe.Status
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			cat = failure.Timeout
-		}
-		row.ErrorCategory = string(cat)
-		traj.Error = err.Error()
-		if cat.Outcome() == failure.ModelError && resp != nil {
-			// An empty message still says how it ended and what it cost.
-			row.FinishReason = resp.FinishReason
-			row.PromptTokens, row.CompletionTokens = resp.PromptTokens, resp.CompletionTokens
-		}
-		settle(&row, r.binary, r.extras, traj.Error)
+		rec.Status = r.failed(&row, &traj, resp, err)
 		rec.Row, rec.Traj = row, traj
 		return rec, false
 	}
@@ -122,7 +87,64 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	if resp.Model != "" {
 		traj.Model = resp.Model
 	}
+	if !r.score(ctx, it, resp, &row, &traj) {
+		return nil, true // stopped while scoring: run it again on resume
+	}
+	rec.Row, rec.Traj = row, traj
+	return rec, false
+}
 
+// request is what the solver sends for it, and its JSON for the
+// trajectory: the prompt (completions) or the messages (chat).
+func (r *runner) request(it *bench.Item, seed int64) (model.Request, []byte) {
+	req := model.Request{Generation: r.b.Solver.Generation, Seed: seed}
+	if r.svc.Protocol == "completions" {
+		req.Prompt = it.Prompt
+		reqJSON, _ := json.Marshal(map[string]string{"prompt": it.Prompt})
+		return req, reqJSON
+	}
+	msgs := it.Messages
+	// Unlike NeMo Evaluator (which ignores solver.system_prompt when the
+	// benchmark builds messages, reference §3.1), the recipe's system
+	// prompt is sent: it is part of the recipe hash.
+	if sp := r.b.Solver.SystemPrompt; sp != nil && *sp != "" && (len(msgs) == 0 || msgs[0].Role != "system") {
+		msgs = append([]bench.Message{{Role: "system", Content: *sp}}, msgs...)
+	}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, model.Message{Role: m.Role, Content: m.Content})
+	}
+	reqJSON, _ := json.Marshal(msgs)
+	return req, reqJSON
+}
+
+// failed records a request that ended in err (resp is what came back, if
+// anything) in row and traj, and returns the HTTP status it failed with.
+func (r *runner) failed(row *results.Row, traj *results.Trajectory, resp *model.Response, err error) (status int) {
+	var fe *failure.Error
+	cat := failure.APIError
+	if errors.As(err, &fe) {
+		cat = fe.Category
+		traj.Retries = int64(max(fe.Attempts-1, 0))
+		status = fe.Status
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		cat = failure.Timeout
+	}
+	row.ErrorCategory = string(cat)
+	traj.Error = err.Error()
+	if cat.Outcome() == failure.ModelError && resp != nil {
+		// An empty message still says how it ended and what it cost.
+		row.FinishReason = resp.FinishReason
+		row.PromptTokens, row.CompletionTokens = resp.PromptTokens, resp.CompletionTokens
+	}
+	settle(row, r.binary, r.extras, traj.Error)
+	return status
+}
+
+// score scores the answer in resp as the benchmark does, with its judge
+// metrics and extra scorers, into row and traj. It returns false when ctx
+// ended while scoring.
+func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response, row *results.Row, traj *results.Trajectory) bool {
 	var s bench.Score
 	// Judge calls made while scoring are recorded for the trajectory.
 	jctx, calls := judge.WithRecorder(ctx)
@@ -133,7 +155,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	}
 	s = r.judgeMetrics(jctx, it, resp.Content, s)
 	if ctx.Err() != nil {
-		return nil, true // stopped while scoring: run it again on resume
+		return false
 	}
 	traj.JudgeCalls = judgeCallsJSON(calls)
 	// The failure's text is the exemplar reports show.
@@ -165,20 +187,9 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	if s.Failure != failure.None {
 		row.ErrorCategory = string(s.Failure)
 	} else if s.Reward == 0 {
-		switch {
-		case resp.FinishReason == "length":
-			row.ErrorCategory = string(failure.Truncated)
-			msg = fmt.Sprintf("the answer was cut off (finish_reason length) after %d completion tokens", resp.CompletionTokens)
-		case r.def.Name != "xstest" && refusalRE.MatchString(resp.Content):
-			// (XSTest scores refusals; there a refusal is an answer.)
-			row.ErrorCategory = string(failure.Refusal)
-			msg = "the answer reads as a refusal"
-		case s.Extracted == "":
-			row.ErrorCategory = string(failure.FormatError)
-			msg = "no answer could be extracted from the response"
-		}
+		msg = r.whyWrong(row, resp, s, msg)
 	}
-	settle(&row, s.Binary, nil, msg)
+	settle(row, s.Binary, nil, msg)
 	details := map[string]any{"method": s.Method, "extracted": s.Extracted}
 	for k, v := range s.Details {
 		details[k] = v
@@ -186,8 +197,26 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	if d, err := json.Marshal(details); err == nil {
 		traj.ScoringDetails = string(d)
 	}
-	rec.Row, rec.Traj = row, traj
-	return rec, false
+	return true
+}
+
+// whyWrong gives a wrong answer the error category that says why, when one
+// does (cut off, a refusal, nothing to extract), and returns the row's
+// message: the category's, else msg.
+func (r *runner) whyWrong(row *results.Row, resp *model.Response, s bench.Score, msg string) string {
+	switch {
+	case resp.FinishReason == "length":
+		row.ErrorCategory = string(failure.Truncated)
+		return fmt.Sprintf("the answer was cut off (finish_reason length) after %d completion tokens", resp.CompletionTokens)
+	case r.def.Name != "xstest" && refusalRE.MatchString(resp.Content):
+		// (XSTest scores refusals; there a refusal is an answer.)
+		row.ErrorCategory = string(failure.Refusal)
+		return "the answer reads as a refusal"
+	case s.Extracted == "":
+		row.ErrorCategory = string(failure.FormatError)
+		return "no answer could be extracted from the response"
+	}
+	return msg
 }
 
 // settle gives the row its outcome (scored, model_error or infra_error)
