@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/shellquote"
 	"github.com/nel-eval/nel/templates"
 )
@@ -41,7 +42,7 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := templates.Parse(map[string]any{"shardFile": plan.ShardFile})
+	t, err := templates.Parse(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,8 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 type job struct {
 	NelVersion, Recipe, RecipeHash, PlanHash, Reproduce string
 	OutputDir, NelRun, NelRunSHA256                     string
-	PlanJSON, PlanSHA256, PlanDelim, PlanID             string
+	PlanJSON, PlanSHA256, PlanDelim                     string
+	Run, Output                                         scriptDir // the run folder under the script's variable, and under "<output>" for comments
 	Groups                                              []sbatchGroup
 	Het, Array, AutoResume                              bool
 	MaxRetries                                          int
@@ -89,23 +91,23 @@ type sbatchGroup struct {
 type secret struct{ Name, Where string }
 
 type server struct {
-	Name, Type, Image, Var, FileName string
-	URLEnv, NodeListVar, HealthPath  string
-	Port, Timeout, NumNodes          int
-	SrunFlags, Pyxis                 string // pre-quoted
-	Argv                             []string
-	Env                              []string // complete shell statements
+	Name, Type, Image, Var, Log     string
+	URLEnv, NodeListVar, HealthPath string
+	Port, Timeout, NumNodes         int
+	SrunFlags, Pyxis                string // pre-quoted
+	Argv                            []string
+	Env                             []string // complete shell statements
 }
 
 // sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
 // on each node of its node pool, whose addresses the shards get in
 // EndpointsEnv.
 type sandboxPool struct {
-	Name, Var, FileName, Image, Pool string
-	EndpointsEnv, NodeListVar        string
-	Port, Nodes, Slots, Timeout      int
-	SrunFlags, Pyxis                 string // pre-quoted
-	Argv                             []string
+	Name, Var, Log, Image, Pool string
+	EndpointsEnv, NodeListVar   string
+	Port, Nodes, Slots, Timeout int
+	SrunFlags, Pyxis            string // pre-quoted
+	Argv                        []string
 }
 
 // sandboxEndpointsEnv is runtime/sandbox.EndpointsEnv (the variable the
@@ -136,6 +138,10 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 		return nil, fmt.Errorf("encode plan: %w", err)
 	}
 	sum := sha256.Sum256(append(slices.Clone(pj), '\n'))
+	out := rundir.Dir("$NEL_OUT") // the scripts' variable for output.dir
+	if opts.Target == "make" {
+		out = "$(NEL_OUT)"
+	}
 	j := &job{
 		NelVersion:   opts.NelVersion,
 		Recipe:       s.Path,
@@ -148,7 +154,8 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 		PlanJSON:     string(pj),
 		PlanSHA256:   hex.EncodeToString(sum[:]),
 		PlanDelim:    templates.HeredocDelimiter(string(pj), "NEL_PLAN_EOF"),
-		PlanID:       strings.TrimPrefix(p.PlanHash, "sha256:")[:12],
+		Run:          scriptDir{out, p.PlanHash},
+		Output:       scriptDir{rundir.Dir("<output>"), p.PlanHash},
 		Benchmarks:   p.Benchmarks,
 		Shards:       p.Shards,
 		EvalNodes:    1,
@@ -389,7 +396,7 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv := server{
 		Name: sv.Name, Type: sv.Type, Image: rs.Image,
 		Var:        templates.EnvName(sv.Name),
-		FileName:   safeDir(sv.Name),
+		Log:        j.Run.ServerLog(safeDir(sv.Name)),
 		URLEnv:     sv.URLEnv,
 		HealthPath: sv.HealthPath,
 		Port:       sv.Port,
@@ -471,7 +478,7 @@ func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
 		gi := slices.Index(pools, sb.NodePool)
 		nodes := max(cl.NodePools[sb.NodePool].Nodes, 1)
 		sp := sandboxPool{
-			Name: name, Var: templates.EnvName(name), FileName: safeDir(name), Image: sb.Image, Pool: sb.NodePool,
+			Name: name, Var: templates.EnvName(name), Log: j.Run.SandboxLog(safeDir(name)), Image: sb.Image, Pool: sb.NodePool,
 			EndpointsEnv: sandboxEndpointsEnv(name), NodeListVar: "SLURM_JOB_NODELIST",
 			Port: port, Nodes: nodes, Slots: sb.SlotsPerNode, Timeout: sandboxReadyTimeout,
 		}
