@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // Methodology is the check that two runs measured the same thing: their
@@ -62,7 +64,7 @@ func CheckMethodology(b, c *Run) Methodology {
 	}
 	switch {
 	case bm == nil || cm == nil:
-		m.Note = "the benchmark hashes differ; the recorded methodology is not available on both sides (no eval.json)"
+		m.Note = "the benchmark hashes differ; the recorded methodology is not available on both sides (no " + rundir.BundleFile + ")"
 	case len(m.Differences) == 0:
 		m.Note = "the benchmark hashes differ but the recorded methodology matches"
 	}
