@@ -1,7 +1,11 @@
 # Build, test and lint nel. Run `make help` for the targets.
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The commit and its date, not the time of the build: building one commit
+# twice gives the same binaries (nel --version prints both).
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
 # staticcheck 2026.2.2; works with Go 1.26. Run through `go run` so it is
 # not a module dependency.
@@ -12,7 +16,7 @@ STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 FUZZ_TARGETS ?= ./runtime/shellquote:FuzzQuote ./compiler:FuzzLoad ./compiler:FuzzInjectScript
 FUZZTIME ?= 30s
 
-.PHONY: all help build example test test-slurm testdeps lint tools bench fuzz clean
+.PHONY: all help build example test test-slurm testdeps lint tools bench fuzz docs clean
 
 all: build
 
@@ -27,6 +31,7 @@ help:
 	@echo '  tools  fetch and build the lint tools'
 	@echo '  bench  run the benchmarks'
 	@echo '  fuzz   run each of FUZZ_TARGETS for FUZZTIME ($(FUZZTIME))'
+	@echo '  docs   regenerate docs/cli/ (the command reference) and the README'"'"'s exit-code table from the commands'
 	@echo '  clean  remove bin/'
 
 # nel-run is built with arrow-go's noasm tag: Parquet's encoder links
@@ -134,6 +139,13 @@ fuzz:
 		echo "==> $$name in $$pkg for $(FUZZTIME)"; \
 		go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
 	done
+
+# The command reference in docs/cli/ and the README's exit-code table are
+# generated from the commands; their tests fail when the checked-in copies
+# are stale, and -update rewrites them.
+docs:
+	go test ./cmd/nel -run '^(TestCLIReference|TestREADMEExitCodes)$$' -update
+	go test ./cmd/nel-run -run '^TestCLIReference$$' -update
 
 clean:
 	rm -rf bin

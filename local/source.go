@@ -1,4 +1,4 @@
-package main
+package local
 
 import (
 	"encoding/json"
@@ -11,14 +11,15 @@ import (
 
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/runtime/atomicfile"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
-// sourceFile is <out>/.nel/source.json: which recipe a run ran, so that
+// Source is a run folder's source record (rundir.Dir.Source): which recipe a run ran, so that
 // nel publish can put it in a store. The recipe and its lock are copied
 // beside it (recipe/) as they were when the run started; files the recipe
 // references (data_path, rubric_file) are read from RecipeDir at publish
 // time, and a lock checks that they are still what was run.
-type sourceFile struct {
+type Source struct {
 	RecipeHash string `json:"recipe_hash"`
 	// Recipe is the path as given; RecipeDir the absolute directory its
 	// relative paths resolve against.
@@ -32,15 +33,13 @@ type sourceFile struct {
 	Overrides []string `json:"overrides,omitempty"`
 }
 
-const sourceName = "source.json"
-
-// writeSource records s in dir (<out>/.nel).
-func writeSource(dir string, s *compiler.Source, recipeHash string) error {
+// WriteSource records s in the run folder out.
+func WriteSource(out rundir.Dir, s *compiler.Source, recipeHash string) error {
 	abs, err := filepath.Abs(s.Dir)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	sf := sourceFile{RecipeHash: recipeHash, Recipe: s.Path, RecipeDir: abs, File: filepath.Base(s.Path)}
+	sf := Source{RecipeHash: recipeHash, Recipe: s.Path, RecipeDir: abs, File: filepath.Base(s.Path)}
 	for _, o := range s.Overrides {
 		if slices.Equal(o.Path, []string{"output", "dir"}) {
 			continue
@@ -52,9 +51,9 @@ func writeSource(dir string, s *compiler.Source, recipeHash string) error {
 		if err != nil {
 			return fmt.Errorf("run: keep the recipe for nel publish: %w", err)
 		}
-		return atomicfile.WriteFile(filepath.Join(dir, "recipe", name), b)
+		return atomicfile.WriteFile(out.Recipe(name), b)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "recipe"), 0o755); err != nil {
+	if err := os.MkdirAll(out.RecipeDir(), 0o755); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	if err := copyIn(s.Path, sf.File); err != nil {
@@ -70,22 +69,22 @@ func writeSource(dir string, s *compiler.Source, recipeHash string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, sourceName), append(b, '\n'))
+	return atomicfile.WriteFile(out.Source(), append(b, '\n'))
 }
 
-// readSource reads <run>/.nel/source.json; nil, nil when the run has none
-// (a SLURM run: nel publish then needs --recipe).
-func readSource(runDir string) (*sourceFile, error) {
-	b, err := os.ReadFile(filepath.Join(runDir, ".nel", sourceName))
+// ReadSource reads the run folder's source record; nil, nil when the run
+// has none (a SLURM run: nel publish then needs --recipe).
+func ReadSource(out rundir.Dir) (*Source, error) {
+	b, err := os.ReadFile(out.Source())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var sf sourceFile
+	var sf Source
 	if err := json.Unmarshal(b, &sf); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, ".nel", sourceName), err)
+		return nil, fmt.Errorf("%s: %w", out.Source(), err)
 	}
 	return &sf, nil
 }

@@ -1,4 +1,4 @@
-package main
+package publish
 
 import (
 	"errors"
@@ -138,14 +138,4 @@ func findDigest(dir, name, digest string) string {
 		return nil
 	})
 	return found
-}
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(s string) error {
-	*l = append(*l, s)
-	return nil
 }

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"github.com/nel-eval/nel/internal/exitcode"
 	"math"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ func compareBinary(t *testing.T, n, worse, better int) *Report {
 func TestSignificantWithinMarginReproduced(t *testing.T) {
 	r := compareBinary(t, 10000, 25, 75)
 	b := r.Benchmarks[0]
-	if r.Verdict != Reproduced || b.Verdict != Reproduced || b.Statistics != Reproduced || r.ExitCode() != 0 {
+	if r.Verdict != Reproduced || b.Verdict != Reproduced || b.Statistics != Reproduced || exitcode.For("reproduce", r.Verdict, false) != 0 {
 		t.Fatalf("verdict %s / %s: %q", r.Verdict, b.Verdict, b.Reasons)
 	}
 	if b.Test.Worse != 25 || b.Test.Better != 75 || !near(b.Test.P, 5.636282e-7, 1e-12) {
@@ -81,7 +82,7 @@ func TestOutsideMarginDifferent(t *testing.T) {
 	} {
 		r := compareBinary(t, 1000, tc.worse, tc.better)
 		b := r.Benchmarks[0]
-		if r.Verdict != Different || b.Statistics != Different || r.ExitCode() != 1 {
+		if r.Verdict != Different || b.Statistics != Different || exitcode.For("reproduce", r.Verdict, false) != 1 {
 			t.Fatalf("%d/%d: verdict %s: %q", tc.worse, tc.better, r.Verdict, b.Reasons)
 		}
 		if !near(b.Equivalence.Lo, tc.lo, 1e-6) || !near(b.Equivalence.Hi, tc.hi, 1e-6) || b.Equivalence.P < 0.05 {
@@ -115,7 +116,7 @@ func TestOutsideMarginDifferent(t *testing.T) {
 func TestStraddlingInconclusive(t *testing.T) {
 	r := compareBinary(t, 200, 5, 7)
 	b := r.Benchmarks[0]
-	if r.Verdict != Inconclusive || b.Statistics != Inconclusive || r.ExitCode() != 2 {
+	if r.Verdict != Inconclusive || b.Statistics != Inconclusive || exitcode.For("reproduce", r.Verdict, false) != 2 {
 		t.Fatalf("verdict %s: %q", r.Verdict, b.Reasons)
 	}
 	if !near(b.Equivalence.Lo, -0.020545, 1e-6) || !near(b.Equivalence.Hi, 0.040347, 1e-6) || !near(b.Test.P, 1586.0/2048, 1e-12) {

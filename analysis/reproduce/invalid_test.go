@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"bytes"
+	"github.com/nel-eval/nel/internal/exitcode"
 	"strings"
 	"testing"
 )
@@ -19,8 +20,8 @@ func TestInvalidCannotReproduce(t *testing.T) {
 
 	r := mustCompare(t, good(), writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw, infra: at(10)}))
 	b := r.Benchmarks[0]
-	if b.Verdict != Invalid || r.Verdict != Invalid || r.ExitCode() != 3 {
-		t.Fatalf("verdict %s (benchmark %s), exit %d: want INVALID, 3", r.Verdict, b.Verdict, r.ExitCode())
+	if b.Verdict != Invalid || r.Verdict != Invalid || exitcode.For("reproduce", r.Verdict, false) != 3 {
+		t.Fatalf("verdict %s (benchmark %s), exit %d: want INVALID, 3", r.Verdict, b.Verdict, exitcode.For("reproduce", r.Verdict, false))
 	}
 	if want := "could not reproduce: the new run's gsm8k is INVALID: 30 of 300 samples (10%) failed for infrastructure reasons (timeout 30), more than max_error_rate 5%"; !strings.Contains(reasons(b), want) {
 		t.Errorf("reasons %q\nwant %q", b.Reasons, want)

@@ -212,20 +212,6 @@ type Test struct {
 	Seed      uint64 `json:"seed,omitempty"`
 }
 
-// ExitCode is the CLI's exit status: 0 REPRODUCED, 1 DIFFERENT,
-// 2 INCONCLUSIVE, 3 INVALID (could not be reproduced).
-func (r *Report) ExitCode() int {
-	switch r.Verdict {
-	case Reproduced:
-		return 0
-	case Different:
-		return 1
-	case Invalid:
-		return 3
-	}
-	return 2
-}
-
 // Compare decides whether the run in new reproduces the run in published.
 // Each is a run directory (<dir>/<benchmark>/eval.json + results.parquet)
 // or one benchmark's directory; two single benchmarks are compared

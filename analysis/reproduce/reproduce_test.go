@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nel-eval/nel/internal/exitcode"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,8 +140,8 @@ func TestIdentical300Reproduced(t *testing.T) {
 	pub := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
 	r := mustCompare(t, pub, nw)
-	if r.Verdict != Reproduced || r.ExitCode() != 0 {
-		t.Fatalf("verdict %s exit %d: %q %q", r.Verdict, r.ExitCode(), r.Reasons, r.Benchmarks[0].Reasons)
+	if r.Verdict != Reproduced || exitcode.For("reproduce", r.Verdict, false) != 0 {
+		t.Fatalf("verdict %s exit %d: %q %q", r.Verdict, exitcode.For("reproduce", r.Verdict, false), r.Reasons, r.Benchmarks[0].Reasons)
 	}
 	b := r.Benchmarks[0]
 	half := 1.959963984540054 * math.Sqrt2 / 302 // 0.009178171
@@ -188,7 +189,7 @@ func TestIdentical8Inconclusive(t *testing.T) {
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw})
 	r := mustCompare(t, pub, nw)
 	b := r.Benchmarks[0]
-	if r.Verdict != Inconclusive || b.Verdict != Inconclusive || r.ExitCode() != 2 {
+	if r.Verdict != Inconclusive || b.Verdict != Inconclusive || exitcode.For("reproduce", r.Verdict, false) != 2 {
 		t.Fatalf("verdict %s / %s: %q", r.Verdict, b.Verdict, b.Reasons)
 	}
 	half := z * math.Sqrt2 / 10
@@ -216,7 +217,7 @@ func TestAccuracyDropDifferent(t *testing.T) {
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: binary(300, func(i int) bool { return i%10 < 5 })})
 	r := mustCompare(t, pub, nw)
 	b := r.Benchmarks[0]
-	if r.Verdict != Different || r.ExitCode() != 1 {
+	if r.Verdict != Different || exitcode.For("reproduce", r.Verdict, false) != 1 {
 		t.Fatalf("verdict %s: %q", r.Verdict, b.Reasons)
 	}
 	if b.Test.P >= 1e-6 || b.Test.Worse != 90 || b.Test.Better != 0 || b.Test.Discordant != 90 {
@@ -287,7 +288,7 @@ func TestDatasetDigestDifferent(t *testing.T) {
 	nw := writeRun(t, t.TempDir(), bench{name: "gsm8k", rewards: rw, meta: map[string]string{results.MetaDataset: "sha256:other-data"}})
 	r := mustCompare(t, pub, nw)
 	b := r.Benchmarks[0]
-	if r.Verdict != Different || b.Verdict != Different || r.ExitCode() != 1 {
+	if r.Verdict != Different || b.Verdict != Different || exitcode.For("reproduce", r.Verdict, false) != 1 {
 		t.Fatalf("verdict %s: %q", b.Verdict, b.Reasons)
 	}
 	// Not comparable, apart from the numbers: those alone reproduce.

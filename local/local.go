@@ -1,0 +1,264 @@
+// Package local runs a recipe on this machine, end to end: it writes the
+// plan where a compiled job would, starts the recipe's process services,
+// runs every shard of every benchmark (runtime/shard), merges them
+// (runtime/merge) and writes the suite's reports beside the results. It is
+// nel run, and the new run of nel reproduce.
+//
+// It is not under runtime/: nel-run never starts a local run, and the
+// reports (HTML included) come from analysis/, which nothing under runtime/
+// imports.
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nel-eval/nel/analysis/report"
+	"github.com/nel-eval/nel/analysis/report/render"
+	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/internal/exitcode"
+	"github.com/nel-eval/nel/runtime/merge"
+	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
+	"github.com/nel-eval/nel/runtime/serve"
+	"github.com/nel-eval/nel/runtime/shard"
+)
+
+// Options adjust Run.
+type Options struct {
+	NelVersion string        // recorded in the plan and every result
+	Every      time.Duration // status line interval off a terminal (0: the recipe's)
+	Verbose    bool          // log what each shard does
+	Resume     bool          // run infra_error samples again (shard.Options.RetryInfra)
+	Title      string        // the report's title
+}
+
+// Run runs a loaded recipe on this machine, end to end, and returns its
+// benchmarks' bundles. The headlines and the reports written go to
+// stdout, progress and diagnostics to stderr. An INVALID benchmark is no
+// error here: nel run says it with its exit status (Invalid), reproduce
+// with its verdict.
+func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.Writer) ([]*metrics.Bundle, error) {
+	p, err := prepare(s, o, stderr)
+	if err != nil {
+		return nil, err
+	}
+	level := slog.LevelWarn
+	if o.Verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	servers, err := startServices(ctx, p, log, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer serve.StopAll(servers, 10*time.Second)
+
+	start := time.Now()
+	failed := runShards(ctx, p, o, servers, log, stderr)
+	sums, merr := merge.Merge(merge.Options{Plan: p, OutDir: p.OutputDir, Logger: log})
+	for _, sm := range sums {
+		fmt.Fprintln(stdout, sm.Headline())
+		fmt.Fprintf(stdout, "  %s\n", sm.Path)
+	}
+	if failed > 0 {
+		return nil, fmt.Errorf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", failed, len(p.Benchmarks)*p.Shards)
+	}
+	if merr != nil {
+		return nil, fmt.Errorf("run: %w", merr)
+	}
+	// The suite's reports beside the results, as `nel report OUT -f ...`
+	// would write them: report.md always, then each format of
+	// output.report (report.html, report.csv, ...).
+	suite := make([]*metrics.Bundle, 0, len(sums))
+	for _, sm := range sums {
+		suite = append(suite, sm.Bundle)
+	}
+	paths, err := render.WriteRun(p.OutputDir, suite, p.Reports, report.Options{Title: o.Title, Source: p.OutputDir})
+	for _, path := range paths {
+		fmt.Fprintf(stdout, "report: %s\n", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
+	return suite, nil
+}
+
+// prepare builds s's plan for this machine and writes it, and the recipe
+// it came from, under <output.dir>/.nel/.
+func prepare(s *compiler.Source, o Options, stderr io.Writer) (*plan.Plan, error) {
+	h, _, err := compiler.ComputeHashes(s)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compiler.BuildPlan(s, h, o.NelVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := localServices(p); err != nil {
+		return nil, exitcode.New(exitcode.Usage, fmt.Errorf("run %s: %w", s.Path, err))
+	}
+	out := rundir.Dir(p.OutputDir)
+	if err := writePlan(out.Plan(p.PlanHash), p); err != nil {
+		return nil, err
+	}
+	if err := WriteSource(out, s, h.Recipe); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", h.Recipe, p.PlanHash, p.OutputDir)
+	return p, nil
+}
+
+// startServices starts p's process services, with nel-run found beside
+// this executable first on their PATH.
+func startServices(ctx context.Context, p *plan.Plan, log *slog.Logger, stderr io.Writer) ([]*serve.Server, error) {
+	self, _ := os.Executable()
+	self, err := filepath.EvalSymlinks(self)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
+		LogDir:      string(rundir.Dir(p.OutputDir).Logs()),
+		RecordDir:   serve.RecordDir(p.OutputDir),
+		PathPrepend: filepath.Dir(self),
+		Logger:      log,
+		Progress:    func(msg string) { fmt.Fprintf(stderr, "nel: %s\n", msg) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return servers, nil
+}
+
+// runShards runs every shard of every benchmark at once, showing progress,
+// says each distinct failure once and returns how many shards failed.
+func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Server, log *slog.Logger, stderr io.Writer) int {
+	urls := map[string]string{}
+	for _, sv := range servers {
+		urls[sv.Env] = sv.URL
+	}
+	getenv := func(k string) string {
+		if v, ok := urls[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	interval := o.Every
+	if interval == 0 {
+		interval = time.Duration(p.ProgressInterval * float64(time.Second))
+	}
+	ui := newProgressUI(stderr, p, interval)
+	var data shard.DataCache // each benchmark's data is loaded once, for all its shards
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed []string
+	for _, b := range p.Benchmarks {
+		for i := range p.Shards {
+			wg.Go(func() {
+				_, err := shard.Run(ctx, shard.Options{
+					Plan: p, Benchmark: b.Key, Shard: i, Of: p.Shards,
+					OutDir: p.OutputDir, NelVersion: o.NelVersion, Getenv: getenv, Logger: log,
+					Progress: ui.update, Data: &data, RetryInfra: o.Resume,
+				})
+				if err != nil {
+					mu.Lock()
+					failed = append(failed, err.Error())
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	ui.stop()
+	sayFailures(stderr, failed)
+	return len(failed)
+}
+
+// sayFailures prints each cause once, in a stable order: shards of a
+// benchmark often fail alike (a missing data file).
+func sayFailures(w io.Writer, failed []string) {
+	slices.Sort(failed)
+	for i := 0; i < len(failed); {
+		n := 1
+		for i+n < len(failed) && failed[i+n] == failed[i] {
+			n++
+		}
+		if n > 1 {
+			fmt.Fprintf(w, "nel: %s (%d shards)\n", failed[i], n)
+		} else {
+			fmt.Fprintf(w, "nel: %s\n", failed[i])
+		}
+		i += n
+	}
+}
+
+// Invalid is an error (exit status 1) when a benchmark of suite is
+// INVALID: its infrastructure failures are above its max_error_rate, so
+// the run did not measure the model, even though every file was written.
+func Invalid(suite []*metrics.Bundle) error {
+	var bad []string
+	for _, b := range suite {
+		if v := b.Validity; v.Invalid {
+			bad = append(bad, fmt.Sprintf("%s (%s > max_error_rate %s)", b.Benchmark, metrics.Percent(v.Rate), metrics.Percent(v.MaxErrorRate)))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("run: %d of %d benchmarks INVALID, too many infrastructure failures: %s; fix the cause and run again with --resume to retry the failed samples",
+		len(bad), len(suite), strings.Join(bad, ", "))
+}
+
+// localServices checks that every service a benchmark uses can run here,
+// and keeps only those in p.
+func localServices(p *plan.Plan) error {
+	used := map[string]bool{}
+	for _, b := range p.Benchmarks {
+		used[b.Solver.Service] = true
+		for _, m := range b.Scoring.Metrics {
+			if m.Service != "" {
+				used[m.Service] = true // a judge's service
+			}
+		}
+	}
+	var keep []plan.Service
+	for _, s := range p.Services {
+		if !used[s.Name] {
+			continue
+		}
+		if s.Type != "api" && s.Type != "process" {
+			return fmt.Errorf("service %s is a %s server: nel run starts only api and process services on this machine; compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
+		}
+		keep = append(keep, s)
+	}
+	p.Services = keep
+	return nil
+}
+
+// writePlan writes the plan where the compiled scripts put theirs, so that
+// nel-run merge OUTPUT works on a local run too.
+func writePlan(path string, p *plan.Plan) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("run: write plan: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
