@@ -272,26 +272,128 @@ func newRunner(o Options) (*runner, error) {
 }
 
 func (r *runner) run(ctx context.Context) (*Result, error) {
-	if meta, n, err := results.ReadMeta(r.final); err == nil {
-		if meta[results.MetaPlanHash] != r.p.PlanHash {
-			return nil, fmt.Errorf("%s holds results of another plan (%s, this is %s): use another output directory or delete it", r.final, meta[results.MetaPlanHash], r.p.PlanHash)
-		}
-		retry := 0
-		if r.o.RetryInfra {
-			if retry, err = r.reopen(meta[results.MetaDataset]); err != nil {
-				return nil, err
-			}
-		}
-		if retry == 0 {
-			r.log.Info("shard already complete", "file", r.final, "rows", n)
-			return &Result{Path: r.final, Rows: int(n), AlreadyComplete: true, Simulated: meta[results.MetaSimulated] == "true"}, nil
-		}
-		r.log.Info("running the shard's infrastructure failures again", "file", r.final, "samples", retry)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s exists but cannot be read (%v): delete it to run the shard again", r.final, err)
+	if res, err := r.existing(); res != nil || err != nil {
+		return res, err
 	}
 	started := time.Now().UTC()
+	set, err := r.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	digest := datasetDigest(set.Datasets)
+	selected := Select(set.Items, r.b.ShuffleSeed, r.b.MaxProblems)
+	if len(selected) < r.o.Of {
+		// Shards without an item would run a server for nothing; the
+		// compiler refuses this when max_problems tells, the data tells here.
+		return nil, fmt.Errorf("benchmark %s: %d items to evaluate, fewer than the %d shards; compile it with cluster.shards at most %d", r.b.Key, len(selected), r.o.Of, max(len(selected), 1))
+	}
+	var mine []*bench.Item
+	for i := range selected {
+		if Of(selected[i].ID, r.o.Of) == r.o.Shard {
+			mine = append(mine, &selected[i])
+		}
+	}
+	if len(mine) > 0 {
+		closeEnv, err := r.openScoring(ctx, mine[0])
+		if err != nil {
+			return nil, err
+		}
+		defer closeEnv()
+	}
+	// Where the numbers come from, learned before any sample runs: the
+	// servers as they are now.
+	prov := r.collectProvenance(ctx)
+	repeats := max(r.b.Repeats, 1)
+	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: len(mine) * repeats}
+	r.log.Info("shard", "items", len(mine), "selected", len(selected), "dataset_items", len(set.Items), "repeats", repeats, "dataset", digest)
 
+	j, st, err := r.openJournal(started, digest)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if j != nil {
+			j.Close()
+		}
+	}()
+	items, todo, err := r.resume(st, mine, repeats)
+	if err != nil {
+		return nil, err
+	}
+	resumed := len(r.done)
+	r.prog.Done, r.prog.Resumed = resumed, resumed
+	if resumed > 0 {
+		r.log.Info("resuming from journal", "done", resumed, "todo", len(todo))
+	}
+	r.report()
+
+	if len(todo) > 0 {
+		if err := r.runSamples(ctx, j, st, items, todo); err != nil {
+			return nil, err
+		}
+	}
+
+	meta := map[string]string{
+		results.MetaRecipeHash:    r.p.RecipeHash,
+		results.MetaPlanHash:      r.p.PlanHash,
+		results.MetaBenchmarkHash: r.b.Hash,
+		results.MetaBenchmark:     r.b.Key,
+		results.MetaNelVersion:    r.o.NelVersion,
+		results.MetaScoring:       r.p.ScoringVersion,
+		results.MetaDataset:       digest,
+		results.MetaModel:         r.svc.Model,
+		results.MetaCategory:      r.def.Category,
+		results.MetaSimulated:     strconv.FormatBool(r.simulated.Load()),
+		results.MetaShard:         fmt.Sprintf("%d/%d", r.o.Shard, r.o.Of),
+		results.MetaStartedAt:     started.Format(time.RFC3339),
+		results.MetaEndedAt:       time.Now().UTC().Format(time.RFC3339),
+		results.MetaSelected:      strconv.Itoa(len(selected)),
+		results.MetaRepeats:       strconv.Itoa(repeats),
+		results.MetaProvenance:    r.provenanceJSON(prov),
+	}
+	rows, err := r.write(items, meta)
+	if err != nil {
+		return nil, err
+	}
+	err = j.Remove()
+	j = nil
+	if err != nil {
+		r.log.Warn("shard complete, but its journal could not be removed", "err", err)
+	}
+	return &Result{Path: r.final, Rows: rows, Resumed: resumed, Simulated: r.simulated.Load()}, nil
+}
+
+// existing looks at the shard's results file from an earlier run. It
+// returns the Result when the shard is complete, nothing when it is to run
+// (no results yet, or --resume has infrastructure failures to send again),
+// and an error when the file belongs to another plan or cannot be read.
+func (r *runner) existing() (*Result, error) {
+	meta, n, err := results.ReadMeta(r.final)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s exists but cannot be read (%v): delete it to run the shard again", r.final, err)
+	}
+	if meta[results.MetaPlanHash] != r.p.PlanHash {
+		return nil, fmt.Errorf("%s holds results of another plan (%s, this is %s): use another output directory or delete it", r.final, meta[results.MetaPlanHash], r.p.PlanHash)
+	}
+	retry := 0
+	if r.o.RetryInfra {
+		if retry, err = r.reopen(meta[results.MetaDataset]); err != nil {
+			return nil, err
+		}
+	}
+	if retry == 0 {
+		r.log.Info("shard already complete", "file", r.final, "rows", n)
+		return &Result{Path: r.final, Rows: int(n), AlreadyComplete: true, Simulated: meta[results.MetaSimulated] == "true"}, nil
+	}
+	r.log.Info("running the shard's infrastructure failures again", "file", r.final, "samples", retry)
+	return nil, nil
+}
+
+// load loads the benchmark's data, checked against the plan's pins.
+func (r *runner) load(ctx context.Context) (*bench.Set, error) {
 	loader := r.o.Loader
 	if loader == nil {
 		loader = dataset.NewLoader(dataset.OptionsFromEnv(r.p.RecipeDir))
@@ -317,46 +419,37 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
 		r.log.Warn("benchmark "+r.b.Key+": "+d, "duplicates", len(set.Duplicates))
 	}
-	digest := datasetDigest(set.Datasets)
-	selected := Select(set.Items, r.b.ShuffleSeed, r.b.MaxProblems)
-	if len(selected) < r.o.Of {
-		// Shards without an item would run a server for nothing; the
-		// compiler refuses this when max_problems tells, the data tells here.
-		return nil, fmt.Errorf("benchmark %s: %d items to evaluate, fewer than the %d shards; compile it with cluster.shards at most %d", r.b.Key, len(selected), r.o.Of, max(len(selected), 1))
-	}
-	var mine []*bench.Item
-	for i := range selected {
-		if Of(selected[i].ID, r.o.Of) == r.o.Shard {
-			mine = append(mine, &selected[i])
-		}
-	}
-	if len(mine) > 0 {
-		env, closeEnv, err := r.openEnv(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err := closeEnv(); err != nil {
-				r.log.Warn("closing the scoring environment", "err", err)
-			}
-		}()
-		r.env = env
-		s := r.def.Score(mine[0], "")
-		if s.NeedsJudge && env.Judge == nil {
-			return nil, fmt.Errorf("benchmark %s: %s is scored by an LLM judge: add a judge metric to its scoring.metrics (type: \"judge\", service: a model service other than the solver's)", r.b.Key, r.b.Name)
-		}
-		r.binary = s.Binary
-	}
-	// Where the numbers come from, learned before any sample runs: the
-	// servers as they are now.
-	prov := r.collectProvenance(ctx)
-	repeats := max(r.b.Repeats, 1)
-	total := len(mine) * repeats
-	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: total}
-	r.log.Info("shard", "items", len(mine), "selected", len(selected), "dataset_items", len(set.Items), "repeats", repeats, "dataset", digest)
+	return set, nil
+}
 
+// openScoring opens the scoring environment (sandbox, judges) and checks
+// that it can score the benchmark, first being one of its items. The
+// function it returns closes the environment.
+func (r *runner) openScoring(ctx context.Context, first *bench.Item) (func(), error) {
+	env, closeEnv, err := r.openEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	closeFn := func() {
+		if err := closeEnv(); err != nil {
+			r.log.Warn("closing the scoring environment", "err", err)
+		}
+	}
+	r.env = env
+	s := r.def.Score(first, "")
+	if s.NeedsJudge && env.Judge == nil {
+		closeFn()
+		return nil, fmt.Errorf("benchmark %s: %s is scored by an LLM judge: add a judge metric to its scoring.metrics (type: \"judge\", service: a model service other than the solver's)", r.b.Key, r.b.Name)
+	}
+	r.binary = s.Binary
+	return closeFn, nil
+}
+
+// openJournal opens the shard's journal, moving aside one from another
+// plan or another version of the data.
+func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal, *journal.State, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	jpath, hdr := r.journalPath(), r.journalHeader(digest)
 	j, st, err := journal.Open(jpath, hdr)
@@ -366,20 +459,22 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		aside := r.files.StaleJournal(started)
 		r.log.Warn("journal is from another run; starting the shard afresh", "journal", jpath, "moved_to", aside, "why", err)
 		if rerr := os.Rename(jpath, aside); rerr != nil {
-			return nil, fmt.Errorf("benchmark %s: %w; and moving it aside failed: %v", r.b.Key, err, rerr)
+			return nil, nil, fmt.Errorf("benchmark %s: %w; and moving it aside failed: %v", r.b.Key, err, rerr)
 		}
 		j, st, err = journal.Open(jpath, hdr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
-	defer func() {
-		if j != nil {
-			j.Close()
-		}
-	}()
+	return j, st, nil
+}
 
-	want := make(map[journal.Key]bool, total)
+// resume takes the samples the journal st holds as done into r.done and
+// returns the shard's items by id and the samples still to run: those not
+// done, and with --resume those whose infrastructure failed.
+func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (map[string]*bench.Item, []journal.Key, error) {
+	jpath := r.journalPath()
+	want := make(map[journal.Key]bool, len(mine)*repeats)
 	var todo []journal.Key
 	items := make(map[string]*bench.Item, len(mine))
 	for _, it := range mine {
@@ -394,7 +489,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			}
 			var rec sampleRecord
 			if err := json.Unmarshal(raw, &rec); err != nil {
-				return nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
+				return nil, nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
 			}
 			if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
 				todo = append(todo, k) // --resume: its infrastructure failed, send it again
@@ -411,22 +506,15 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	for k := range st.Done {
 		if !want[k] {
-			return nil, fmt.Errorf("benchmark %s: journal %s has sample %s, which is not in this shard: the data changed under the same digest?", r.b.Key, jpath, k)
+			return nil, nil, fmt.Errorf("benchmark %s: journal %s has sample %s, which is not in this shard: the data changed under the same digest?", r.b.Key, jpath, k)
 		}
 	}
-	resumed := len(r.done)
-	r.prog.Done, r.prog.Resumed = resumed, resumed
-	if resumed > 0 {
-		r.log.Info("resuming from journal", "done", resumed, "todo", len(todo))
-	}
-	r.report()
+	return items, todo, nil
+}
 
-	if len(todo) > 0 {
-		if err := r.runSamples(ctx, j, st, items, todo); err != nil {
-			return nil, err
-		}
-	}
-
+// write writes the shard's trajectories and results in the dataset's
+// order, with meta, and returns how many rows it wrote.
+func (r *runner) write(items map[string]*bench.Item, meta map[string]string) (int, error) {
 	rows := make([]results.Row, 0, len(r.done))
 	trajs := make([]results.Trajectory, 0, len(r.done))
 	for _, k := range sortedKeys(r.done, items) {
@@ -434,37 +522,14 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		rows = append(rows, rec.Row)
 		trajs = append(trajs, rec.Traj)
 	}
-	meta := map[string]string{
-		results.MetaRecipeHash:    r.p.RecipeHash,
-		results.MetaPlanHash:      r.p.PlanHash,
-		results.MetaBenchmarkHash: r.b.Hash,
-		results.MetaBenchmark:     r.b.Key,
-		results.MetaNelVersion:    r.o.NelVersion,
-		results.MetaScoring:       r.p.ScoringVersion,
-		results.MetaDataset:       digest,
-		results.MetaModel:         r.svc.Model,
-		results.MetaCategory:      r.def.Category,
-		results.MetaSimulated:     strconv.FormatBool(r.simulated.Load()),
-		results.MetaShard:         fmt.Sprintf("%d/%d", r.o.Shard, r.o.Of),
-		results.MetaStartedAt:     started.Format(time.RFC3339),
-		results.MetaEndedAt:       time.Now().UTC().Format(time.RFC3339),
-		results.MetaSelected:      strconv.Itoa(len(selected)),
-		results.MetaRepeats:       strconv.Itoa(repeats),
-		results.MetaProvenance:    r.provenanceJSON(prov),
-	}
 	// Trajectories first: the results file is the shard's completion mark.
 	if err := results.WriteTrajectories(r.trajs, trajs, meta); err != nil {
-		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	if err := results.WriteRows(r.final, rows, meta); err != nil {
-		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
-	err = j.Remove()
-	j = nil
-	if err != nil {
-		r.log.Warn("shard complete, but its journal could not be removed", "err", err)
-	}
-	return &Result{Path: r.final, Rows: len(rows), Resumed: resumed, Simulated: r.simulated.Load()}, nil
+	return len(rows), nil
 }
 
 // reopen prepares a complete shard for RetryInfra: every sample of its
@@ -573,18 +638,7 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 		return err
 	}
 	defer client.Close()
-	// Where the samples go, and from where: the first thing to check when a
-	// shard on one node cannot reach a server on another. An api service's
-	// url is shown as written, since its ${VAR}s may hold secrets.
-	shown := r.svc.URL
-	if r.svc.URLEnv != "" {
-		shown = r.o.Getenv(r.svc.URLEnv)
-	}
-	attrs := []any{"service", r.svc.Name, "url", shown}
-	if node := r.o.Getenv("SLURMD_NODENAME"); node != "" {
-		attrs = append(attrs, "node", node)
-	}
-	r.log.Info("endpoint", attrs...)
+	r.logEndpoint()
 	conc := max(r.b.MaxConcurrent, 1)
 	if got, err := model.RaiseOpenFiles(uint64(conc) + 256); err != nil || got < uint64(conc)+64 {
 		r.log.Warn("the open-files limit may be too low for the concurrency", "max_concurrent", conc, "limit", got, "err", err)
@@ -598,52 +652,57 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	sem := make(chan struct{}, conc)
-	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err })
 		cancel(err)
 	}
-	// One sample, start to finish, on a worker goroutine.
-	do := func(k journal.Key, attempt int) {
-		// The slot is held while the request is in flight, not while the
-		// answer is scored and journaled: max_concurrent bounds what the
-		// server sees, and the next request goes out at once.
-		released := false
-		release := func() {
-			if !released {
-				released = true
-				<-sem
-			}
-		}
-		defer release()
-		rec, interrupted := r.sample(ctx, client, items[k.Item], k.Repeat, attempt, release)
+	p := &workerPool{sem: make(chan struct{}, conc), jobs: make(chan pendingStart)}
+	p.run = func(jb pendingStart, release func()) {
+		rec, interrupted := r.sample(ctx, client, items[jb.key.Item], jb.key.Repeat, jb.attempt, release)
 		if interrupted {
 			return // infrastructure stopped it: it runs again next time
 		}
-		if err := r.finish(j, k, attempt, rec); err != nil {
+		if err := r.finish(j, jb.key, jb.attempt, rec); err != nil {
 			fail(err)
 		}
 	}
-	// Workers are reused rather than started per sample: a new goroutine
-	// grows its stack to what a request needs, copying it several times,
-	// on every sample (about 6% of the CPU at 2,000 in flight). A job goes
-	// to an idle worker when there is one, or to a new worker otherwise;
-	// there are at most as many as samples ever ran at once.
-	jobs := make(chan pendingStart)
-	worker := func(jb pendingStart) {
-		for {
-			do(jb.key, jb.attempt)
-			wg.Done()
-			var ok bool
-			if jb, ok = <-jobs; !ok {
-				return
-			}
-		}
+	defer close(p.jobs) // idle workers exit; busy ones when their sample is done
+	r.dispatch(ctx, client, j, st, todo, p, fail)
+	p.wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
 	}
-	defer close(jobs) // idle workers exit; busy ones when their sample is done
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("benchmark %s: interrupted (%v); %d of %d samples are safe in the journal, run the same command again to finish", r.b.Key, context.Cause(ctx), len(r.done), r.prog.Total)
+	}
+	// Infrastructure failures that no later success vouched for are real
+	// results once the shard is otherwise complete.
+	return r.flushSuspects(j)
+}
+
+// logEndpoint logs where the samples go, and from where: the first thing
+// to check when a shard on one node cannot reach a server on another. An
+// api service's url is shown as written, since its ${VAR}s may hold
+// secrets.
+func (r *runner) logEndpoint() {
+	shown := r.svc.URL
+	if r.svc.URLEnv != "" {
+		shown = r.o.Getenv(r.svc.URLEnv)
+	}
+	attrs := []any{"service", r.svc.Name, "url", shown}
+	if node := r.o.Getenv("SLURMD_NODENAME"); node != "" {
+		attrs = append(attrs, "node", node)
+	}
+	r.log.Info("endpoint", attrs...)
+}
+
+// dispatch starts the samples of todo on p, those the breaker took back
+// from an outage first, until every one has run, ctx is done or a step
+// fails (it calls fail). Samples may still be in flight when it returns.
+func (r *runner) dispatch(ctx context.Context, client *model.Client, j *journal.Journal, st *journal.State, todo []journal.Key, p *workerPool, fail func(error)) {
+	conc := cap(p.sem)
 	// The first wave is paced at RampRate. Launching max_concurrent
 	// requests in the same instant opens as many connections at once (a
 	// SYN burst that can overflow the server's accept backlog), and with
@@ -661,7 +720,6 @@ func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal
 	rampStart := time.Now()
 	launched := 0
 	next := 0 // into todo
-loop:
 	for ctx.Err() == nil {
 		// Samples the breaker took back from an outage go first.
 		jb, ok := r.popRequeue()
@@ -674,58 +732,94 @@ loop:
 			// Nothing left to send: wait for what is in flight. An
 			// outage at the end of the run is still probed and its
 			// samples sent again; otherwise the run is done.
-			wg.Wait()
+			p.wg.Wait()
 			if r.tripped() {
 				if err := r.recover(ctx, client); err != nil {
 					fail(err)
-					break
+					return
 				}
 				continue
 			}
 			if r.hasRequeue() {
 				continue
 			}
-			break
+			return
 		}
 		if r.tripped() {
 			if err := r.recover(ctx, client); err != nil {
 				fail(err)
-				break
+				return
 			}
 		}
 		if launched < conc && pace > 0 {
 			if !sleep(ctx, time.Until(rampStart.Add(pace*time.Duration(launched)))) {
-				break loop
+				return
 			}
 		}
 		select {
-		case sem <- struct{}{}:
+		case p.sem <- struct{}{}:
 		case <-ctx.Done():
-			break loop
+			return
 		}
 		if err := j.Start(jb.key); err != nil {
-			<-sem
+			<-p.sem
 			fail(err)
-			break
+			return
 		}
 		launched++
-		wg.Add(1)
-		select {
-		case jobs <- jb:
-		default:
-			go worker(jb)
+		p.start(jb)
+	}
+}
+
+// workerPool runs samples on worker goroutines that are reused rather than
+// started per sample: a new goroutine grows its stack to what a request
+// needs, copying it several times, on every sample (about 6% of the CPU at
+// 2,000 in flight). A sample goes to an idle worker when there is one, or
+// to a new worker otherwise; there are at most as many as samples ever ran
+// at once.
+type workerPool struct {
+	sem  chan struct{}     // a slot per request in flight: max_concurrent
+	jobs chan pendingStart // to idle workers; closed when the shard is done
+	wg   sync.WaitGroup    // the samples started and not yet done
+	// run runs one sample, calling release once its request is answered.
+	run func(jb pendingStart, release func())
+}
+
+// start runs jb, whose slot in sem the caller holds.
+func (p *workerPool) start(jb pendingStart) {
+	p.wg.Add(1)
+	select {
+	case p.jobs <- jb:
+	default:
+		go p.worker(jb)
+	}
+}
+
+func (p *workerPool) worker(jb pendingStart) {
+	for {
+		p.do(jb)
+		p.wg.Done()
+		var ok bool
+		if jb, ok = <-p.jobs; !ok {
+			return
 		}
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
+}
+
+// do runs one sample, start to finish. The slot is held while the request
+// is in flight, not while the answer is scored and journaled:
+// max_concurrent bounds what the server sees, and the next request goes
+// out at once.
+func (p *workerPool) do(jb pendingStart) {
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			<-p.sem
+		}
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("benchmark %s: interrupted (%v); %d of %d samples are safe in the journal, run the same command again to finish", r.b.Key, context.Cause(ctx), len(r.done), r.prog.Total)
-	}
-	// Infrastructure failures that no later success vouched for are real
-	// results once the shard is otherwise complete.
-	return r.flushSuspects(j)
+	defer release()
+	p.run(jb, release)
 }
 
 // sleep waits for d or until ctx is done, and says whether d passed.
