@@ -96,74 +96,15 @@ type shardFile struct {
 func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	n := max(o.Plan.Shards, 1)
 	dir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
-	var absent []string
-	var files []*shardFile
-	for i := range n {
-		p := string(dir.Shard(i, n))
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			absent = append(absent, strconv.Itoa(i))
-			continue
-		}
-		files = append(files, &shardFile{i: i, path: p})
+	files, err := shardFiles(b, dir, n)
+	if err != nil {
+		return nil, err
 	}
-	if len(absent) > 0 {
-		return nil, &incompleteError{fmt.Sprintf("benchmark %s: %d of %d shards not finished (shard %s, under %s)", b.Key, len(absent), n, abbreviate(absent, 10), dir.Shards())}
+	selected, repeats, err := readFooters(o.Plan, b, files, n)
+	if err != nil {
+		return nil, err
 	}
-
-	// Every shard must come from this plan and agree on what was run.
-	// Not on their provenance (results.MetaProvenance): hosts differ, and
-	// servers may, which the bundle's notes then say.
-	agree := []string{results.MetaRecipeHash, results.MetaDataset, results.MetaSelected, results.MetaRepeats, results.MetaModel}
-	var first *shardFile
-	for _, f := range files {
-		// The footer only: the rows are read below, all shards at once.
-		meta, nrows, err := results.ReadMeta(f.path)
-		if err != nil {
-			return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
-		}
-		f.meta, f.n = meta, int(nrows)
-		if got := meta[results.MetaPlanHash]; got != o.Plan.PlanHash {
-			return nil, fmt.Errorf("benchmark %s: %s was written by plan %s, not this plan (%s): it is a leftover of another run; delete it and re-run that shard", b.Key, f.path, got, o.Plan.PlanHash)
-		}
-		if got, want := meta[results.MetaShard], fmt.Sprintf("%d/%d", f.i, n); got != want {
-			return nil, fmt.Errorf("benchmark %s: %s says it is shard %s, expected %s", b.Key, f.path, got, want)
-		}
-		if got := meta[results.MetaBenchmark]; got != b.Key {
-			return nil, fmt.Errorf("benchmark %s: %s holds benchmark %q", b.Key, f.path, got)
-		}
-		if first == nil {
-			first = f
-			continue
-		}
-		for _, k := range agree {
-			if meta[k] != first.meta[k] {
-				return nil, fmt.Errorf("benchmark %s: shards disagree on %s: %s has %q, %s has %q (were they run against different data or models?)", b.Key, k, first.path, first.meta[k], f.path, meta[k])
-			}
-		}
-	}
-	selected, err1 := strconv.Atoi(first.meta[results.MetaSelected])
-	repeats, err2 := strconv.Atoi(first.meta[results.MetaRepeats])
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("benchmark %s: %s lacks the %s/%s metadata nel-run writes", b.Key, first.path, results.MetaSelected, results.MetaRepeats)
-	}
-
-	meta := map[string]string{}
-	for k, v := range first.meta {
-		meta[k] = v
-	}
-	meta[results.MetaShard] = fmt.Sprintf("merged/%d", n)
-	for _, f := range files {
-		meta[results.MetaStartedAt] = minStr(meta[results.MetaStartedAt], f.meta[results.MetaStartedAt])
-		meta[results.MetaEndedAt] = max(meta[results.MetaEndedAt], f.meta[results.MetaEndedAt])
-		if f.meta[results.MetaSimulated] == "true" {
-			meta[results.MetaSimulated] = "true"
-		}
-	}
-	if prov := joinProvenance(o.Logger, files); prov != "" {
-		meta[results.MetaProvenance] = prov
-	} else {
-		delete(meta, results.MetaProvenance)
-	}
+	meta := mergedMeta(o.Logger, files, n)
 
 	// The trajectories (the bulk of the bytes) are not decoded: their row
 	// groups are copied into trajectories.parquet while the results are
@@ -220,6 +161,92 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)
 	return &Summary{Path: out, Bundle: bundle}, nil
+}
+
+// shardFiles returns the n shard files of b under dir, in shard order; an
+// incompleteError names those not finished.
+func shardFiles(b *plan.Benchmark, dir rundir.Bench, n int) ([]*shardFile, error) {
+	var absent []string
+	var files []*shardFile
+	for i := range n {
+		p := string(dir.Shard(i, n))
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			absent = append(absent, strconv.Itoa(i))
+			continue
+		}
+		files = append(files, &shardFile{i: i, path: p})
+	}
+	if len(absent) > 0 {
+		return nil, &incompleteError{fmt.Sprintf("benchmark %s: %d of %d shards not finished (shard %s, under %s)", b.Key, len(absent), n, abbreviate(absent, 10), dir.Shards())}
+	}
+	return files, nil
+}
+
+// readFooters reads each shard's metadata into files and checks that every
+// shard comes from plan p, is the shard its name says, and agrees with the
+// others on what was run. It returns how many items were selected and how
+// many times each was run.
+func readFooters(p *plan.Plan, b *plan.Benchmark, files []*shardFile, n int) (selected, repeats int, err error) {
+	// Not on their provenance (results.MetaProvenance): hosts differ, and
+	// servers may, which the bundle's notes then say.
+	agree := []string{results.MetaRecipeHash, results.MetaDataset, results.MetaSelected, results.MetaRepeats, results.MetaModel}
+	var first *shardFile
+	for _, f := range files {
+		// The footer only: the rows are read later, all shards at once.
+		meta, nrows, err := results.ReadMeta(f.path)
+		if err != nil {
+			return 0, 0, fmt.Errorf("benchmark %s: %w", b.Key, err)
+		}
+		f.meta, f.n = meta, int(nrows)
+		if got := meta[results.MetaPlanHash]; got != p.PlanHash {
+			return 0, 0, fmt.Errorf("benchmark %s: %s was written by plan %s, not this plan (%s): it is a leftover of another run; delete it and re-run that shard", b.Key, f.path, got, p.PlanHash)
+		}
+		if got, want := meta[results.MetaShard], fmt.Sprintf("%d/%d", f.i, n); got != want {
+			return 0, 0, fmt.Errorf("benchmark %s: %s says it is shard %s, expected %s", b.Key, f.path, got, want)
+		}
+		if got := meta[results.MetaBenchmark]; got != b.Key {
+			return 0, 0, fmt.Errorf("benchmark %s: %s holds benchmark %q", b.Key, f.path, got)
+		}
+		if first == nil {
+			first = f
+			continue
+		}
+		for _, k := range agree {
+			if meta[k] != first.meta[k] {
+				return 0, 0, fmt.Errorf("benchmark %s: shards disagree on %s: %s has %q, %s has %q (were they run against different data or models?)", b.Key, k, first.path, first.meta[k], f.path, meta[k])
+			}
+		}
+	}
+	selected, err1 := strconv.Atoi(first.meta[results.MetaSelected])
+	repeats, err2 := strconv.Atoi(first.meta[results.MetaRepeats])
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("benchmark %s: %s lacks the %s/%s metadata nel-run writes", b.Key, first.path, results.MetaSelected, results.MetaRepeats)
+	}
+	return selected, repeats, nil
+}
+
+// mergedMeta is the merged files' metadata: the first shard's, as merged
+// n shards, spanning from the first start to the last end, simulated if
+// any shard was, with the shards' provenance joined.
+func mergedMeta(log *slog.Logger, files []*shardFile, n int) map[string]string {
+	meta := map[string]string{}
+	for k, v := range files[0].meta {
+		meta[k] = v
+	}
+	meta[results.MetaShard] = fmt.Sprintf("merged/%d", n)
+	for _, f := range files {
+		meta[results.MetaStartedAt] = minStr(meta[results.MetaStartedAt], f.meta[results.MetaStartedAt])
+		meta[results.MetaEndedAt] = max(meta[results.MetaEndedAt], f.meta[results.MetaEndedAt])
+		if f.meta[results.MetaSimulated] == "true" {
+			meta[results.MetaSimulated] = "true"
+		}
+	}
+	if prov := joinProvenance(log, files); prov != "" {
+		meta[results.MetaProvenance] = prov
+	} else {
+		delete(meta, results.MetaProvenance)
+	}
+	return meta
 }
 
 // joinProvenance is the merged file's results.MetaProvenance: the JSON
