@@ -34,6 +34,13 @@ const (
 // simulated one that is INVALID (1 of its 4 samples failed for
 // infrastructure reasons); and one with no rows at all.
 func Suite() []*metrics.Bundle {
+	return []*metrics.Bundle{gsm8k(), humanEval(), mathCoT(), noRows()}
+}
+
+// gsm8k is the binary benchmark: 500 items × 4 repeats with pass@k,
+// categories (one named with markup), a scorer metric, a latency
+// histogram, 8 timeouts (valid) and 4 model errors.
+func gsm8k() *metrics.Bundle {
 	gsmHead := metrics.Score{Metric: "pass@1", Value: F(0.812), N: 500, CLT: CLT(0.7911, 0.8329, 0.01067), Bootstrap: Boot(0.7905, 0.8324)}
 	hist := make([]int, 40)
 	for i := range hist {
@@ -42,7 +49,7 @@ func Suite() []*metrics.Bundle {
 		hist[i] = int(200 * x * x * (40 - x) / 10000)
 	}
 	hist[39] = 17
-	gsm := &metrics.Bundle{
+	return &metrics.Bundle{
 		BundleVersion: 2,
 		Benchmark:     "gsm8k",
 		Name:          "gsm8k",
@@ -116,11 +123,15 @@ func Suite() []*metrics.Bundle {
 			},
 		},
 	}
+}
 
+// mathCoT is the fractional benchmark: clustered intervals, no histogram,
+// a category of one item.
+func mathCoT() *metrics.Bundle {
 	mathHead := metrics.Score{Metric: "mean_reward", Value: F(0.4567), N: 300,
 		CLT:       &metrics.Interval{Method: "clt_clustered", Level: 0.95, Lo: 0.4102, Hi: 0.5032, SE: 0.0237, Clusters: 60},
 		Bootstrap: Boot(0.4111, 0.5019)}
-	math := &metrics.Bundle{
+	return &metrics.Bundle{
 		BundleVersion: 2,
 		Benchmark:     "math#cot",
 		Name:          "math",
@@ -151,12 +162,16 @@ func Suite() []*metrics.Bundle {
 		Validity: metrics.Validity{Samples: 300, MaxErrorRate: 0.05, MaxErrorRateFrom: "plan"},
 		Failures: metrics.Failures{Samples: 300},
 	}
+}
 
+// humanEval is the simulated benchmark that is INVALID: 1 of its 4
+// samples failed for infrastructure reasons.
+func humanEval() *metrics.Bundle {
 	// 2 items × 2 repeats; item 0's second repeat hit a server error.
 	// Scored: item 0 [1], item 1 [1, 0] → pass@1 (1 + 0.5)/2 = 0.75, which
 	// an INVALID benchmark never shows.
 	humanHead := metrics.Score{Metric: "pass@1", Value: F(0.75), N: 2, CLT: CLT(0.2599, 1, 0.25), Bootstrap: Boot(0.5, 1)}
-	human := &metrics.Bundle{
+	return &metrics.Bundle{
 		BundleVersion: 2,
 		Benchmark:     "humaneval",
 		Name:          "humaneval",
@@ -193,8 +208,11 @@ func Suite() []*metrics.Bundle {
 			"INVALID: 1 of 4 samples (25%) failed for infrastructure reasons (server_error 1), more than max_error_rate 5%: the numbers do not measure the model; fix the cause and run it again",
 		},
 	}
+}
 
-	empty := &metrics.Bundle{
+// noRows is a benchmark with no rows at all.
+func noRows() *metrics.Bundle {
+	return &metrics.Bundle{
 		BundleVersion: 2,
 		Benchmark:     "mmlu_pro",
 		Name:          "mmlu_pro",
@@ -206,5 +224,4 @@ func Suite() []*metrics.Bundle {
 		Metrics:       []metrics.Score{{Metric: "mean_reward"}},
 		Notes:         []string{"no rows: nothing was evaluated, so there is no score"},
 	}
-	return []*metrics.Bundle{gsm, human, math, empty}
 }
