@@ -148,106 +148,143 @@ const noCategory = "—"
 
 func buildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *modelCard {
 	c := &modelCard{Model: cardModel(suite), Warning: view.SimulatedWarning, Level: view.CILevel(suite)}
-	var hashes, nels, scorings, served []string
-	var first, last time.Time
-	clustered, other := false, []string{}
+	var s cardSources
 	for _, b := range suite {
-		p := b.Provenance
-		if p.Simulated {
+		if b.Provenance.Simulated {
 			c.Simulated = append(c.Simulated, view.Key(b))
 		}
-		hashes = addDistinct(hashes, p.RecipeHash)
-		nels = addDistinct(nels, p.NelVersion)
-		scorings = addDistinct(scorings, p.ScoringVersion)
-		for _, s := range p.Serving {
-			if s.Role != "" && s.Role != "model" || s.Engine == "" {
-				continue
-			}
-			served = addDistinct(served, strings.TrimSpace(s.Engine+" "+s.ServerVersion))
-		}
-		if t, err := time.Parse(time.RFC3339, p.StartedAt); err == nil && (first.IsZero() || t.Before(first)) {
-			first = t
-		}
-		if t, err := time.Parse(time.RFC3339, p.EndedAt); err == nil && t.After(last) {
-			last = t
-		}
-
-		h := view.HeadlineScore(b)
-		row := cardRow{
-			Benchmark: view.Key(b),
-			Score:     percent(h.Value),
-			CI:        view.NA,
-			N:         view.Count(b.Items) + " × " + view.Count(b.Repeats),
-			Category:  category(b, o.Categories),
-			Recipe:    p.RecipeHash,
-		}
-		if row.Recipe == "" {
-			row.Recipe = view.NA
-		}
-		switch v := b.Validity; {
-		case v.Invalid:
-			// Not a result: no number, no interval.
-			row.Score = view.Invalid
-			c.Validity = append(c.Validity, view.Invalid+" "+row.Benchmark+": "+v.Reason+"; no result is reported.")
-			c.Rows = append(c.Rows, row)
-			continue
-		case v.InfraErrors > 0:
-			c.Validity = append(c.Validity, fmt.Sprintf("%s: %s of %s samples failed for infrastructure reasons and are not scored; the score is over the other %s.",
-				row.Benchmark, view.Count(v.InfraErrors), view.Count(v.Samples), view.Count(v.Samples-v.InfraErrors)))
-		}
-		if h.Value != nil {
-			half := view.NA
-			if iv := h.CLT; iv != nil {
-				half = pct1((iv.Hi - iv.Lo) / 2)
-				row.CI = pct1(iv.Lo) + "–" + pct1(iv.Hi)
-				switch iv.Method {
-				case "clt":
-				case "clt_clustered":
-					clustered = true
-					row.CI += " (clustered)"
-				default:
-					other = addDistinct(other, iv.Method)
-					row.CI += " (" + iv.Method + ")"
-				}
-			}
-			row.Score += " ± " + half
-		}
-		if p.Simulated {
-			row.Score += " (simulated)"
-		}
-		c.Rows = append(c.Rows, row)
+		s.add(b.Provenance)
+		c.addRow(b, o.Categories, &s)
 	}
-
-	c.PerRow = len(hashes) > 1
-	if len(hashes) == 1 {
-		c.Hash = hashes[0]
+	c.PerRow = len(s.hashes) > 1
+	if len(s.hashes) == 1 {
+		c.Hash = s.hashes[0]
 		c.Footer = append(c.Footer, "Recipe "+c.Hash)
 	}
-	if len(nels) > 0 {
-		s := "nel " + strings.Join(nels, ", ")
-		if len(scorings) > 0 {
-			s += " (scoring version " + strings.Join(scorings, ", ") + ")"
+	c.Footer = append(c.Footer, s.footer()...)
+	c.Footnote = footnote(c.Level, s.clustered, s.otherMethods)
+	c.links(suite, o, s.hashes)
+	return c
+}
+
+// cardSources gathers what the footer and footnote say about the suite's
+// bundles: the distinct recipes, versions and servers, the time span, and
+// which interval methods the rows use.
+type cardSources struct {
+	hashes, nels, scorings, served []string
+	first, last                    time.Time
+	clustered                      bool     // a row's interval is clustered
+	otherMethods                   []string // interval methods besides clt and clt_clustered
+}
+
+// add notes one bundle's provenance.
+func (s *cardSources) add(p metrics.Provenance) {
+	s.hashes = addDistinct(s.hashes, p.RecipeHash)
+	s.nels = addDistinct(s.nels, p.NelVersion)
+	s.scorings = addDistinct(s.scorings, p.ScoringVersion)
+	for _, sv := range p.Serving {
+		if sv.Role != "" && sv.Role != "model" || sv.Engine == "" {
+			continue
 		}
-		c.Footer = append(c.Footer, s)
+		s.served = addDistinct(s.served, strings.TrimSpace(sv.Engine+" "+sv.ServerVersion))
 	}
-	if len(served) > 0 {
-		c.Footer = append(c.Footer, "served by "+strings.Join(served, ", "))
+	if t, err := time.Parse(time.RFC3339, p.StartedAt); err == nil && (s.first.IsZero() || t.Before(s.first)) {
+		s.first = t
 	}
-	if !first.IsZero() || !last.IsZero() {
-		c.Footer = append(c.Footer, dateRange(first, last))
+	if t, err := time.Parse(time.RFC3339, p.EndedAt); err == nil && t.After(s.last) {
+		s.last = t
 	}
+}
 
-	level := strings.TrimSuffix(c.Level, "CI") // "95% "
-	c.Footnote = "Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
-		"± is the half-width of the " + level + "CLT interval over items (repeats stay with their item), " +
-		"which the " + c.Level + " column gives as lo–hi. n is items × repeats."
+// footer is the footer's lines after the recipe's: versions, serving,
+// dates.
+func (s *cardSources) footer() []string {
+	var lines []string
+	if len(s.nels) > 0 {
+		line := "nel " + strings.Join(s.nels, ", ")
+		if len(s.scorings) > 0 {
+			line += " (scoring version " + strings.Join(s.scorings, ", ") + ")"
+		}
+		lines = append(lines, line)
+	}
+	if len(s.served) > 0 {
+		lines = append(lines, "served by "+strings.Join(s.served, ", "))
+	}
+	if !s.first.IsZero() || !s.last.IsZero() {
+		lines = append(lines, dateRange(s.first, s.last))
+	}
+	return lines
+}
+
+// addRow adds b's row to the table, and what the table cannot say about
+// it to c.Validity; s notes the row's interval method.
+func (c *modelCard) addRow(b *metrics.Bundle, categories map[string]string, s *cardSources) {
+	p := b.Provenance
+	h := view.HeadlineScore(b)
+	row := cardRow{
+		Benchmark: view.Key(b),
+		Score:     percent(h.Value),
+		CI:        view.NA,
+		N:         view.Count(b.Items) + " × " + view.Count(b.Repeats),
+		Category:  category(b, categories),
+		Recipe:    p.RecipeHash,
+	}
+	if row.Recipe == "" {
+		row.Recipe = view.NA
+	}
+	switch v := b.Validity; {
+	case v.Invalid:
+		// Not a result: no number, no interval.
+		row.Score = view.Invalid
+		c.Validity = append(c.Validity, view.Invalid+" "+row.Benchmark+": "+v.Reason+"; no result is reported.")
+		c.Rows = append(c.Rows, row)
+		return
+	case v.InfraErrors > 0:
+		c.Validity = append(c.Validity, fmt.Sprintf("%s: %s of %s samples failed for infrastructure reasons and are not scored; the score is over the other %s.",
+			row.Benchmark, view.Count(v.InfraErrors), view.Count(v.Samples), view.Count(v.Samples-v.InfraErrors)))
+	}
+	if h.Value != nil {
+		half := view.NA
+		if iv := h.CLT; iv != nil {
+			half = pct1((iv.Hi - iv.Lo) / 2)
+			row.CI = pct1(iv.Lo) + "–" + pct1(iv.Hi)
+			switch iv.Method {
+			case "clt":
+			case "clt_clustered":
+				s.clustered = true
+				row.CI += " (clustered)"
+			default:
+				s.otherMethods = addDistinct(s.otherMethods, iv.Method)
+				row.CI += " (" + iv.Method + ")"
+			}
+		}
+		row.Score += " ± " + half
+	}
+	if p.Simulated {
+		row.Score += " (simulated)"
+	}
+	c.Rows = append(c.Rows, row)
+}
+
+// footnote explains the table's columns for a card whose intervals are at
+// level ("95% CI"), marking clustered ones and other methods.
+func footnote(level string, clustered bool, otherMethods []string) string {
+	pct := strings.TrimSuffix(level, "CI") // "95% "
+	n := "Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
+		"± is the half-width of the " + pct + "CLT interval over items (repeats stay with their item), " +
+		"which the " + level + " column gives as lo–hi. n is items × repeats."
 	if clustered {
-		c.Footnote += " (clustered) marks a clustered standard error, used where the benchmark's items have clusters."
+		n += " (clustered) marks a clustered standard error, used where the benchmark's items have clusters."
 	}
-	if len(other) > 0 {
-		c.Footnote += " A method in brackets (" + strings.Join(other, ", ") + ") marks an interval computed otherwise."
+	if len(otherMethods) > 0 {
+		n += " A method in brackets (" + strings.Join(otherMethods, ", ") + ") marks an interval computed otherwise."
 	}
+	return n
+}
 
+// links sets where the card's run is published and how to reproduce it,
+// hashes being the suite's recipe hashes; or, with no store, why not.
+func (c *modelCard) links(suite []*metrics.Bundle, o ModelCardOptions, hashes []string) {
 	hash := o.RecipeHash
 	if hash == "" {
 		hash = c.Hash
@@ -271,7 +308,6 @@ func buildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *modelCard {
 	} else if len(suite) > 0 {
 		c.NotPublished = "Not published: no store given (nel publish the run, or pass --store and --run-id)."
 	}
-	return c
 }
 
 // cardModel is the model the suite evaluated.
