@@ -1,8 +1,8 @@
 // Package templates renders evaluation recipes into bash and sbatch scripts.
 //
 // Every value that comes from a user recipe and lands on a shell line must go
-// through the template function sh (or shargs), which is
-// [shellquote.Quote] (or [shellquote.Join]); values on #SBATCH lines must go
+// through the template function sh (or shargs), which is runtime/shellquote's
+// Quote (or Join); values on #SBATCH lines must go
 // through [SbatchValue]; names used to build variable names must go through
 // [EnvName]; and text embedded in a heredoc needs a delimiter from
 // [HeredocDelimiter]. Keeping the escaping rules in these few functions is
@@ -19,15 +19,7 @@ package templates
 import (
 	"fmt"
 	"strings"
-
-	"github.com/nel-eval/nel/runtime/shellquote"
 )
-
-// Quote is [shellquote.Quote], for the callers that still reach it here.
-//
-// Deprecated: use shellquote.Quote. Kept only until cmd/nel's shellJoin
-// moves to shellquote.Join in the cobra rewrite (issue 18).
-func Quote(s string) string { return shellquote.Quote(s) }
 
 // SbatchValue returns s encoded as the VALUE of an "#SBATCH --flag=VALUE"
 // line.
