@@ -2,10 +2,9 @@
 //
 // Every value that comes from a user recipe and lands on a shell line must go
 // through the template function sh (or shargs), which is runtime/shellquote's
-// Quote (or Join); values on #SBATCH lines must go
-// through [SbatchValue]; names used to build variable names must go through
-// [EnvName]; and text embedded in a heredoc needs a delimiter from
-// [HeredocDelimiter]. Keeping the escaping rules in these few functions is
+// Quote (or Join); values on #SBATCH lines must go through [SbatchValue];
+// names used to build variable names must go through [EnvName]; and text
+// embedded in a heredoc needs a delimiter from [HeredocDelimiter]. Keeping the escaping rules in these few functions is
 // what lets the rest of the renderer treat recipe values as opaque data.
 //
 // The sprig helpers that text/template users usually reach for are not safe
