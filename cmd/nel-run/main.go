@@ -4,13 +4,12 @@
 //
 // It is built as a small static binary (CGO_ENABLED=0) that is copied next
 // to the compiled scripts, so it must not depend on the compiler side of nel
-// (in particular not on cuelang.org/go).
+// (in particular not on cuelang.org/go). Each command is one file here that
+// parses its flags and calls a package under runtime/.
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,10 +17,18 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/nel-eval/nel/internal/cli"
+	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Stamped by the build (-ldflags "-X main.version=..."); commit and date
+// default to what go build records of the checkout.
+var (
+	version = "dev"
+	commit  string
+	date    string
+)
 
 // Exit codes.
 const (
@@ -43,7 +50,8 @@ Commands:
   with-services  start a plan's process servers, run a command, stop them
   sim-server     serve a simulated OpenAI-compatible endpoint answering from gold data
   sandbox-serve  run code-sandbox jobs for the shards of a SLURM job (a slurm sandbox's pool)
-  version        print the version
+  version        print the version, commit and build date (also --version)
+  completion     print a shell completion script (bash, zsh or fish)
   help           print this help, or 'nel-run help <command>' for a command's flags
 
 Flags accept one or two dashes (-url or --url).
@@ -57,52 +65,15 @@ Environment:
 Exit status: 0 on success, 1 on failure, 2 on a bad command line.
 `
 
-// command is one nel-run subcommand.
-type command struct {
-	name    string
-	summary string
-	// flags builds the command's flag set; run is called with it parsed.
-	flags func(fs *flag.FlagSet) func(ctx context.Context, env *env) int
-	// args says the command takes arguments after its flags (after --).
-	args bool
-}
-
-// env is what a subcommand runs with.
+// env is what a subcommand runs with, and the exit status it ends with.
 type env struct {
 	stdout, stderr io.Writer
 	log            *slog.Logger
+	code           int
 }
 
 func (e *env) errorf(format string, args ...any) {
 	fmt.Fprintf(e.stderr, "nel-run: "+format+"\n", args...)
-}
-
-var commands = []*command{
-	waitReadyCommand,
-	shardCommand,
-	mergeCommand,
-	withServicesCommand,
-	simServerCommand,
-	sandboxServeCommand,
-	{
-		name:    "version",
-		summary: "print the version",
-		flags: func(fs *flag.FlagSet) func(context.Context, *env) int {
-			return func(_ context.Context, e *env) int {
-				fmt.Fprintf(e.stdout, "nel-run %s\n", version)
-				return exitOK
-			}
-		},
-	},
-}
-
-func lookup(name string) *command {
-	for _, c := range commands {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
 }
 
 func main() {
@@ -115,81 +86,136 @@ func main() {
 // run executes nel-run with args (without the program name) and returns the
 // exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	root := newRoot(e)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
 		return exitUsage
 	}
-	switch name := args[0]; name {
-	case "help", "-h", "-help", "--help":
-		if name == "help" && len(args) > 1 {
-			c := lookup(args[1])
-			if c == nil {
-				fmt.Fprintf(stderr, "nel-run help: unknown command %q\n\n", args[1])
-				fmt.Fprint(stderr, usageText)
-				return exitUsage
-			}
-			fs, _ := newFlagSet(c, stdout)
-			fs.Usage()
-			return exitOK
-		}
-		fmt.Fprint(stdout, usageText)
-		return exitOK
-	case "-v", "-version", "--version":
-		args = []string{"version"}
-	}
-
-	c := lookup(args[0])
-	if c == nil {
+	if c, _, _ := root.Find(args); c == root && !strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(stderr, "nel-run: unknown command %q\n\n", args[0])
 		fmt.Fprint(stderr, usageText)
 		return exitUsage
 	}
-	fs, exec := newFlagSet(c, stderr)
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage // the flag package has printed the error and usage
-	}
-	if fs.NArg() > 0 && !c.args {
-		fmt.Fprintf(stderr, "nel-run %s: unexpected argument %q\n", c.name, fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-	level, err := logLevel(os.Getenv("NEL_RUN_LOG"))
-	if err != nil {
+	root.SetArgs(cli.NormalizeArgs(root, args))
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "nel-run: %v\n", err)
-		return exitUsage
+		return exitUsage // only the command line fails here: commands set e.code
 	}
-	e := &env{
-		stdout: stdout,
-		stderr: stderr,
-		log:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("cmd", c.name),
-	}
-	return exec(ctx, e)
+	return e.code
 }
 
-// newFlagSet returns c's flag set, printing errors and usage to out, and the
-// function that runs c once the set is parsed.
-func newFlagSet(c *command, out io.Writer) (*flag.FlagSet, func(context.Context, *env) int) {
-	fs := flag.NewFlagSet("nel-run "+c.name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	exec := c.flags(fs)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: nel-run %s", c.name)
-		hasFlags := false
-		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
-		if hasFlags {
-			fmt.Fprint(w, " [flags]")
-		}
-		fmt.Fprintf(w, "\n\n%s\n", c.summary)
-		if hasFlags {
-			fmt.Fprint(w, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
+// newRoot builds nel-run's command tree; each command ends by setting
+// e.code.
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:               "nel-run",
+		Short:             "the compute-node runtime of nel",
+		Long:              usageText,
+		Args:              cobra.NoArgs,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		DisableAutoGenTag: true,
 	}
-	return fs, exec
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	showVersion := root.Flags().BoolP("version", "v", false, "print the version, commit and build date")
+	root.Run = func(*cobra.Command, []string) {
+		if *showVersion {
+			fmt.Fprint(e.stdout, versionText())
+			return
+		}
+		fmt.Fprint(e.stderr, usageText)
+		e.code = exitUsage
+	}
+	root.AddCommand(newWaitReadyCmd(e), newShardCmd(e), newMergeCmd(e), newWithServicesCmd(e),
+		newSimServerCmd(e), newSandboxServeCmd(e), newVersionCmd(e))
+	root.SetHelpCommand(newHelpCmd(e, root))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	// A command's -h goes to stderr, as the flag package sent it; nel-run
+	// -h and nel-run help print on stdout.
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		if c == root {
+			fmt.Fprint(e.stdout, usageText)
+			return
+		}
+		cli.WriteHelp(e.stderr, c)
+	})
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		fmt.Fprintf(e.stderr, "%s: %v\n", c.CommandPath(), err)
+		cli.WriteHelp(e.stderr, c)
+		e.code = exitUsage
+		return nil
+	})
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		level, err := logLevel(os.Getenv("NEL_RUN_LOG"))
+		if err != nil {
+			return err
+		}
+		e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})).With("cmd", c.Name())
+		return nil
+	}
+	return root
+}
+
+// command wraps a nel-run command's run function for cobra: it refuses
+// arguments unless the command takes them, and keeps its exit status.
+func command(e *env, c *cobra.Command, takesArgs bool, run func(ctx context.Context, args []string) int) *cobra.Command {
+	c.DisableFlagsInUseLine = true
+	c.Run = func(c *cobra.Command, args []string) {
+		if len(args) > 0 && !takesArgs {
+			fmt.Fprintf(e.stderr, "nel-run %s: unexpected argument %q\n", c.Name(), args[0])
+			cli.WriteHelp(e.stderr, c)
+			e.code = exitUsage
+			return
+		}
+		e.code = run(c.Context(), args)
+	}
+	return c
+}
+
+// usageError reports a bad command line for c.
+func usageError(e *env, c *cobra.Command, msg string) int {
+	fmt.Fprintf(e.stderr, "%s: %s\n", c.CommandPath(), msg)
+	cli.WriteHelp(e.stderr, c)
+	return exitUsage
+}
+
+func versionText() string {
+	return fmt.Sprintf("nel-run %s\n%s\n", version, cli.Build(commit, date))
+}
+
+func newVersionCmd(e *env) *cobra.Command {
+	return command(e, &cobra.Command{
+		Use:   "version",
+		Short: "print the version, commit and build date",
+	}, false, func(context.Context, []string) int {
+		fmt.Fprint(e.stdout, versionText())
+		return exitOK
+	})
+}
+
+// newHelpCmd is nel-run help [COMMAND]: the usage, or a command's help,
+// on stdout.
+func newHelpCmd(e *env, root *cobra.Command) *cobra.Command {
+	return command(e, &cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "print this help, or a command's flags",
+	}, true, func(_ context.Context, args []string) int {
+		if len(args) == 0 {
+			fmt.Fprint(e.stdout, usageText)
+			return exitOK
+		}
+		target, _, err := root.Find(args)
+		if err != nil || target == root {
+			fmt.Fprintf(e.stderr, "nel-run help: unknown command %q\n\n", strings.Join(args, " "))
+			fmt.Fprint(e.stderr, usageText)
+			return exitUsage
+		}
+		cli.WriteHelp(e.stdout, target)
+		return exitOK
+	})
 }
 
 func logLevel(s string) (slog.Level, error) {

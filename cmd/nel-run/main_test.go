@@ -17,17 +17,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the tests run this test binary as nel-run itself: with
 // NEL_RUN_TEST_MAIN=1 in its environment it executes main instead of the
 // tests. That exercises the real process: exit codes, signals, stderr.
+//
+// The scripts of TestScript run it as nel-run too (testscript.Main).
 func TestMain(m *testing.M) {
 	if os.Getenv("NEL_RUN_TEST_MAIN") == "1" {
 		main()
 		os.Exit(0) // unreachable: main exits
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){"nel-run": main})
 }
 
 // nelRun returns a command that runs nel-run with args.
@@ -97,7 +101,7 @@ func TestProcess(t *testing.T) {
 		{"help", []string{"help"}, 0, `(?s)^nel-run is .*Commands:.*wait-ready.*shard.*merge`, ""},
 		{"no command", nil, 2, "", `(?s)^nel-run is .*Commands:`},
 		{"unknown", []string{"frobnicate"}, 2, "", `(?s)^nel-run: unknown command "frobnicate"\n\nnel-run is .*Commands:`},
-		{"version", []string{"version"}, 0, `^nel-run dev\n$`, ""},
+		{"version", []string{"version"}, 0, `^nel-run dev\ncommit \S+, built \S+\n$`, ""},
 		{"ready", []string{"wait-ready", "--url", ok.URL + "/health", "--name", "vllm"}, 0, "",
 			`^time=\S+ level=INFO msg="server ready" cmd=wait-ready name=vllm url=http://\S+/health elapsed=\S+ polls=1\n$`},
 		{"several urls", []string{"wait-ready", ok.URL + "/health", ok.URL + "/v1"}, 0, "",
@@ -178,9 +182,9 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestVersion(t *testing.T) {
-	for _, arg := range []string{"version", "--version"} {
+	for _, arg := range []string{"version", "--version", "-version", "-v"} {
 		code, out, errs := runCLI(t, arg)
-		if code != 0 || out != "nel-run dev\n" || errs != "" {
+		if code != 0 || !strings.HasPrefix(out, "nel-run dev\ncommit ") || errs != "" {
 			t.Errorf("%s: code %d, stdout %q, stderr %q", arg, code, out, errs)
 		}
 	}
@@ -202,10 +206,17 @@ func TestUsage(t *testing.T) {
 		{[]string{"wait-ready", "-h"}, exitOK, "", "Usage: nel-run wait-ready [flags]"},
 		{[]string{"frobnicate"}, exitUsage, "", "nel-run: unknown command \"frobnicate\"\n\nnel-run is"},
 		{[]string{"wait-ready"}, exitUsage, "", "--url is required"},
-		{[]string{"wait-ready", "--url", "http://x", "--bogus"}, exitUsage, "", "flag provided but not defined: -bogus"},
+		{[]string{"wait-ready", "--url", "http://x", "--bogus"}, exitUsage, "", "nel-run wait-ready: unknown flag: --bogus"},
 		{[]string{"wait-ready", "extra"}, exitFailure, "", `nel-run: wait-ready: invalid url "extra"`},
 		{[]string{"wait-ready", "--url", "http://x", "--timeout", "0s"}, exitUsage, "", "--timeout must be positive"},
-		{[]string{"wait-ready", "--url", "http://x", "--interval", "soon"}, exitUsage, "", "invalid value"},
+		{[]string{"wait-ready", "--url", "http://x", "--interval", "soon"}, exitUsage, "", `invalid argument "soon" for "--interval" flag`},
+		// One dash works for a long flag, as it did with the flag package.
+		{[]string{"wait-ready", "-url", "http://x", "-timeout", "0s"}, exitUsage, "", "--timeout must be positive"},
+		{[]string{"shard", "-plan=p", "-benchmark", "b", "-shard", "1", "-of", "2"}, exitFailure, "",
+			"nel-run: shard: read plan: open p: no such file or directory\n"},
+		{[]string{"-help"}, exitOK, "Commands:", ""},
+		{[]string{"merge", "-help"}, exitOK, "", "Usage: nel-run merge [flags]"},
+		{[]string{"version", "extra"}, exitUsage, "", `nel-run version: unexpected argument "extra"`},
 		{[]string{"wait-ready", "--url", "localhost:8000"}, exitFailure, "", "nel-run: wait-ready: invalid url"},
 		{[]string{"shard"}, exitUsage, "", "--plan is required"},
 		{[]string{"shard", "--plan", "p", "--benchmark", "b", "--shard", "2", "--of", "2"}, exitUsage, "", "--shard must be in"},

@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // readPlan reads the compiled plan at path. When $NEL_PLAN_SHA256 is set
@@ -34,8 +34,8 @@ func outDir(planPath, flagOut string, p *plan.Plan) string {
 	if flagOut != "" {
 		return flagOut
 	}
-	if d := filepath.Dir(planPath); filepath.Base(d) == ".nel" {
-		return filepath.Dir(d)
+	if d, ok := rundir.OfPlan(planPath); ok {
+		return string(d)
 	}
 	return p.OutputDir
 }

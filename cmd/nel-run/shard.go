@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/shard"
+	"github.com/spf13/cobra"
 )
 
-var shardCommand = &command{
-	name: "shard",
-	summary: `Run shard --shard of --of of benchmark --benchmark from the compiled plan
+const shardHelp = `Run shard --shard of --of of benchmark --benchmark from the compiled plan
 --plan: every (item, repeat) of the shard is sent to the model, scored and
 written to <output>/<benchmark>/shards/shard-I-of-N.parquet (and its
 .trajectories.parquet).
@@ -24,60 +22,74 @@ endpoint, network, sandbox or a judge failed) run again, and its scored
 samples and model errors are kept.
 
 Progress is logged every --progress (the plan's output.progress_interval by
-default).`,
-	flags: func(fs *flag.FlagSet) func(context.Context, *env) int {
-		planPath := fs.String("plan", "", "compiled plan `FILE` (required)")
-		benchmark := fs.String("benchmark", "", "benchmark `NAME` in the plan (required)")
-		idx := fs.Int("shard", -1, "index `I` of this shard, 0 <= I < N (required)")
-		of := fs.Int("of", 0, "number `N` of shards (required)")
-		out := fs.String("out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
-		every := fs.Duration("progress", 0, "log a progress line this often (default: the plan's progress_interval)")
-		resume := fs.Bool("resume", false, "also run again the samples that ended in infra_error, in a complete shard too")
-		return func(ctx context.Context, e *env) int {
-			switch {
-			case *planPath == "":
-				return usageError(e, fs, "--plan is required")
-			case *benchmark == "":
-				return usageError(e, fs, "--benchmark is required")
-			case *of < 1:
-				return usageError(e, fs, "--of must be at least 1")
-			case *idx < 0 || *idx >= *of:
-				return usageError(e, fs, "--shard must be in [0, --of)")
-			}
-			p, err := readPlan(*planPath)
-			if err != nil {
-				e.errorf("shard: %v", err)
-				return exitFailure
-			}
-			interval := *every
-			if interval == 0 {
-				interval = time.Duration(p.ProgressInterval * float64(time.Second))
-			}
-			if interval <= 0 {
-				interval = 30 * time.Second
-			}
-			prog := newProgressLog(e, interval)
-			defer prog.stop()
-			res, err := shard.Run(ctx, shard.Options{
-				Plan: p, Benchmark: *benchmark, Shard: *idx, Of: *of,
-				OutDir:     outDir(*planPath, *out, p),
-				NelVersion: version,
-				Logger:     e.log,
-				Progress:   prog.update,
-				RetryInfra: *resume,
-			})
-			if err != nil {
-				e.errorf("shard: %v", err)
-				return exitFailure
-			}
-			prog.stop()
-			switch {
-			case res.AlreadyComplete:
-				fmt.Fprintf(e.stderr, "nel-run shard: %s is already complete (%d rows)\n", res.Path, res.Rows)
-			default:
-				fmt.Fprintf(e.stderr, "nel-run shard: wrote %s (%d rows, %d resumed from the journal)\n", res.Path, res.Rows, res.Resumed)
-			}
-			return exitOK
+default).`
+
+type shardOptions struct {
+	plan, benchmark, out string
+	shard, of            int
+	every                time.Duration
+	resume               bool
+}
+
+func newShardCmd(e *env) *cobra.Command {
+	o := &shardOptions{}
+	c := &cobra.Command{Use: "shard [flags]", Short: "run one shard of a benchmark from a compiled plan (crash-safe, resumable)", Long: shardHelp}
+	f := c.Flags()
+	f.StringVar(&o.plan, "plan", "", "compiled plan `FILE` (required)")
+	f.StringVar(&o.benchmark, "benchmark", "", "benchmark `NAME` in the plan (required)")
+	f.IntVar(&o.shard, "shard", -1, "index `I` of this shard, 0 <= I < N (required)")
+	f.IntVar(&o.of, "of", 0, "number `N` of shards (required)")
+	f.StringVar(&o.out, "out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
+	f.DurationVar(&o.every, "progress", 0, "log a progress line this often (default: the plan's progress_interval)")
+	f.BoolVar(&o.resume, "resume", false, "also run again the samples that ended in infra_error, in a complete shard too")
+	return command(e, c, false, func(ctx context.Context, _ []string) int {
+		switch {
+		case o.plan == "":
+			return usageError(e, c, "--plan is required")
+		case o.benchmark == "":
+			return usageError(e, c, "--benchmark is required")
+		case o.of < 1:
+			return usageError(e, c, "--of must be at least 1")
+		case o.shard < 0 || o.shard >= o.of:
+			return usageError(e, c, "--shard must be in [0, --of)")
 		}
-	},
+		return o.run(ctx, e)
+	})
+}
+
+func (o *shardOptions) run(ctx context.Context, e *env) int {
+	p, err := readPlan(o.plan)
+	if err != nil {
+		e.errorf("shard: %v", err)
+		return exitFailure
+	}
+	interval := o.every
+	if interval == 0 {
+		interval = time.Duration(p.ProgressInterval * float64(time.Second))
+	}
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	prog := newProgressLog(e, interval)
+	defer prog.stop()
+	res, err := shard.Run(ctx, shard.Options{
+		Plan: p, Benchmark: o.benchmark, Shard: o.shard, Of: o.of,
+		OutDir:     outDir(o.plan, o.out, p),
+		NelVersion: version,
+		Logger:     e.log,
+		Progress:   prog.update,
+		RetryInfra: o.resume,
+	})
+	if err != nil {
+		e.errorf("shard: %v", err)
+		return exitFailure
+	}
+	prog.stop()
+	switch {
+	case res.AlreadyComplete:
+		fmt.Fprintf(e.stderr, "nel-run shard: %s is already complete (%d rows)\n", res.Path, res.Rows)
+	default:
+		fmt.Fprintf(e.stderr, "nel-run shard: wrote %s (%d rows, %d resumed from the journal)\n", res.Path, res.Rows, res.Resumed)
+	}
+	return exitOK
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,11 +14,10 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/sim"
+	"github.com/spf13/cobra"
 )
 
-var simServerCommand = &command{
-	name: "sim-server",
-	summary: `Serve a simulated OpenAI-compatible model endpoint (POST /v1/chat/completions,
+const simServerHelp = `Serve a simulated OpenAI-compatible model endpoint (POST /v1/chat/completions,
 POST /v1/completions, GET /v1/models, GET /health) that answers the items of
 the --benchmark datasets from their gold answers, correct with probability
 --accuracy. The same request always gets the same answer. Responses are
@@ -32,22 +30,27 @@ HOST:0, the port it got); stops on SIGINT or SIGTERM.
 
 Example:
   nel-run sim-server --benchmark gsm8k=data/gsm8k.jsonl --accuracy 0.8 \
-      --latency 50ms --faults 429=0.01,500=0.01`,
-	flags: func(fs *flag.FlagSet) func(context.Context, *env) int {
-		var o simServerOptions
-		fs.StringVar(&o.addr, "addr", "127.0.0.1:8123", "`HOST:PORT` to listen on (port 0: any free port)")
-		fs.Var(&o.benchmarks, "benchmark", "benchmark `NAME[=DATA_PATH]` whose items it answers (repeatable); DATA_PATH replaces the default dataset")
-		fs.Float64Var(&o.cfg.Accuracy, "accuracy", 1, "probability that an answer is correct")
-		fs.DurationVar(&o.cfg.Latency, "latency", 0, "delay of every response")
-		fs.DurationVar(&o.cfg.LatencyJitter, "latency-jitter", 0, "uniform jitter (±) of the delay")
-		fs.StringVar(&o.faults, "faults", "", "fault `SPEC`: per-request probabilities, e.g. 429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01")
-		fs.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
-		fs.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
-		fs.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
-		return func(ctx context.Context, e *env) int {
-			return simServer(ctx, e, fs, o)
+      --latency 50ms --faults 429=0.01,500=0.01`
+
+func newSimServerCmd(e *env) *cobra.Command {
+	var o simServerOptions
+	c := &cobra.Command{Use: "sim-server [flags]", Short: "serve a simulated OpenAI-compatible endpoint answering from gold data", Long: simServerHelp}
+	f := c.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8123", "`HOST:PORT` to listen on (port 0: any free port)")
+	f.Var(&o.benchmarks, "benchmark", "benchmark `NAME[=DATA_PATH]` whose items it answers (repeatable); DATA_PATH replaces the default dataset")
+	f.Float64Var(&o.cfg.Accuracy, "accuracy", 1, "probability that an answer is correct")
+	f.DurationVar(&o.cfg.Latency, "latency", 0, "delay of every response")
+	f.DurationVar(&o.cfg.LatencyJitter, "latency-jitter", 0, "uniform jitter (±) of the delay")
+	f.StringVar(&o.faults, "faults", "", "fault `SPEC`: per-request probabilities, e.g. 429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01")
+	f.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
+	f.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
+	f.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
+	return command(e, c, false, func(ctx context.Context, _ []string) int {
+		if msg := o.complete(); msg != "" {
+			return usageError(e, c, msg)
 		}
-	},
+		return o.run(ctx, e)
+	})
 }
 
 type simServerOptions struct {
@@ -56,6 +59,7 @@ type simServerOptions struct {
 	faults     string
 	keyEnv     string
 	cfg        sim.Config
+	accuracy   float64 // as given: cfg.Accuracy stands in for 0
 }
 
 // benchmarkFlags collects repeated --benchmark NAME[=DATA_PATH] flags.
@@ -75,6 +79,8 @@ func (b *benchmarkFlags) String() string {
 	return strings.Join(s, ",")
 }
 
+func (b *benchmarkFlags) Type() string { return "NAME[=DATA_PATH]" }
+
 func (b *benchmarkFlags) Set(v string) error {
 	name, path, hasPath := strings.Cut(v, "=")
 	if name == "" || hasPath && path == "" {
@@ -87,32 +93,81 @@ func (b *benchmarkFlags) Set(v string) error {
 	return nil
 }
 
-func simServer(ctx context.Context, e *env, fs *flag.FlagSet, o simServerOptions) int {
+// complete checks the flags and fills the simulator's configuration from
+// them; it returns what is wrong with the command line, or "".
+func (o *simServerOptions) complete() string {
 	faults, err := sim.ParseFaults(o.faults)
 	if err != nil {
-		return usageError(e, fs, "--faults: "+err.Error())
+		return "--faults: " + err.Error()
 	}
 	o.cfg.Faults = faults
 	if o.cfg.Accuracy < 0 || o.cfg.Accuracy > 1 {
-		return usageError(e, fs, "--accuracy must be in [0, 1]")
+		return "--accuracy must be in [0, 1]"
 	}
-	accuracy := o.cfg.Accuracy
+	o.accuracy = o.cfg.Accuracy
 	if o.cfg.Accuracy == 0 {
 		// sim.Config reads 0 as "default" (1); the flag means what it says.
 		o.cfg.Accuracy = 1e-300
 	}
-	o.cfg.Logger = e.log
 	if o.keyEnv != "" {
 		// By name, like nel's recipes: the key never appears on a command line.
 		if o.cfg.APIKey = os.Getenv(o.keyEnv); o.cfg.APIKey == "" {
-			return usageError(e, fs, "--api-key-env: $"+o.keyEnv+" is not set or empty")
+			return "--api-key-env: $" + o.keyEnv + " is not set or empty"
 		}
 	}
+	return ""
+}
 
-	cwd, err := os.Getwd()
+// run serves until ctx ends, then says what it answered.
+func (o *simServerOptions) run(ctx context.Context, e *env) int {
+	o.cfg.Logger = e.log
+	o.cfg.Version = version
+	sets, names, err := o.load(ctx)
 	if err != nil {
 		e.errorf("sim-server: %v", err)
 		return exitFailure
+	}
+	s, err := sim.New(o.cfg, sets...)
+	if err != nil {
+		e.errorf("sim-server: %v", err)
+		return exitFailure
+	}
+	if _, err := model.RaiseOpenFiles(1 << 16); err != nil {
+		e.log.Debug("could not raise the open-file limit", "err", err)
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		e.errorf("sim-server: %v", err)
+		return exitFailure
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	from := "no benchmark: every prompt gets a non-answer"
+	if len(names) > 0 {
+		from = fmt.Sprintf("%d items from %s", s.Items(), strings.Join(names, ", "))
+	}
+	extra := ""
+	if f := o.cfg.Faults.String(); f != "" {
+		extra = "; faults " + f
+	}
+	fmt.Fprintf(e.stderr, "nel-run sim-server: listening on http://%s/v1 (simulated; %s; model %s, accuracy %g%s)\n",
+		ln.Addr(), from, s.Config().Model, o.accuracy, extra)
+	select {
+	case err := <-done:
+		e.errorf("sim-server: %v", err)
+		return exitFailure
+	case <-ctx.Done():
+	}
+	o.stop(e, srv, s)
+	return exitOK
+}
+
+// load reads the datasets of the --benchmark flags.
+func (o *simServerOptions) load(ctx context.Context) ([]sim.Dataset, []string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, err
 	}
 	loader := dataset.NewLoader(dataset.OptionsFromEnv(cwd))
 	var sets []sim.Dataset
@@ -125,48 +180,16 @@ func simServer(ctx context.Context, e *env, fs *flag.FlagSet, o simServerOptions
 		}
 		set, err := b.Load(ctx, loader, params)
 		if err != nil {
-			e.errorf("sim-server: load %s: %v", bf.String(), err)
-			return exitFailure
+			return nil, nil, fmt.Errorf("load %s: %w", bf.String(), err)
 		}
 		sets = append(sets, sim.Dataset{Benchmark: b, Items: set.Items})
 		names = append(names, b.Name)
 	}
-	o.cfg.Version = version
-	s, err := sim.New(o.cfg, sets...)
-	if err != nil {
-		e.errorf("sim-server: %v", err)
-		return exitFailure
-	}
+	return sets, names, nil
+}
 
-	if _, err := model.RaiseOpenFiles(1 << 16); err != nil {
-		e.log.Debug("could not raise the open-file limit", "err", err)
-	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.addr)
-	if err != nil {
-		e.errorf("sim-server: %v", err)
-		return exitFailure
-	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-
-	from := "no benchmark: every prompt gets a non-answer"
-	if len(names) > 0 {
-		from = fmt.Sprintf("%d items from %s", s.Items(), strings.Join(names, ", "))
-	}
-	extra := ""
-	if f := faults.String(); f != "" {
-		extra = "; faults " + f
-	}
-	fmt.Fprintf(e.stderr, "nel-run sim-server: listening on http://%s/v1 (simulated; %s; model %s, accuracy %g%s)\n",
-		ln.Addr(), from, s.Config().Model, accuracy, extra)
-
-	select {
-	case err := <-done:
-		e.errorf("sim-server: %v", err)
-		return exitFailure
-	case <-ctx.Done():
-	}
+// stop shuts the server down and says what it answered.
+func (o *simServerOptions) stop(e *env, srv *http.Server, s *sim.Server) {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -183,7 +206,6 @@ func simServer(ctx context.Context, e *env, fs *flag.FlagSet, o simServerOptions
 	}
 	fmt.Fprintf(e.stderr, "nel-run sim-server: stopped after %d requests (%d correct, %d wrong, %d unknown, %d faults%s)\n",
 		st.Requests, st.Correct, st.Wrong, st.Unknown, nf, refused)
-	return exitOK
 }
 
 func (f benchmarkFlag) String() string {

@@ -3,18 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/serve"
+	"github.com/spf13/cobra"
 )
 
-var waitReadyCommand = &command{
-	name: "wait-ready",
-	args: true,
-	summary: `Poll each URL (--url and/or arguments, one after the other, within one
+const waitReadyHelp = `Poll each URL (--url and/or arguments, one after the other, within one
 --timeout) with HTTP GET until it answers 200 OK. A URL ending in /v1 is an
 OpenAI base URL: its /v1/models is polled. Refused connections (vLLM
 while loading) and other answers such as 503 (SGLang while starting) mean
@@ -25,51 +21,52 @@ longer exists; the message then includes the last 50 lines of --log.
 
 Example:
   vllm serve MODEL --port 8000 >server.log 2>&1 &
-  nel-run wait-ready --url http://localhost:8000/health --pid $! --log server.log --name vllm`,
-	flags: func(fs *flag.FlagSet) func(context.Context, *env) int {
-		var opts serve.WaitOptions
-		fs.StringVar(&opts.URL, "url", "", "health `URL` to poll, e.g. http://localhost:8000/health (required)")
-		fs.IntVar(&opts.PID, "pid", 0, "`PID` of the server process; fail fast if it exits")
-		fs.StringVar(&opts.LogFile, "log", "", "server log `FILE` whose tail is shown on failure")
-		fs.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "give up after this long")
-		fs.DurationVar(&opts.Interval, "interval", serve.DefaultInterval, "pause between polls")
-		fs.StringVar(&opts.Name, "name", "", "server `NAME` used in messages (default: the URL's host)")
-		return func(ctx context.Context, e *env) int {
-			urls := fs.Args()
-			if opts.URL != "" {
-				urls = append([]string{opts.URL}, urls...)
-			}
-			if len(urls) == 0 {
-				return usageError(e, fs, "--url is required")
-			}
-			if opts.Timeout <= 0 {
-				return usageError(e, fs, "--timeout must be positive")
-			}
-			deadline := time.Now().Add(opts.Timeout)
-			for _, u := range urls {
-				o := opts
-				o.URL = u
-				if strings.HasSuffix(u, "/v1") || strings.HasSuffix(u, "/v1/") {
-					o.URL = strings.TrimSuffix(u, "/") + "/models"
-				}
-				o.Timeout = max(time.Until(deadline), time.Millisecond)
-				if code := waitReady(ctx, e, fs, o); code != exitOK {
-					return code
-				}
-			}
-			return exitOK
+  nel-run wait-ready --url http://localhost:8000/health --pid $! --log server.log --name vllm`
+
+func newWaitReadyCmd(e *env) *cobra.Command {
+	var opts serve.WaitOptions
+	c := &cobra.Command{Use: "wait-ready [flags]", Short: "wait until model servers answer their health URLs with 200 OK", Long: waitReadyHelp}
+	f := c.Flags()
+	f.StringVar(&opts.URL, "url", "", "health `URL` to poll, e.g. http://localhost:8000/health (required)")
+	f.IntVar(&opts.PID, "pid", 0, "`PID` of the server process; fail fast if it exits")
+	f.StringVar(&opts.LogFile, "log", "", "server log `FILE` whose tail is shown on failure")
+	f.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "give up after this long")
+	f.DurationVar(&opts.Interval, "interval", serve.DefaultInterval, "pause between polls")
+	f.StringVar(&opts.Name, "name", "", "server `NAME` used in messages (default: the URL's host)")
+	return command(e, c, true, func(ctx context.Context, urls []string) int {
+		if opts.URL != "" {
+			urls = append([]string{opts.URL}, urls...)
 		}
-	},
+		if len(urls) == 0 {
+			return usageError(e, c, "--url is required")
+		}
+		if opts.Timeout <= 0 {
+			return usageError(e, c, "--timeout must be positive")
+		}
+		deadline := time.Now().Add(opts.Timeout)
+		for _, u := range urls {
+			o := opts
+			o.URL = u
+			if strings.HasSuffix(u, "/v1") || strings.HasSuffix(u, "/v1/") {
+				o.URL = strings.TrimSuffix(u, "/") + "/models"
+			}
+			o.Timeout = max(time.Until(deadline), time.Millisecond)
+			if code := waitReady(ctx, e, c, o); code != exitOK {
+				return code
+			}
+		}
+		return exitOK
+	})
 }
 
-func waitReady(ctx context.Context, e *env, fs *flag.FlagSet, opts serve.WaitOptions) int {
+func waitReady(ctx context.Context, e *env, c *cobra.Command, opts serve.WaitOptions) int {
 	switch {
 	case opts.PID < 0:
-		return usageError(e, fs, "--pid must not be negative")
+		return usageError(e, c, "--pid must not be negative")
 	case opts.Timeout <= 0:
-		return usageError(e, fs, "--timeout must be positive")
+		return usageError(e, c, "--timeout must be positive")
 	case opts.Interval <= 0:
-		return usageError(e, fs, "--interval must be positive")
+		return usageError(e, c, "--interval must be positive")
 	}
 	opts.Logger = e.log
 	opts.Progress = func(msg string) { e.errorf("%s", msg) }
@@ -85,11 +82,4 @@ func waitReady(ctx context.Context, e *env, fs *flag.FlagSet, opts serve.WaitOpt
 		e.errorf("wait-ready: %v", err)
 	}
 	return exitFailure
-}
-
-// usageError reports a bad command line for fs's command.
-func usageError(e *env, fs *flag.FlagSet, msg string) int {
-	fmt.Fprintf(e.stderr, "%s: %s\n", fs.Name(), msg)
-	fs.Usage()
-	return exitUsage
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -14,8 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/nel-eval/nel/internal/scripttest"
 	"github.com/nel-eval/nel/internal/testenv"
 	"github.com/nel-eval/nel/runtime/sandbox"
 
@@ -72,28 +70,12 @@ func realNelRun(t testing.TB) string {
 	return nelRunDir
 }
 
-// givenPorts are the ports freePort handed out in this test binary.
-var givenPorts sync.Map
+// ports are the ports freePort handed out in this test binary.
+var ports scripttest.Ports
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago and
-// that no other script of this binary got: the kernel may hand a released
-// port out again, and two scripts' simulated endpoints on one port would
-// answer each other's requests (a server that fails to bind still looks
-// ready while the other one answers its health check).
-func freePort() (int, error) {
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if _, taken := givenPorts.LoadOrStore(port, true); !taken {
-			return port, nil
-		}
-	}
-	return 0, fmt.Errorf("no fresh free port after 100 tries")
-}
+// that no other script of this binary got (scripttest.Ports).
+func freePort() (int, error) { return ports.Free() }
 
 // fakeNelRun is the nel-run the scripts compile against: fixed content, so
 // the sha256 in compiled jobs, and so the output, is stable.
@@ -163,12 +145,13 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"expand":         cmdExpand,
+			"expand":         scripttest.Expand,
 			"serve-store":    cmdServeStore,
 			"stop-store":     cmdStopStore,
 			"serve-registry": cmdServeRegistry,
 			"stdout2env":     cmdStdoutToEnv,
-			"wait-http":      cmdWaitHTTP,
+			"wait-http":      scripttest.WaitHTTP,
+			"http":           scripttest.HTTP,
 		},
 	})
 }
@@ -263,60 +246,5 @@ func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], v)
 	if hex, ok := strings.CutPrefix(v, "sha256:"); ok {
 		ts.Setenv(args[0]+"_HEX", hex)
-	}
-}
-
-// cmdWaitHTTP: wait-http URL waits (up to 30 s) until URL answers 200;
-// ! wait-http URL waits (up to 10 s) until nothing answers there (the
-// connection fails: no server holds the port).
-func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 {
-		ts.Fatalf("usage: [!] wait-http URL")
-	}
-	limit := 30 * time.Second
-	if neg {
-		limit = 10 * time.Second
-	}
-	deadline := time.Now().Add(limit)
-	for {
-		resp, err := http.Get(args[0])
-		if err == nil {
-			resp.Body.Close()
-		}
-		switch {
-		case neg && err != nil:
-			return
-		case !neg && err == nil && resp.StatusCode == http.StatusOK:
-			return
-		}
-		if time.Now().After(deadline) {
-			if neg {
-				ts.Fatalf("! wait-http %s: still answers after %s (%s)", args[0], limit, resp.Status)
-			}
-			ts.Fatalf("wait-http %s: not up after %s (%v)", args[0], limit, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// cmdExpand: expand FILE... replaces $VAR and ${VAR} in files with the
-// script's variables; $$ stands for a literal $ (for ${VAR} references
-// that recipes keep).
-func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) == 0 {
-		ts.Fatalf("usage: expand FILE...")
-	}
-	for _, f := range args {
-		text := os.Expand(ts.ReadFile(f), func(k string) string {
-			if k == "$" {
-				return "$"
-			}
-			v := ts.Getenv(k)
-			if v == "" {
-				ts.Fatalf("expand %s: $%s is not set", f, k)
-			}
-			return v
-		})
-		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(text), 0o644))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nel-eval/nel/internal/scripttest"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -100,7 +101,7 @@ func envOr(name, def string) string {
 // slurmCmds are the scripts' commands beyond testscript's own.
 func slurmCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"expand":    cmdExpand,
+		"expand":    scripttest.Expand,
 		"submit":    cmdSubmit,
 		"jobwait":   cmdJobwait,
 		"jobstate":  cmdJobstate,

@@ -31,6 +31,7 @@ func NormalizeArgs(root *cobra.Command, args []string) []string {
 	flags := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
 	flags.AddFlagSet(c.Flags())
 	flags.AddFlagSet(c.InheritedFlags())
+	names := len(strings.Fields(c.CommandPath())) - 1 // the words that name c
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -39,6 +40,12 @@ func NormalizeArgs(root *cobra.Command, args []string) []string {
 		}
 		f, name, dashes, hasValue := lookup(flags, a)
 		if f == nil {
+			if !strings.HasPrefix(a, "-") {
+				if names == 0 && c.Annotations[flagsFirst] != "" {
+					return append(out, args[i:]...) // the wrapped command's
+				}
+				names--
+			}
 			out = append(out, a)
 			continue
 		}
@@ -55,6 +62,19 @@ func NormalizeArgs(root *cobra.Command, args []string) []string {
 		}
 	}
 	return out
+}
+
+const flagsFirst = "nel:flags-first"
+
+// FlagsFirst makes c's flags end at its first argument, as the flag
+// package's did: what follows is another command's, flags included
+// (nel-run with-services --plan P make -j 4).
+func FlagsFirst(c *cobra.Command) {
+	c.Flags().SetInterspersed(false)
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[flagsFirst] = "true"
 }
 
 // lookup finds the flag arg names: -name, --name, -name=v or --name=v,

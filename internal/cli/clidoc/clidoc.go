@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -93,4 +94,17 @@ func Check(root *cobra.Command, dir string, update bool) ([]string, error) {
 	}
 	slices.Sort(stale)
 	return stale, nil
+}
+
+// Test fails t for each page of dir that is stale (Check), naming the
+// command that makes it again; with update it rewrites them instead.
+func Test(t testing.TB, root *cobra.Command, dir string, update bool) {
+	t.Helper()
+	stale, err := Check(root, dir, update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stale {
+		t.Errorf("%s: %s; run make docs", filepath.Join(dir, s[:strings.Index(s, ":")]), s[strings.Index(s, ":")+2:])
+	}
 }
