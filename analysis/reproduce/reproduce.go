@@ -13,8 +13,9 @@
 // engine, GPUs, nel version) are listed for the reader and never decide.
 // A benchmark whose published or new run has more infrastructure failures
 // than its max_error_rate is INVALID: it could not be reproduced, and
-// neither could the run. `nel reproduce sha256:…` is the command around
-// it.
+// neither could the run. Run is `nel reproduce sha256:…` end to end: it
+// fetches the published recipe and run (analysis/publish), runs the recipe
+// again (local) or takes a finished run, and decides with Compare.
 package reproduce
 
 import (
