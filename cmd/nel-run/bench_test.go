@@ -18,6 +18,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // The process-level targets for nel-run, measured on the real
@@ -170,7 +171,7 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 			peak = max(peak, ru.Maxrss) // KiB on Linux
 		}
 		b.StopTimer()
-		rows, _, err := results.ReadRows(filepath.Join(out, "gsm8k", "shards", plan.ShardFile(0, 1)))
+		rows, _, err := results.ReadRows(filepath.Join(out, "gsm8k", "shards", rundir.ShardFile(0, 1)))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/merge/mergetest"
-	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // BenchmarkMerge1M's run: 250,000 items × 4 repeats in 16 shards.
@@ -51,8 +51,8 @@ func BenchmarkMerge1M(b *testing.B) {
 	if out, err := gen.CombinedOutput(); err != nil {
 		b.Fatalf("write the fixture: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".nel", "plan-bench.json")); err != nil {
-		b.Fatalf("no fixture written: %v", err)
+	if plans, err := rundir.Dir(dir).Plans(); err != nil || len(plans) != 1 {
+		b.Fatalf("no fixture written: plans %q, %v", plans, err)
 	}
 	b.Logf("fixture: %d rows in %d shards, written in %v", items*repeats, shards, time.Since(start).Round(time.Millisecond))
 
@@ -93,7 +93,7 @@ func BenchmarkMerge1M(b *testing.B) {
 	}
 	args := []string{"bench.mjs", "3"}
 	for i := range shards {
-		args = append(args, filepath.Join(dir, mergetest.Benchmark, "shards", plan.ShardFile(i, shards)))
+		args = append(args, filepath.Join(dir, mergetest.Benchmark, "shards", rundir.ShardFile(i, shards)))
 	}
 	cmd := exec.Command("node", args...)
 	cmd.Dir = filepath.Join("..", "..", "testdata", "duckdb")

@@ -20,6 +20,7 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/sim"
 )
 
@@ -99,7 +100,7 @@ func comparable(rows []results.Row, trajs []results.Trajectory) ([]results.Row, 
 
 func readShard(t *testing.T, out string) ([]results.Row, []results.Trajectory) {
 	t.Helper()
-	p := filepath.Join(out, "gsm8k", "shards", plan.ShardFile(0, 1))
+	p := filepath.Join(out, "gsm8k", "shards", rundir.ShardFile(0, 1))
 	rows, _, err := results.ReadRows(p)
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +250,7 @@ func TestMergeCommand(t *testing.T) {
 	}
 
 	// A shard from another plan is refused by name.
-	shard1 := filepath.Join(out, "gsm8k", "shards", plan.ShardFile(1, 3))
+	shard1 := filepath.Join(out, "gsm8k", "shards", rundir.ShardFile(1, 3))
 	rs, meta, _ := results.ReadRows(shard1)
 	meta[results.MetaPlanHash] = "sha256:other"
 	if err := results.WriteRows(shard1, rs, meta); err != nil {

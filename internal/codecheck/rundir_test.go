@@ -30,8 +30,6 @@ var runFolderTemplate = regexp.MustCompile(`\.nel|/logs|/shards|\.parquet|\.sbat
 // fails the test, so the list only shrinks.
 var runFolderPending = map[string]string{
 	"cmd/":                               "nel and nel-run, being moved onto cobra",
-	"local/":                             "the local runner, being moved out of cmd/nel",
-	"analysis/publish/":                  "publish, being moved out of cmd/nel",
 	"runtime/plan/plan.go":               "plan.ShardFile: remove once cmd/nel-run's tests call rundir.ShardFile",
 	"runtime/merge/mergetest/fixture.go": `plan-bench.json: name the plan rundir.Dir(dir).Plan(hash) once cmd/nel-run's merge benchmark looks for the path Write returns`,
 	"analysis/report/modelcard.go":       "PublishedFile: remove once its callers use rundir.Dir.Published",
