@@ -121,10 +121,6 @@ func TestFunctionLength(t *testing.T) {
 // maxCommandLines lines: a command parses its flags and calls a package
 // (issue 18), and what takes longer belongs in the package.
 func TestCommandFunctionLength(t *testing.T) {
-	// TODO(issue 18): enable once nel and nel-run are on cobra and their
-	// orchestration has moved out of package main (the cobra rewrite of
-	// cmd/nel and cmd/nel-run): remove this skip.
-	t.Skip("cmd/ is being rewritten onto cobra (issue 18); its 60-line limit is enabled when that lands")
 	for _, f := range longFuncs(t, maxCommandLines, underCmd) {
 		t.Errorf("%s: %s is %d lines, over %d: a command parses flags and calls a package; move the rest into one", f.pos, f.name, f.lines, maxCommandLines)
 	}
