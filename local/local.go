@@ -130,7 +130,7 @@ func startServices(ctx context.Context, p *plan.Plan, log *slog.Logger, stderr i
 	}
 	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
 		LogDir:      string(rundir.Dir(p.OutputDir).Logs()),
-		RecordDir:   serve.RecordDir(p.OutputDir),
+		RecordDir:   rundir.Dir(p.OutputDir).Servers(),
 		PathPrepend: filepath.Dir(self),
 		Logger:      log,
 		Progress:    func(msg string) { fmt.Fprintf(stderr, "nel: %s\n", msg) },

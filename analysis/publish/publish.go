@@ -245,7 +245,7 @@ func readRunDir(dir string) (*runDir, error) {
 		r.suite = append(r.suite, b)
 	}
 	if len(r.benches) == 0 {
-		return nil, fmt.Errorf("%s holds no merged benchmark (no <benchmark>/%s): finish and merge the run first", dir, metrics.FileName)
+		return nil, fmt.Errorf("%s holds no merged benchmark (no <benchmark>/%s): finish and merge the run first", dir, rundir.BundleFile)
 	}
 	if r.recipeHash == "" || r.planHash == "" {
 		return nil, fmt.Errorf("%s: its results carry no recipe or plan hash", dir)

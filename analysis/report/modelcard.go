@@ -44,12 +44,8 @@ type ModelCardOptions struct {
 	Categories map[string]string
 }
 
-// PublishedFile is where, under a run directory, nel publish records
-// where it published the run: rundir.Dir.Published, relative, for the
-// callers that name it in a message (a test keeps the two equal).
-const PublishedFile = ".nel/published.json"
-
-// Published is PublishedFile's content.
+// Published is what nel publish records in a run folder
+// (rundir.Dir.Published) about where it published the run.
 type Published struct {
 	Store      string `json:"store"`
 	RecipeHash string `json:"recipe_hash"`
@@ -57,7 +53,7 @@ type Published struct {
 	URL        string `json:"url"`
 }
 
-// ReadPublished reads runDir's PublishedFile; it returns nil and no error
+// ReadPublished reads runDir's published-run record; it returns nil and no error
 // when the run was never published.
 func ReadPublished(runDir string) (*Published, error) {
 	path := rundir.Dir(runDir).Published()

@@ -5,17 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nel-eval/nel/internal/exitcode"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/internal/exitcode"
+
 	"github.com/nel-eval/nel/analysis/compare"
 	"github.com/nel-eval/nel/runtime/metrics"
 	prov "github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // z is the 97.5% normal quantile (the 95% two-sided interval), z90 the
@@ -88,7 +90,7 @@ func writeRun(t *testing.T, dir string, benches ...bench) string {
 		if b.edit != nil {
 			b.edit(&bundle.Provenance)
 		}
-		if err := metrics.WriteFile(filepath.Join(bd, metrics.FileName), bundle); err != nil {
+		if err := metrics.WriteFile(rundir.Dir("").Benchmark(bd).Bundle(), bundle); err != nil {
 			t.Fatal(err)
 		}
 	}

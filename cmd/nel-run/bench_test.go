@@ -147,7 +147,7 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 	for b.Loop() {
 		out := filepath.Join(dir, fmt.Sprint("out", runs))
 		p.OutputDir = out
-		planPath := filepath.Join(out, ".nel", "plan-bench.json")
+		planPath := rundir.Dir(out).Plan(p.PlanHash)
 		pj, _ := json.Marshal(p)
 		if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
 			b.Fatal(err)

@@ -144,7 +144,7 @@ func findPlan(dir string) (string, error) {
 		if _, err := os.Stat(dir); err != nil {
 			return "", err
 		}
-		return "", fmt.Errorf("%s has no compiled plan (.nel/plan-*.json): is it the output.dir of a run?", dir)
+		return "", fmt.Errorf("%s has no compiled plan (%s): is it the output.dir of a run?", dir, rundir.Dir("").Plan("*"))
 	case 1:
 		return matches[0], nil
 	}

@@ -56,7 +56,7 @@ func (o *withServicesOptions) run(ctx context.Context, e *env, args []string) in
 	dir := rundir.Dir(outDir(o.plan, o.out, p))
 	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
 		LogDir:      string(dir.Logs()),
-		RecordDir:   serve.RecordDir(string(dir)),
+		RecordDir:   dir.Servers(),
 		PathPrepend: filepath.Dir(self),
 		Logger:      e.log,
 		Progress:    func(msg string) { e.errorf("%s", msg) },

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/nel-eval/nel/analysis/publish"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/spf13/cobra"
 )
 
@@ -58,10 +59,10 @@ func newPublishCmd(e *env) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&o.Store, "store", "", "the store: a directory or an http(s) URL (required)")
-	f.StringVar(&o.Recipe, "recipe", "", "the recipe `FILE` the run ran (default: the copy in DIR/.nel/)")
+	f.StringVar(&o.Recipe, "recipe", "", "the recipe `FILE` the run ran (default: the copy in "+rundir.Dir("DIR").Meta()+"/)")
 	addOverrides(f, &ovs, "with --recipe: an override the run was loaded with")
 	f.BoolVar(&o.Print, "print", false, "print the files to upload and where they go; write nothing")
-	f.BoolVar(&o.NoTrajectories, "no-trajectories", false, "leave trajectories.parquet out (full prompts and responses)")
+	f.BoolVar(&o.NoTrajectories, "no-trajectories", false, "leave "+rundir.TrajectoriesFile+" out (full prompts and responses)")
 	f.BoolVar(&o.NoData, "no-data", false, "leave out the local data files the recipe references (reproducers then bring their own copy, found by its digest)")
 	addTokenEnv(f, &o.TokenEnv)
 	return c

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/analysis/report/render"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/spf13/cobra"
 )
 
@@ -62,8 +63,8 @@ func newReportCmd(e *env) *cobra.Command {
 	f.StringVarP(&req.Format, "format", "f", "", "format: markdown, html, json, csv, latex, model-card or model-card-html (default markdown, or from -o's extension)")
 	f.StringVarP(&req.Output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
 	f.StringVar(&req.Title, "title", "", "the report's title (default \"nel evaluation report\")")
-	f.StringVar(&req.Store, "store", "", "model card: the recipe store the run was published to (default: DIR/.nel/published.json's)")
-	f.StringVar(&req.RunID, "run-id", "", "model card: the published run's id (default: DIR/.nel/published.json's)")
+	f.StringVar(&req.Store, "store", "", "model card: the recipe store the run was published to (default: "+rundir.Dir("DIR").Published()+"'s)")
+	f.StringVar(&req.RunID, "run-id", "", "model card: the published run's id (default: "+rundir.Dir("DIR").Published()+"'s)")
 	f.Var(categoryFlag(req.Categories), "category", "model card: `NAME=Category` sets a benchmark's category (repeatable)")
 	return c
 }

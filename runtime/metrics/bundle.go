@@ -8,7 +8,6 @@ package metrics
 
 import (
 	prov "github.com/nel-eval/nel/runtime/provenance"
-	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // BundleVersion is the version of the eval.json format. Version 2: the
@@ -17,11 +16,6 @@ import (
 // Failures holds the model errors only. ReadFile still reads version 1
 // (see upgrade).
 const BundleVersion = 2
-
-// FileName is the bundle's name in a benchmark's directory: the run
-// folder's layout is package rundir's, and this is rundir.BundleFile under
-// the name cmd/nel still uses.
-const FileName = rundir.BundleFile
 
 // Bundle is eval.json. The same rows and metadata always give the same
 // bytes: nothing in it depends on when or where it was computed.

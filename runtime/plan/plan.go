@@ -339,9 +339,3 @@ func (p *Plan) Service(name string) (*Service, bool) {
 	}
 	return nil, false
 }
-
-// ShardFile names the Parquet file of shard i of n, under
-// <output>/<benchmark dir>/shards/. Zero-padded so names sort in shard order.
-func ShardFile(i, n int) string {
-	return fmt.Sprintf("shard-%05d-of-%05d.parquet", i, n)
-}

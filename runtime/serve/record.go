@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/atomicfile"
-	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // A run records each server it starts in its run folder, so that the next
@@ -27,11 +26,6 @@ import (
 // random per server, is in the server's record. It finds the server's
 // processes even when they left its process group.
 const serverEnv = "NEL_SERVER_ID"
-
-// RecordDir is the folder of a run folder out that holds the records of
-// the servers its runs started: rundir.Dir(out).Servers(), under the name
-// cmd/ still calls.
-func RecordDir(out string) string { return rundir.Dir(out).Servers() }
 
 // record is what a run writes of a server it started.
 type record struct {

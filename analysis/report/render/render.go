@@ -14,7 +14,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/nel-eval/nel/analysis/report"
@@ -22,6 +21,7 @@ import (
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // Render renders suite's report in format to w.
@@ -137,7 +137,7 @@ func publishedCard(dir string, isDir bool, suite []*metrics.Bundle, card report.
 		// A record left from another recipe's run must not link this
 		// card to numbers it did not produce.
 		if err := report.CheckPublished(suite, pub); err != nil {
-			fmt.Fprintf(stderr, "nel: warning: ignoring %s: %v\n", filepath.Join(dir, report.PublishedFile), err)
+			fmt.Fprintf(stderr, "nel: warning: ignoring %s: %v\n", rundir.Dir(dir).Published(), err)
 			pub = nil
 		}
 		card = card.WithPublished(pub)

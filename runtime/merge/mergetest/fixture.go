@@ -57,7 +57,7 @@ func (o *Options) defaults() {
 const Benchmark = "gsm8k"
 
 // Write writes a complete run under dir: the plan at
-// dir/.nel/plan-bench.json (returned with its path) and every shard of
+// dir/.nel/plan-<id>.json (returned with its path) and every shard of
 // benchmark gsm8k under dir/gsm8k/shards, as `nel-run merge dir` expects.
 // Shards are written in parallel, one per CPU.
 func Write(dir string, o Options) (*plan.Plan, string, error) {
@@ -73,9 +73,7 @@ func Write(dir string, o Options) (*plan.Plan, string, error) {
 			Repeats: o.Repeats, MaxConcurrent: 64, Timeout: 120, MaxErrorRate: plan.DefaultMaxErrorRate,
 		}},
 	}
-	// Named "bench" rather than by PlanID: cmd/nel-run's benchmark looks
-	// for this name.
-	planPath := filepath.Join(rundir.Dir(dir).Meta(), "plan-bench.json")
+	planPath := rundir.Dir(dir).Plan(p.PlanHash)
 	if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
 		return nil, "", err
 	}
