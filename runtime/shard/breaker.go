@@ -194,7 +194,7 @@ func (r *runner) clientErrorStop(rec *sampleRecord) error {
 func (r *runner) recover(ctx context.Context, client *model.Client) error {
 	r.mu.Lock()
 	r.health.trips++
-	trips, last, streak := r.health.trips, r.health.lastDownText(r.suspects), r.health.streak
+	trips, last, streak := r.health.trips, lastDownText(r.down), r.health.streak
 	r.mu.Unlock()
 	giveUp := func(why string) error {
 		return fmt.Errorf("%w: %s (last failure: %s); service %s %s. Those samples were not recorded and will run again when you re-run this shard",
@@ -232,8 +232,8 @@ func (r *runner) recover(ctx context.Context, client *model.Client) error {
 	}
 	var kept []*pendingSample
 	n := 0
-	for _, p := range r.suspects {
-		if classifyForBreaker(p.rec) == sampleDown && !h.requeued[p.start.key] {
+	for _, p := range r.down {
+		if !h.requeued[p.start.key] {
 			h.requeued[p.start.key] = true
 			h.requeue = append(h.requeue, pendingStart{p.start.key, p.start.attempt + 1})
 			n++
@@ -241,7 +241,7 @@ func (r *runner) recover(ctx context.Context, client *model.Client) error {
 		}
 		kept = append(kept, p)
 	}
-	r.suspects = kept
+	r.down = kept
 	h.tripped, h.streak = false, 0
 	h.window, h.pos, h.down = nil, 0, 0
 	r.mu.Unlock()
@@ -258,11 +258,10 @@ func (r *runner) breakerWhat(streak int) string {
 }
 
 // lastDownText is the error of the most recent down failure held back.
-func (h *health) lastDownText(suspects []*pendingSample) string {
-	for i := len(suspects) - 1; i >= 0; i-- {
-		if classifyForBreaker(suspects[i].rec) == sampleDown {
-			return suspects[i].rec.Row.ErrorCategory + ": " + suspects[i].rec.Traj.Error
-		}
+func lastDownText(down []*pendingSample) string {
+	if len(down) == 0 {
+		return "none held back"
 	}
-	return "none held back"
+	last := down[len(down)-1].rec
+	return last.Row.ErrorCategory + ": " + last.Traj.Error
 }

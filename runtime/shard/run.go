@@ -168,13 +168,16 @@ type runner struct {
 	// judgeClients are the judges' model clients, closed with env.
 	judgeClients []*model.Client
 
-	mu        sync.Mutex
-	done      map[journal.Key]*sampleRecord
-	suspects  []*pendingSample // infrastructure failures not yet journaled
-	health    health           // the endpoint's recent record (breaker.go)
-	offered   []string         // the model ids the endpoint listed when probed
-	prog      Progress
-	simulated atomic.Bool
+	mu   sync.Mutex
+	done map[journal.Key]*sampleRecord
+	// Failures not yet journaled (finish): down are those that look like
+	// the endpoint being down, held until the shard ends; rejected the
+	// deterministic client errors, held until a later sample succeeds.
+	down, rejected []*pendingSample
+	health         health   // the endpoint's recent record (breaker.go)
+	offered        []string // the model ids the endpoint listed when probed
+	prog           Progress
+	simulated      atomic.Bool
 	// sysFingerprint is the first system_fingerprint the solver's server
 	// answered with (provenance.go).
 	sysFingerprint atomic.Pointer[string]
@@ -300,9 +303,6 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		defer closeEnv()
 	}
-	// Where the numbers come from, learned before any sample runs: the
-	// servers as they are now.
-	prov := r.collectProvenance(ctx)
 	repeats := max(r.b.Repeats, 1)
 	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: len(mine) * repeats}
 	r.log.Info("shard", "items", len(mine), "selected", len(selected), "dataset_items", len(set.Items), "repeats", repeats, "dataset", digest)
@@ -325,10 +325,27 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if resumed > 0 {
 		r.log.Info("resuming from journal", "done", resumed, "todo", len(todo))
 	}
+	var client *model.Client
+	if len(todo) > 0 {
+		// Before the provenance probes and the first sample: an endpoint
+		// that cannot be reached, or that refuses the key, is an error
+		// now, not a dataset of failed samples.
+		if client, err = r.client(); err != nil {
+			return nil, err
+		}
+		defer client.Close()
+		r.logEndpoint()
+		if err := r.checkEndpoint(ctx, client); err != nil {
+			return nil, err
+		}
+	}
+	// Where the numbers come from, learned before any sample runs: the
+	// servers as they are now.
+	prov := r.collectProvenance(ctx)
 	r.report()
 
 	if len(todo) > 0 {
-		if err := r.runSamples(ctx, j, st, items, todo); err != nil {
+		if err := r.runSamples(ctx, client, j, st, items, todo); err != nil {
 			return nil, err
 		}
 	}
@@ -632,22 +649,10 @@ func sortedKeys(done map[journal.Key]*sampleRecord, items map[string]*bench.Item
 }
 
 // runSamples runs the samples in todo with at most max_concurrent in flight.
-func (r *runner) runSamples(ctx context.Context, j *journal.Journal, st *journal.State, items map[string]*bench.Item, todo []journal.Key) error {
-	client, err := r.client()
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	r.logEndpoint()
+func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journal.Journal, st *journal.State, items map[string]*bench.Item, todo []journal.Key) error {
 	conc := max(r.b.MaxConcurrent, 1)
 	if got, err := model.RaiseOpenFiles(uint64(conc) + 256); err != nil || got < uint64(conc)+64 {
 		r.log.Warn("the open-files limit may be too low for the concurrency", "max_concurrent", conc, "limit", got, "err", err)
-	}
-
-	// Before any sample: an endpoint that cannot be reached, or that
-	// refuses the key, is an error now, not a dataset of failed samples.
-	if err := r.checkEndpoint(ctx, client); err != nil {
-		return err
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -848,7 +853,12 @@ func (r *runner) finish(j *journal.Journal, k journal.Key, attempt int, rec *sam
 	kind := classifyForBreaker(rec)
 	r.mu.Lock()
 	if kind != sampleOK {
-		r.suspects = append(r.suspects, &pendingSample{pendingStart{k, attempt}, rec})
+		p := &pendingSample{pendingStart{k, attempt}, rec}
+		if kind == sampleDown {
+			r.down = append(r.down, p)
+		} else {
+			r.rejected = append(r.rejected, p)
+		}
 		err := r.health.observe(kind, rec.Status, r.o)
 		r.mu.Unlock()
 		if errors.Is(err, errClientStreak) {
@@ -857,15 +867,8 @@ func (r *runner) finish(j *journal.Journal, k journal.Key, attempt int, rec *sam
 		return nil
 	}
 	r.health.observe(kind, 0, r.o)
-	var pending, kept []*pendingSample
-	for _, p := range r.suspects {
-		if classifyForBreaker(p.rec) == sampleClient {
-			pending = append(pending, p)
-		} else {
-			kept = append(kept, p)
-		}
-	}
-	r.suspects = kept
+	pending := r.rejected
+	r.rejected = nil
 	r.mu.Unlock()
 	for _, p := range pending {
 		if err := r.record(j, p.start.key, p.rec); err != nil {
@@ -877,8 +880,8 @@ func (r *runner) finish(j *journal.Journal, k journal.Key, attempt int, rec *sam
 
 func (r *runner) flushSuspects(j *journal.Journal) error {
 	r.mu.Lock()
-	pending := r.suspects
-	r.suspects = nil
+	pending := append(r.down, r.rejected...)
+	r.down, r.rejected = nil, nil
 	r.mu.Unlock()
 	for _, p := range pending {
 		if err := r.record(j, p.start.key, p.rec); err != nil {
