@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,17 +166,7 @@ func Chromium(tb testing.TB) string {
 func DuckDBRead(tb testing.TB, files ...string) []byte {
 	tb.Helper()
 	dir := DuckDBReader(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{"read.mjs"}, files...)...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("node read.mjs: %v\n%s", err, stderr.String())
-	}
-	return out
+	return runNode(tb, dir, "read.mjs", append([]string{filepath.Join(dir, "read.mjs")}, files...)...)
 }
 
 // DuckDBQuery runs one SQL statement with the DuckDB reader in dir (so
@@ -184,21 +175,28 @@ func DuckDBRead(tb testing.TB, files ...string) []byte {
 // strings). It fails the test when DuckDB rejects the statement.
 func DuckDBQuery(tb testing.TB, dir, sql string) []map[string]any {
 	tb.Helper()
-	reader := DuckDBReader(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	// node resolves @duckdb/node-api from the script's own folder.
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(reader, "query.mjs"), sql)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("DuckDB %q: %v\n%s", sql, err, stderr.String())
-	}
+	out := runNode(tb, dir, fmt.Sprintf("DuckDB %q", sql), filepath.Join(DuckDBReader(tb), "query.mjs"), sql)
 	var rows []map[string]any
 	if err := json.Unmarshal(out, &rows); err != nil {
 		tb.Fatalf("DuckDB %q: decode %q: %v", sql, out, err)
 	}
 	return rows
+}
+
+// runNode runs node with args in dir and returns its stdout, failing the
+// test (as what, with node's stderr) when it fails or takes two minutes.
+func runNode(tb testing.TB, dir, what string, args ...string) []byte {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("%s: %v\n%s", what, err, stderr.String())
+	}
+	return out
 }
