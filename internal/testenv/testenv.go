@@ -76,8 +76,6 @@ type Tool struct {
 
 // The tools of the real parts. .ci/testdeps installs the same packages.
 var (
-	Bwrap      = Tool{"bwrap", "bubblewrap"}
-	Prlimit    = Tool{"prlimit", "util-linux"}
 	Shellcheck = Tool{"shellcheck", "shellcheck"}
 	Pdflatex   = Tool{"pdflatex", "texlive-latex-base"}
 	Python3    = Tool{"python3", "python3"}
