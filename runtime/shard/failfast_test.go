@@ -341,3 +341,42 @@ func TestRetryInfraOnFinishedShard(t *testing.T) {
 		t.Errorf("the journal was left behind: %v", err)
 	}
 }
+
+// A request that hangs is abandoned after request_timeout and sent again
+// within the sample's budget: the sample is scored, its trajectory counts
+// the retry.
+func TestHungRequestRetried(t *testing.T) {
+	dir := t.TempDir()
+	data := writeGSM8K(t, dir, 1)
+	s := simServer(t, sim.Config{Accuracy: 1}, "gsm8k", data)
+	var chats atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") && chats.Add(1) == 1 {
+			// The first answer never comes (until the test ends).
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		s.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	defer close(release)
+	p := testPlan(srv.URL, data, 1, 1, nil, nil)
+	p.Benchmarks[0].Timeout = 20
+	p.Benchmarks[0].RequestTimeout = 0.5
+	res, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "gsm8k", Shard: 0, Of: 1, OutDir: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, _ := results.ReadRows(res.Path)
+	trajs, _, _ := results.ReadTrajectories(rundir.Shard(res.Path).Trajectories())
+	if len(rows) != 1 || rows[0].Outcome != "scored" || rows[0].Reward != 1 || len(trajs) != 1 || trajs[0].Retries != 1 {
+		t.Fatalf("rows %+v, trajectories %+v: want one scored sample after one retry", rows, trajs)
+	}
+	if n := chats.Load(); n != 2 {
+		t.Errorf("%d chat requests, want 2 (the hung one and its retry)", n)
+	}
+}

@@ -916,32 +916,21 @@ func (r *runner) client() (*model.Client, error) {
 		return nil, err
 	}
 	c, err := model.New(model.Config{
-		BaseURL:        base,
-		APIKey:         key,
-		Model:          r.svc.Model,
-		Protocol:       r.svc.Protocol,
-		MaxConcurrent:  max(r.b.MaxConcurrent, 1),
-		RequestTimeout: r.requestTimeout(),
+		BaseURL:       base,
+		APIKey:        key,
+		Model:         r.svc.Model,
+		Protocol:      r.svc.Protocol,
+		MaxConcurrent: max(r.b.MaxConcurrent, 1),
+		// The compiler filled it (compiler.EffectiveRequestTimeout,
+		// already within the sample's timeout); 0, in a plan from before
+		// the field, leaves only the sample's budget, as it did then.
+		RequestTimeout: time.Duration(r.b.RequestTimeout * float64(time.Second)),
 		Logger:         r.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", r.svc.Name, err)
 	}
 	return c, nil
-}
-
-// requestTimeout bounds one model request: the plan's request_timeout,
-// else plan.DefaultRequestTimeout, never past the sample's budget. A hung
-// connection is abandoned then and retried with the client's backoff.
-func (r *runner) requestTimeout() time.Duration {
-	secs := r.b.RequestTimeout
-	if secs <= 0 {
-		secs = plan.DefaultRequestTimeout
-	}
-	if r.b.Timeout > 0 {
-		secs = min(secs, r.b.Timeout)
-	}
-	return time.Duration(secs * float64(time.Second))
 }
 
 // endpoint resolves a service's base URL and API key on the node: an api
