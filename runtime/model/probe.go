@@ -62,12 +62,12 @@ func (c *Client) Probe(ctx context.Context) (*ProbeResult, error) {
 	}
 	resp, err := c.transport.base.RoundTrip(req)
 	if err != nil {
-		return nil, c.probeErr(ErrUnreachable, "%s: %s", c.cfg.BaseURL, describeDialError(err, ctx))
+		return nil, c.probeErr(ErrUnreachable, "%s: %s", c.cfg.BaseURL, describeDialError(ctx, err))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	resp.Body.Close()
 	if err != nil {
-		return nil, c.probeErr(ErrUnreachable, "%s: reading the answer to GET /models: %s", c.cfg.BaseURL, describeDialError(err, ctx))
+		return nil, c.probeErr(ErrUnreachable, "%s: reading the answer to GET /models: %s", c.cfg.BaseURL, describeDialError(ctx, err))
 	}
 	res := &ProbeResult{Status: resp.StatusCode}
 	switch {
@@ -95,7 +95,7 @@ func (c *Client) probeErr(kind error, format string, args ...any) error {
 }
 
 // describeDialError says in words why no HTTP answer came.
-func describeDialError(err error, ctx context.Context) string {
+func describeDialError(ctx context.Context, err error) string {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	var certErr *tls.CertificateVerificationError
