@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/analysis/report/internal/reporttest"
+
 	"github.com/nel-eval/nel/internal/testenv"
 
 	"github.com/nel-eval/nel/analysis/report/internal/view"
@@ -28,23 +30,10 @@ func renderString(t *testing.T, suite []*metrics.Bundle, format Format) string {
 	return buf.String()
 }
 
-func mustContain(t *testing.T, what, out string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(out, w) {
-			t.Errorf("%s lacks %q", what, w)
-		}
-	}
-}
-
-func mustNotContain(t *testing.T, what, out string, bad ...string) {
-	t.Helper()
-	for _, b := range bad {
-		if strings.Contains(out, b) {
-			t.Errorf("%s contains %q", what, b)
-		}
-	}
-}
+var (
+	mustContain    = reporttest.MustContain
+	mustNotContain = reporttest.MustNotContain
+)
 
 func TestParseFormat(t *testing.T) {
 	for in, want := range map[string]Format{

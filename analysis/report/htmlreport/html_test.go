@@ -36,23 +36,10 @@ func renderString(t *testing.T, suite []*metrics.Bundle, format report.Format) s
 	return buf.String()
 }
 
-func mustContain(t *testing.T, what, out string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(out, w) {
-			t.Errorf("%s lacks %q", what, w)
-		}
-	}
-}
-
-func mustNotContain(t *testing.T, what, out string, bad ...string) {
-	t.Helper()
-	for _, b := range bad {
-		if strings.Contains(out, b) {
-			t.Errorf("%s contains %q", what, b)
-		}
-	}
-}
+var (
+	mustContain    = reporttest.MustContain
+	mustNotContain = reporttest.MustNotContain
+)
 
 func TestHTML(t *testing.T) {
 	out := renderString(t, testSuite(), report.HTML)

@@ -4,6 +4,9 @@
 package reporttest
 
 import (
+	"strings"
+	"testing"
+
 	"github.com/nel-eval/nel/runtime/metrics"
 )
 
@@ -223,5 +226,27 @@ func noRows() *metrics.Bundle {
 		Headline:      metrics.Score{Metric: "mean_reward"},
 		Metrics:       []metrics.Score{{Metric: "mean_reward"}},
 		Notes:         []string{"no rows: nothing was evaluated, so there is no score"},
+	}
+}
+
+// MustContain fails the test for each of wants that out (named what)
+// lacks.
+func MustContain(t testing.TB, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+}
+
+// MustNotContain fails the test for each of bad that out (named what)
+// contains.
+func MustNotContain(t testing.TB, what, out string, bad ...string) {
+	t.Helper()
+	for _, b := range bad {
+		if strings.Contains(out, b) {
+			t.Errorf("%s contains %q", what, b)
+		}
 	}
 }
