@@ -41,6 +41,9 @@ type Options struct {
 	Verbose    bool          // log what each shard does
 	Resume     bool          // run infra_error samples again (shard.Options.RetryInfra)
 	Title      string        // the report's title
+	// RecipeText is the recipe's text when it is no file (quick mode):
+	// the run folder keeps it as the run's recipe.
+	RecipeText []byte
 }
 
 // Run runs a loaded recipe on this machine, end to end, and returns its
@@ -113,10 +116,13 @@ func prepare(s *compiler.Source, o Options, stderr io.Writer) (*plan.Plan, error
 	if err := writePlan(out.Plan(p.PlanHash), p); err != nil {
 		return nil, err
 	}
-	if err := WriteSource(out, s, h.Recipe); err != nil {
+	if err := WriteSource(out, s, h.Recipe, o.RecipeText); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", h.Recipe, p.PlanHash, p.OutputDir)
+	if o.RecipeText != nil {
+		fmt.Fprintf(stderr, "nel: recipe kept as %s%s\n", out.Recipe(filepath.Base(s.Path)), withOverrides(s, out))
+	}
 	return p, nil
 }
 
@@ -261,4 +267,16 @@ func writePlan(path string, p *plan.Plan) error {
 		return fmt.Errorf("run: write plan: %w", err)
 	}
 	return os.Rename(tmp, path)
+}
+
+// withOverrides says, after a kept recipe's path, that the run also had
+// -O overrides (recorded in the source record), which running the copy
+// again needs too.
+func withOverrides(s *compiler.Source, out rundir.Dir) string {
+	for _, o := range s.Overrides {
+		if !slices.Equal(o.Path, []string{"output", "dir"}) {
+			return " (with the -O overrides recorded in " + out.Source() + ")"
+		}
+	}
+	return ""
 }
