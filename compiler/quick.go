@@ -79,8 +79,9 @@ func (q Quick) check() error {
 	case q.Bench == "":
 		return fmt.Errorf("--bench: a benchmark name is required (nel list shows them)")
 	case strings.Contains(q.Bench, "://"):
+		k, _ := benchmarkSource(q.Bench)
 		scheme, _, _ := strings.Cut(q.Bench, "://")
-		return fmt.Errorf("--bench %s: not supported yet: benchmark source %s:// (nel runs its built-in benchmarks: nel list)", q.Bench, scheme)
+		return fmt.Errorf("--bench %s: not supported yet: benchmark source %s:// (%s); nel list shows the built-in benchmarks", q.Bench, scheme, k.About)
 	}
 	if _, ok := bench.Lookup(q.Bench); !ok {
 		return fmt.Errorf("--bench %s: not a built-in benchmark; built in: %s (nel list)", q.Bench, strings.Join(bench.Names(), ", "))

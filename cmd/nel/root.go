@@ -75,7 +75,7 @@ func newRoot(e *env) *cobra.Command {
 		newValidateCmd(e), newHashCmd(e), newCompileCmd(e), newLockCmd(e),
 		newRunCmd(e), newReportCmd(e), newCompareCmd(e), newGateCmd(e),
 		newPublishCmd(e), newFetchCmd(e), newReproduceCmd(e), newVersionCmd(e),
-		newEvalCmd(e),
+		newEvalCmd(e), newListCmd(e),
 		newExitCodesTopic(),
 	)
 	root.SetHelpCommand(newHelpCmd(e, root))
