@@ -44,6 +44,9 @@ type Options struct {
 	// RecipeText is the recipe's text when it is no file (quick mode):
 	// the run folder keeps it as the run's recipe.
 	RecipeText []byte
+	// Quiet leaves out the recipe, plan and done lines: nel validate
+	// --samples runs in a folder of its own and says what it found.
+	Quiet bool
 }
 
 // Run runs a loaded recipe on this machine, end to end, and returns its
@@ -94,7 +97,9 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
+	if !o.Quiet {
+		fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
+	}
 	return suite, nil
 }
 
@@ -118,6 +123,9 @@ func prepare(s *compiler.Source, o Options, stderr io.Writer) (*plan.Plan, error
 	}
 	if err := WriteSource(out, s, h.Recipe, o.RecipeText); err != nil {
 		return nil, err
+	}
+	if o.Quiet {
+		return p, nil
 	}
 	fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", h.Recipe, p.PlanHash, p.OutputDir)
 	if o.RecipeText != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/nel-eval/nel/internal/exitcode"
@@ -15,16 +14,16 @@ report is nel report. NeMo's other eval commands manage runs it keeps in a
 registry of its own; nel keeps none, and each says what does the job here.`
 
 // evalElsewhere are NeMo's nel eval subcommands that nel spells
-// differently, with what to type instead.
-func evalElsewhere() map[string]string {
-	return map[string]string{
-		"status": "nel keeps no run registry: nel run shows progress live on stderr; a SLURM job's state is squeue's and sacct's, its results are under its output.dir",
-		"stop":   "nel keeps no run registry: interrupt nel run (Ctrl-C; its servers stop with it), or scancel a SLURM job",
-		"logs":   "nel keeps no run registry: a run's logs are files under OUTPUT/logs (shards, servers, sandboxes)",
-		"resume": "run the same command again (finished samples are kept); nel run --resume also retries the samples that failed for infrastructure reasons",
-		"jobs":   "nel keeps no run registry: squeue --me lists SLURM jobs; a local run is the nel run you started",
-		"clean":  "nel keeps no run registry: a run is its output folder; remove the folder",
-		"merge":  "nel-run merge OUTPUT merges a run's shards (the last step of a compiled job does it)",
+// differently, each "NAME: what to type instead", in order.
+func evalElsewhere() []string {
+	return []string{
+		"clean: nel keeps no run registry: a run is its output folder; remove the folder",
+		"jobs: nel keeps no run registry: squeue --me lists SLURM jobs; a local run is the nel run you started",
+		"logs: nel keeps no run registry: a run's logs are files in its output folder, one per shard, server and sandbox",
+		"merge: nel-run merge OUTPUT merges a run's shards (the last step of a compiled job does it)",
+		"resume: run the same command again (finished samples are kept); nel run --resume also retries the samples that failed for infrastructure reasons",
+		"status: nel keeps no run registry: nel run shows progress live on stderr; a SLURM job's state is squeue's and sacct's, its results are under its output.dir",
+		"stop: nel keeps no run registry: interrupt nel run (Ctrl-C; its servers stop with it), or scancel a SLURM job",
 	}
 }
 
@@ -41,7 +40,8 @@ func newEvalCmd(e *env) *cobra.Command {
 	run, report := newRunCmd(e), newReportCmd(e)
 	run.Short, report.Short = "the same as nel run", "the same as nel report"
 	c.AddCommand(run, report)
-	for name, instead := range evalElsewhere() {
+	for _, line := range evalElsewhere() {
+		name, instead, _ := strings.Cut(line, ": ")
 		c.AddCommand(&cobra.Command{
 			Use:    name,
 			Short:  "NeMo's nel eval " + name + ": " + instead,
@@ -62,14 +62,9 @@ func newEvalCmd(e *env) *cobra.Command {
 func evalLong() string {
 	var b strings.Builder
 	b.WriteString(evalHelp + "\n\nNeMo's other subcommands, in nel:\n")
-	m := evalElsewhere()
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		fmt.Fprintf(&b, "  %-7s %s\n", name, m[name])
+	for _, line := range evalElsewhere() {
+		name, instead, _ := strings.Cut(line, ": ")
+		fmt.Fprintf(&b, "  %-7s %s\n", name, instead)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
