@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const validateHelp = `Checks each recipe against the schema and the cross-field rules and prints its recipe hash.
+var validateHelp = `Checks each recipe against the schema and the cross-field rules and prints its recipe hash.
 Features that load but that nel compile cannot run yet are listed as notes. A benchmark
 whose data is all local is loaded as nel-run will load it: data that does not load is an
 error, items whose content repeats an earlier item's are a warning with their lines.
@@ -28,7 +28,7 @@ serve (HTTP 404), answers the scorer cannot read (with an example),
 answers cut off at max_tokens; each sample's expected and extracted
 answer, the latency per request and a rough full-run time. Exit status 1
 when the samples show a problem a full run would hit. The samples run in a
-temporary folder (-o DIR keeps them).`
+temporary folder (-o DIR keeps them).` + "\n\n" + exitcode.Help("validate")
 
 type validateOptions struct {
 	overrides overrides
