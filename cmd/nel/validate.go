@@ -72,7 +72,7 @@ func newValidateCmd(e *env) *cobra.Command {
 	addOverrides(f, &o.overrides, "override a field before validation")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing for valid recipes")
 	addQuickFlags(f, &o.quick)
-	f.IntVarP(&o.samples, "samples", "s", 5, "smoke test: run `N` samples of each benchmark against its endpoint (default 5 with -b)")
+	f.IntVarP(&o.samples, "samples", "s", 5, "smoke test: run `N` samples of each benchmark against its endpoint")
 	f.StringVarP(&o.output, "output", "o", "", "smoke test: keep the samples' run in `DIR` (default: a temporary folder, removed)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "smoke test: log what the shard does")
 	return c
