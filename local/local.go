@@ -78,7 +78,7 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 		fmt.Fprintf(stdout, "  %s\n", sm.Path)
 	}
 	if failed > 0 {
-		return nil, fmt.Errorf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", failed, len(p.Benchmarks)*p.Shards)
+		return nil, &ShardsFailed{Failed: failed, Of: len(p.Benchmarks) * p.Shards}
 	}
 	if merr != nil {
 		return nil, fmt.Errorf("run: %w", merr)
@@ -101,6 +101,14 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 		fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
 	}
 	return suite, nil
+}
+
+// ShardsFailed is Run's error when shards failed; each cause was printed
+// as it happened.
+type ShardsFailed struct{ Failed, Of int }
+
+func (e *ShardsFailed) Error() string {
+	return fmt.Sprintf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", e.Failed, e.Of)
 }
 
 // prepare builds s's plan for this machine and writes it, and the recipe

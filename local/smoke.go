@@ -77,10 +77,15 @@ func Smoke(ctx context.Context, load Loader, o SmokeOptions, stdout, stderr io.W
 	// The headlines of a handful of samples mean nothing; the diagnosis
 	// below says what they showed.
 	fmt.Fprintf(stdout, "validate: %d sample(s) of each benchmark of %s, run as nel run runs them\n", o.Samples, s.Path)
-	if _, err := Run(ctx, s, Options{NelVersion: o.NelVersion, Verbose: o.Verbose, Title: "smoke test", RecipeText: text, Quiet: true}, io.Discard, stderr); err != nil {
+	_, err = Run(ctx, s, Options{NelVersion: o.NelVersion, Verbose: o.Verbose, Title: "smoke test", RecipeText: text, Quiet: true}, io.Discard, stderr)
+	var failed *ShardsFailed
+	switch {
+	case errors.As(err, &failed):
 		// Run has said why (the probe's verdict, the breaker's); its
 		// advice to run the same command again is not this command's.
 		return exitcode.New(exitcode.Failure, errors.New("validate: the samples did not run (the cause is above), and a full run would stop the same way"))
+	case err != nil:
+		return err
 	}
 	problems, warnings := 0, 0
 	for i, b := range p.Benchmarks {
