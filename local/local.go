@@ -2,7 +2,8 @@
 // plan where a compiled job would, starts the recipe's process services,
 // runs every shard of every benchmark (runtime/shard), merges them
 // (runtime/merge) and writes the suite's reports beside the results. It is
-// nel run, and the new run of nel reproduce.
+// nel run, the new run of nel reproduce, and the smoke test of nel
+// validate --samples (Smoke).
 //
 // It is not under runtime/: nel-run never starts a local run, and the
 // reports (HTML included) come from analysis/, which nothing under runtime/

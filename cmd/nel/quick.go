@@ -77,3 +77,29 @@ func loadQuick(q compiler.Quick, ovs []compiler.Override) (*compiler.Source, []b
 	}
 	return l.LoadQuick(q, ".", ovs)
 }
+
+// nemoRunFlags are NeMo's nel eval run flags that nel does another way:
+// each is accepted so that it can be refused with what to do instead.
+func nemoRunFlags() [][2]string {
+	return [][2]string{
+		{"dry-run", "nel compile prints the job without running it (nel compile FILE > job.sh)"},
+		{"submit", "nel compile FILE | sbatch, on the login node"},
+		{"background", "run nel run under nohup, screen or tmux, or as a job (nel compile FILE | sbatch)"},
+	}
+}
+
+func addNemoRunFlags(f *pflag.FlagSet) {
+	for _, fl := range nemoRunFlags() {
+		f.Bool(fl[0], false, "NeMo's; refused: "+fl[1])
+	}
+}
+
+// refuseNemoRunFlags refuses the first of nemoRunFlags given.
+func refuseNemoRunFlags(f *pflag.FlagSet) error {
+	for _, fl := range nemoRunFlags() {
+		if f.Changed(fl[0]) {
+			return exitcode.Usagef("--%s is NeMo Evaluator's; in nel: %s", fl[0], fl[1])
+		}
+	}
+	return nil
+}

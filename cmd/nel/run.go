@@ -85,6 +85,7 @@ func newRunCmd(e *env) *cobra.Command {
 	}
 	f := c.Flags()
 	addQuickFlags(f, &o.quick)
+	addNemoRunFlags(f)
 	addOverrides(f, &o.overrides, "override a field before validation")
 	f.StringVarP(&o.output, "output", "o", "", "output `DIR` (overrides output.dir)")
 	f.DurationVar(&o.every, "progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
@@ -95,6 +96,9 @@ func newRunCmd(e *env) *cobra.Command {
 }
 
 func (o *runOptions) run(c *cobra.Command, e *env) error {
+	if err := refuseNemoRunFlags(c.Flags()); err != nil {
+		return err
+	}
 	ovs := o.overrides
 	if o.output != "" {
 		ovs = append(ovs, compiler.Override{Text: "-o " + o.output, Path: []string{"output", "dir"}, Value: o.output})
