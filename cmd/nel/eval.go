@@ -32,7 +32,12 @@ func newEvalCmd(e *env) *cobra.Command {
 		Use:   "eval run|report ...",
 		Short: "NeMo Evaluator's spelling: nel eval run is nel run, nel eval report is nel report",
 		Long:  evalLong(),
-		Args:  cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitcode.Usagef("eval: unknown subcommand %q: nel eval takes run or report (nel eval -h)", args[0])
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			return usageError(e, c, "eval: expected a subcommand: run or report")
 		},
