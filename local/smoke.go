@@ -50,6 +50,11 @@ func Smoke(ctx context.Context, load Loader, o SmokeOptions, stdout, stderr io.W
 	}
 	ests := estimates(ctx, full)
 	out := o.OutDir
+	if entries, _ := os.ReadDir(out); out != "" && len(entries) > 0 {
+		// A run there would resume: its finished samples would not be
+		// sent again, and the smoke test would test nothing.
+		return exitcode.Usagef("validate: -o %s is not empty; the samples need a folder of their own", out)
+	}
 	if out == "" {
 		if out, err = os.MkdirTemp("", "nel-validate-"); err != nil {
 			return fmt.Errorf("validate: %w", err)

@@ -28,7 +28,7 @@ serve (HTTP 404), answers the scorer cannot read (with an example),
 answers cut off at max_tokens; each sample's expected and extracted
 answer, the latency per request and a rough full-run time. Exit status 1
 when the samples show a problem a full run would hit. The samples run in a
-temporary folder (-o DIR keeps them).` + "\n\n" + exitcode.Help("validate")
+temporary folder (-o DIR, a new or empty folder, keeps them).` + "\n\n" + exitcode.Help("validate")
 
 type validateOptions struct {
 	overrides overrides
@@ -73,7 +73,7 @@ func newValidateCmd(e *env) *cobra.Command {
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing for valid recipes")
 	addQuickFlags(f, &o.quick)
 	f.IntVarP(&o.samples, "samples", "s", 5, "smoke test: run `N` samples of each benchmark against its endpoint")
-	f.StringVarP(&o.output, "output", "o", "", "smoke test: keep the samples' run in `DIR` (default: a temporary folder, removed)")
+	f.StringVarP(&o.output, "output", "o", "", "smoke test: keep the samples' run in `DIR`, a new or empty folder (default: a temporary folder, removed)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "smoke test: log what the shard does")
 	return c
 }
