@@ -169,9 +169,15 @@ func (l *Loader) LoadQuick(q Quick, dir string, overrides []Override) (*Source, 
 	s, err := l.Load(name, src, overrides)
 	if errs, ok := err.(Errors); ok {
 		for i, e := range errs {
-			if flag, ok := quickFlag(e.Path); ok && e.File == name && e.Line > 0 {
-				errs[i] = Error{File: flag, Path: e.Path, Msg: e.Msg}
+			if e.File != name || e.Line == 0 {
+				continue // an override's, named by its -O text
 			}
+			// The file is not on disk: a position in it helps no one.
+			file := "quick mode (-O path=value sets a field)"
+			if flag, ok := quickFlag(e.Path); ok {
+				file = flag
+			}
+			errs[i] = Error{File: file, Path: e.Path, Msg: e.Msg}
 		}
 		return nil, nil, errs
 	}
