@@ -65,8 +65,9 @@ func unsupported(s *Source) Errors {
 		}
 	}
 	for i, b := range r.Benchmarks {
-		if scheme, _, ok := strings.Cut(b.Name, "://"); ok && scheme != "hf" && scheme != "file" {
-			no("benchmark source "+scheme+"://", "benchmarks", i, "name")
+		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
+			scheme, _, _ := strings.Cut(b.Name, "://")
+			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
 		}
 		if b.Solver.Type != "simple" {
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")

@@ -2,7 +2,8 @@
 // plan where a compiled job would, starts the recipe's process services,
 // runs every shard of every benchmark (runtime/shard), merges them
 // (runtime/merge) and writes the suite's reports beside the results. It is
-// nel run, and the new run of nel reproduce.
+// nel run, the new run of nel reproduce, and the smoke test of nel
+// validate --samples (Smoke).
 //
 // It is not under runtime/: nel-run never starts a local run, and the
 // reports (HTML included) come from analysis/, which nothing under runtime/
@@ -41,6 +42,12 @@ type Options struct {
 	Verbose    bool          // log what each shard does
 	Resume     bool          // run infra_error samples again (shard.Options.RetryInfra)
 	Title      string        // the report's title
+	// RecipeText is the recipe's text when it is no file (quick mode):
+	// the run folder keeps it as the run's recipe.
+	RecipeText []byte
+	// Quiet leaves out the recipe, plan and done lines: nel validate
+	// --samples runs in a folder of its own and says what it found.
+	Quiet bool
 }
 
 // Run runs a loaded recipe on this machine, end to end, and returns its
@@ -72,7 +79,7 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 		fmt.Fprintf(stdout, "  %s\n", sm.Path)
 	}
 	if failed > 0 {
-		return nil, fmt.Errorf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", failed, len(p.Benchmarks)*p.Shards)
+		return nil, &ShardsFailed{Failed: failed, Of: len(p.Benchmarks) * p.Shards}
 	}
 	if merr != nil {
 		return nil, fmt.Errorf("run: %w", merr)
@@ -91,8 +98,18 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
+	if !o.Quiet {
+		fmt.Fprintf(stderr, "nel: done in %s\n", time.Since(start).Round(time.Millisecond))
+	}
 	return suite, nil
+}
+
+// ShardsFailed is Run's error when shards failed; each cause was printed
+// as it happened.
+type ShardsFailed struct{ Failed, Of int }
+
+func (e *ShardsFailed) Error() string {
+	return fmt.Sprintf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", e.Failed, e.Of)
 }
 
 // prepare builds s's plan for this machine and writes it, and the recipe
@@ -113,10 +130,16 @@ func prepare(s *compiler.Source, o Options, stderr io.Writer) (*plan.Plan, error
 	if err := writePlan(out.Plan(p.PlanHash), p); err != nil {
 		return nil, err
 	}
-	if err := WriteSource(out, s, h.Recipe); err != nil {
+	if err := WriteSource(out, s, h.Recipe, o.RecipeText); err != nil {
 		return nil, err
 	}
+	if o.Quiet {
+		return p, nil
+	}
 	fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", h.Recipe, p.PlanHash, p.OutputDir)
+	if o.RecipeText != nil {
+		fmt.Fprintf(stderr, "nel: recipe kept as %s%s\n", out.Recipe(filepath.Base(s.Path)), withOverrides(s, out))
+	}
 	return p, nil
 }
 
@@ -261,4 +284,16 @@ func writePlan(path string, p *plan.Plan) error {
 		return fmt.Errorf("run: write plan: %w", err)
 	}
 	return os.Rename(tmp, path)
+}
+
+// withOverrides says, after a kept recipe's path, that the run also had
+// -O overrides (recorded in the source record), which running the copy
+// again needs too.
+func withOverrides(s *compiler.Source, out rundir.Dir) string {
+	for _, o := range s.Overrides {
+		if !slices.Equal(o.Path, []string{"output", "dir"}) {
+			return " (with the -O overrides recorded in " + out.Source() + ")"
+		}
+	}
+	return ""
 }

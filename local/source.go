@@ -33,8 +33,9 @@ type Source struct {
 	Overrides []string `json:"overrides,omitempty"`
 }
 
-// WriteSource records s in the run folder out.
-func WriteSource(out rundir.Dir, s *compiler.Source, recipeHash string) error {
+// WriteSource records s in the run folder out. text is the recipe's text
+// when it is no file (quick mode built it from flags), nil to copy s.Path.
+func WriteSource(out rundir.Dir, s *compiler.Source, recipeHash string, text []byte) error {
 	abs, err := filepath.Abs(s.Dir)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
@@ -56,7 +57,11 @@ func WriteSource(out rundir.Dir, s *compiler.Source, recipeHash string) error {
 	if err := os.MkdirAll(out.RecipeDir(), 0o755); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	if err := copyIn(s.Path, sf.File); err != nil {
+	if text != nil {
+		if err := atomicfile.WriteFile(out.Recipe(sf.File), text); err != nil {
+			return fmt.Errorf("run: keep the recipe for nel publish: %w", err)
+		}
+	} else if err := copyIn(s.Path, sf.File); err != nil {
 		return err
 	}
 	if s.Lock != nil {

@@ -39,6 +39,7 @@ func newSimServerCmd(e *env) *cobra.Command {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8123", "`HOST:PORT` to listen on (port 0: any free port)")
 	f.Var(&o.benchmarks, "benchmark", "benchmark `NAME[=DATA_PATH]` whose items it answers (repeatable); DATA_PATH replaces the default dataset")
 	f.Float64Var(&o.cfg.Accuracy, "accuracy", 1, "probability that an answer is correct")
+	f.Float64Var(&o.cfg.OffFormat, "off-format", 0, "probability that an answer has no final answer a scorer reads (a model ignoring the prompt's format)")
 	f.DurationVar(&o.cfg.Latency, "latency", 0, "delay of every response")
 	f.DurationVar(&o.cfg.LatencyJitter, "latency-jitter", 0, "uniform jitter (±) of the delay")
 	f.StringVar(&o.faults, "faults", "", "fault `SPEC`: per-request probabilities, e.g. 429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01")
@@ -104,6 +105,9 @@ func (o *simServerOptions) complete() string {
 	if o.cfg.Accuracy < 0 || o.cfg.Accuracy > 1 {
 		return "--accuracy must be in [0, 1]"
 	}
+	if o.cfg.OffFormat < 0 || o.cfg.OffFormat > 1 {
+		return "--off-format must be in [0, 1]"
+	}
 	o.accuracy = o.cfg.Accuracy
 	if o.cfg.Accuracy == 0 {
 		// sim.Config reads 0 as "default" (1); the flag means what it says.
@@ -150,6 +154,9 @@ func (o *simServerOptions) run(ctx context.Context, e *env) int {
 	extra := ""
 	if f := o.cfg.Faults.String(); f != "" {
 		extra = "; faults " + f
+	}
+	if o.cfg.OffFormat > 0 {
+		extra += fmt.Sprintf("; off-format %g", o.cfg.OffFormat)
 	}
 	fmt.Fprintf(e.stderr, "nel-run sim-server: listening on http://%s/v1 (simulated; %s; model %s, accuracy %g%s)\n",
 		ln.Addr(), from, s.Config().Model, o.accuracy, extra)

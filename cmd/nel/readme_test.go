@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/testenv"
 )
 
@@ -31,6 +32,7 @@ func TestREADME(t *testing.T) {
 	}
 	t.Run("quick start", func(t *testing.T) { checkQuickStart(t, root, section(t, readme, "Quick start")) })
 	t.Run("commands", func(t *testing.T) { checkCommands(t, section(t, readme, "Commands")) })
+	t.Run("own endpoint", func(t *testing.T) { checkOwnEndpoint(t, section(t, readme, "Your own endpoint, no recipe")) })
 	t.Run("troubleshooting", func(t *testing.T) { checkTroubleshooting(t, root, section(t, readme, "Troubleshooting")) })
 	t.Run("nemo configs", func(t *testing.T) {
 		checkNemoTable(t, root, section(t, readme, "What works today, and what does not yet"))
@@ -195,6 +197,46 @@ func checkQuickStart(t *testing.T, root, qs string) {
 
 var flagRE = regexp.MustCompile(`(?:^|[\s\[|])(--?[a-zA-Z][a-zA-Z-]*)`)
 
+// checkFlags: every flag the README shows in usage for command (nel
+// run) is one its -h (help) lists.
+func checkFlags(t *testing.T, command, usage, help string) {
+	t.Helper()
+	for _, m := range flagRE.FindAllStringSubmatch(usage, -1) {
+		name := strings.TrimLeft(m[1], "-")
+		if !regexp.MustCompile(`(?m)^\s+(-[a-zA-Z], )?--?` + regexp.QuoteMeta(name) + `\b`).MatchString(help) {
+			t.Errorf("the README shows %s for %s, which its -h does not list:\n%s", m[1], command, help)
+		}
+	}
+}
+
+// checkOwnEndpoint: the section's commands are nel's, with flags their
+// -h lists, and the quick recipe's name it gives is the one quick mode
+// keeps.
+func checkOwnEndpoint(t *testing.T, s string) {
+	blocks := fences(s)
+	if len(blocks) == 0 {
+		t.Fatal("the section has no code block")
+	}
+	n := 0
+	for _, line := range strings.Split(blocks[0], "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "bin/nel" {
+			continue
+		}
+		n++
+		var out bytes.Buffer
+		run([]string{f[1], "-h"}, &out, &out)
+		checkFlags(t, "nel "+f[1], line, out.String())
+	}
+	if n < 3 {
+		t.Errorf("the section shows %d nel commands, want validate, run and list", n)
+	}
+	m := regexp.MustCompile("`\\.nel/recipe/([^`]+)`").FindStringSubmatch(s)
+	if want := (compiler.Quick{Bench: "gsm8k"}).QuickName(); m == nil || m[1] != want {
+		t.Errorf("the section names the kept quick recipe %q, quick mode keeps %q", m, want)
+	}
+}
+
 // checkCommands: every line of the command list names a real command of
 // nel or nel-run, and every flag it shows is one that command takes; and
 // every command nel's usage lists is in the README.
@@ -240,12 +282,7 @@ func checkCommands(t *testing.T, cs string) {
 			t.Errorf("%s %s -h does not show its usage (not a command?):\n%s", bin, sub, help)
 			continue
 		}
-		for _, m := range flagRE.FindAllStringSubmatch(usage, -1) {
-			name := strings.TrimLeft(m[1], "-")
-			if !regexp.MustCompile(`(?m)^\s+--?` + regexp.QuoteMeta(name) + `\b`).MatchString(help) {
-				t.Errorf("the README shows %s for %s %s, which its -h does not list:\n%s", m[1], bin, sub, help)
-			}
-		}
+		checkFlags(t, bin+" "+sub, usage, help)
 	}
 	var out bytes.Buffer
 	run([]string{"help"}, &out, &out)

@@ -14,6 +14,9 @@ const usage = `nel — compile LLM evaluation recipes into reproducible HPC jobs
 
 Usage:
   nel validate FILE...                 check recipes against the schema and cross-field rules
+  nel validate FILE --samples N        a smoke test: N samples of each benchmark against its
+  nel validate -b NAME --model-url URL --model-id ID [--samples N]
+                                       endpoint, and what a full run would hit
   nel hash FILE [--plan|--benchmarks] [--explain]
                                        print the recipe hash (methodology), the plan hash
                                        (methodology + deployment) or each benchmark's hash
@@ -24,6 +27,11 @@ Usage:
                                        in FILE's lock (suite.cue → suite.lock.json)
   nel run FILE [-o DIR]                run a recipe on this machine (api and process services),
                                        end to end to merged Parquet and each benchmark's headline
+  nel run --bench NAME --model-url URL --model-id ID [-o DIR]
+                                       quick mode (NeMo's): one built-in benchmark, no recipe file
+  nel eval run|report ...              NeMo's spelling of nel run and nel report
+  nel list [--sources|--scorers] [--format json]
+                                       the built-in benchmarks (sources, scorers)
   nel report DIR [-f FORMAT] [-o FILE] a report over every benchmark of a run (markdown, html,
                                        json, csv, latex)
   nel compare BASE CAND                paired comparison of two runs: deltas, flips, an exact
@@ -75,6 +83,7 @@ func newRoot(e *env) *cobra.Command {
 		newValidateCmd(e), newHashCmd(e), newCompileCmd(e), newLockCmd(e),
 		newRunCmd(e), newReportCmd(e), newCompareCmd(e), newGateCmd(e),
 		newPublishCmd(e), newFetchCmd(e), newReproduceCmd(e), newVersionCmd(e),
+		newEvalCmd(e), newListCmd(e),
 		newExitCodesTopic(),
 	)
 	root.SetHelpCommand(newHelpCmd(e, root))

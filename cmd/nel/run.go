@@ -34,9 +34,25 @@ max_error_rate is INVALID: its headline says so and shows no score, and nel
 run exits 1 once everything is printed and written.
 
 On a terminal a live line per benchmark shows progress; in a log (not a
-terminal) one status line is printed every --progress.`
+terminal) one status line is printed every --progress.
+
+Quick mode (NeMo Evaluator's nel eval run --bench, which nel eval run also
+accepts): no recipe file, one built-in benchmark against one endpoint:
+
+  nel run --bench gsm8k --model-url http://host:8000/v1 --model-id M -o DIR
+
+It builds the recipe NeMo's quick mode builds (an api service "model"
+speaking chat completions, a simple solver), and runs it as any recipe: it
+has a recipe hash, -O overrides apply to it, and the run folder keeps it as
+.nel/recipe/quick-NAME.yaml (nel hash, nel publish and a later nel run read
+it). --model-url and --model-id default to $NEMO_MODEL_URL and
+$NEMO_MODEL_ID. The API key is passed by the NAME of the variable holding
+it (--api-key-env; default NEMO_API_KEY, else NVIDIA_API_KEY, when set):
+--api-key VALUE is refused, since every user of a login node can read a
+command line.`
 
 type runOptions struct {
+	quick     quickOptions
 	overrides overrides
 	output    string
 	every     time.Duration
@@ -49,18 +65,27 @@ type runOptions struct {
 func newRunCmd(e *env) *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run [-o DIR] [--resume] [-O path=value]... FILE",
-		Short: "run a recipe on this machine, end to end",
+		Use:   "run [-o DIR] [--resume] [-O path=value]... FILE | --bench NAME --model-url URL --model-id ID",
+		Short: "run a recipe (or quick mode: one benchmark, no recipe) on this machine, end to end",
 		Long:  runHelp,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError(e, c, "run: expected exactly one recipe")
+			quick := c.Flags().Changed("bench")
+			switch {
+			case quick && len(args) > 0:
+				return usageError(e, c, "run: give a recipe or --bench NAME (quick mode), not both")
+			case !quick && len(args) != 1:
+				return usageError(e, c, "run: expected exactly one recipe, or --bench NAME for quick mode")
+			case !quick && quickFlagSet(c.Flags()) != "":
+				return usageError(e, c, "run: %s is a quick-mode flag (with --bench); a recipe says it in its services and benchmarks (or -O path=value)", quickFlagSet(c.Flags()))
+			case !quick:
+				o.file = args[0]
 			}
-			o.file = args[0]
 			return o.run(c, e)
 		},
 	}
 	f := c.Flags()
+	addQuickFlags(f, &o.quick)
+	addNemoRunFlags(f)
 	addOverrides(f, &o.overrides, "override a field before validation")
 	f.StringVarP(&o.output, "output", "o", "", "output `DIR` (overrides output.dir)")
 	f.DurationVar(&o.every, "progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
@@ -71,11 +96,14 @@ func newRunCmd(e *env) *cobra.Command {
 }
 
 func (o *runOptions) run(c *cobra.Command, e *env) error {
+	if err := refuseNemoRunFlags(c.Flags()); err != nil {
+		return err
+	}
 	ovs := o.overrides
 	if o.output != "" {
 		ovs = append(ovs, compiler.Override{Text: "-o " + o.output, Path: []string{"output", "dir"}, Value: o.output})
 	}
-	s, err := load(o.file, ovs)
+	s, text, err := o.load(c, ovs)
 	if err != nil {
 		return err
 	}
@@ -85,10 +113,24 @@ func (o *runOptions) run(c *cobra.Command, e *env) error {
 		}
 	}
 	suite, err := local.Run(c.Context(), s, local.Options{
-		NelVersion: version, Every: o.every, Verbose: o.verbose, Resume: o.resume, Title: filepath.Base(o.file),
+		NelVersion: version, Every: o.every, Verbose: o.verbose, Resume: o.resume, Title: filepath.Base(s.Path), RecipeText: text,
 	}, e.stdout, e.stderr)
 	if err != nil {
 		return err
 	}
 	return local.Invalid(suite)
+}
+
+// load reads the recipe file, or builds quick mode's recipe (its text is
+// returned too, for the run folder to keep).
+func (o *runOptions) load(c *cobra.Command, ovs []compiler.Override) (*compiler.Source, []byte, error) {
+	if o.file != "" {
+		s, err := load(o.file, ovs)
+		return s, nil, err
+	}
+	q, err := o.quick.resolve(c.Flags())
+	if err != nil {
+		return nil, nil, err
+	}
+	return loadQuick(q, ovs)
 }

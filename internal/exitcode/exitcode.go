@@ -78,6 +78,7 @@ var Table = []Row{
 	{"", "failure", Failure, false, "it ran and failed: I/O, a server, a shard, a store"},
 	{"", "invalid input", Usage, false, "a recipe, a policy or a command line that is wrong: errors name file:line:col, the field's path, what was expected and what was found"},
 	{"run", "INVALID", Failure, false, "a benchmark's infrastructure failures are above its max_error_rate: it did not measure the model (every file is still written; run again with --resume)"},
+	{"validate", "problems found", Failure, false, "--samples: the samples hit what would stop or invalidate a full run (an unreachable endpoint, a refused key, an unserved path, answers the scorer cannot read)"},
 	{"compare", "PASS", OK, false, "no regression shown"},
 	{"compare", "BLOCK", Failure, true, "significant (p < --alpha) and the drop is above --max-drop"},
 	{"compare", "WARN", Usage, true, "significant but within --max-drop, or not significant while the point estimate already drops more"},

@@ -116,6 +116,10 @@ type Benchmark struct {
 	Source string
 	// Scorer names the default scoring method (documentation, row details).
 	Scorer string
+	// Size is how many items Source holds as published: 0 when nel does
+	// not know without downloading it (nel list says so). The tests check
+	// each against the real files where ../shared/datasets has them.
+	Size int
 	// Load reads the data (params["data_path"] replaces Source) and
 	// prepares the items, in dataset order, IDs assigned.
 	Load func(ctx context.Context, l Loader, params map[string]any) (*Set, error)

@@ -26,6 +26,7 @@ func gsm8k() *Benchmark {
 		Category: "Mathematics",
 		Source:   "hf://openai/gsm8k?config=main&split=test",
 		Scorer:   "answer_line",
+		Size:     1319,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, "hf://openai/gsm8k?config=main&split=test")
 			if err != nil {

@@ -56,6 +56,7 @@ func humaneval() *Benchmark {
 		Category:     "Coding",
 		Source:       humanevalSource,
 		Scorer:       "code_sandbox",
+		Size:         164,
 		NeedsSandbox: true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			timeout, err := humanevalTimeout(params)

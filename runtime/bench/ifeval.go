@@ -21,6 +21,7 @@ func ifevalBench() *Benchmark {
 		Category: "Instruction following",
 		Source:   src,
 		Scorer:   "ifeval",
+		Size:     541,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

@@ -50,6 +50,7 @@ func mgsm() *Benchmark {
 		// (?config=<lang>&split=test), in mgsmLangs order.
 		Source: "hf://juletxara/mgsm?split=test",
 		Scorer: "numeric_match",
+		Size:   2750,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			// The local TSV files have no header; Hub Parquet ignores Columns.
 			dss, err := load(ctx, l, params, dataset.LoadOptions{Columns: []string{"question", "answer"}}, defaults...)

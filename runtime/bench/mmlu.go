@@ -101,6 +101,7 @@ func mmlu() *Benchmark {
 		Name:     "mmlu",
 		Category: "Knowledge",
 		Source:   src,
+		Size:     14042,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {
@@ -280,6 +281,7 @@ func mmluPro() *Benchmark {
 		Name:      "mmlu_pro",
 		Category:  "Knowledge",
 		Source:    src,
+		Size:      12032,
 		ExtraData: []string{"fewshot_path"},
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			style, k, err := mmluProStyle(params)
@@ -401,6 +403,7 @@ func gpqa() *Benchmark {
 		Name:     "gpqa",
 		Category: "Science",
 		Source:   src,
+		Size:     198, // the diamond subset
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			// params.choice_seed (default 42, NeMo's) varies every item's
 			// option order at once.

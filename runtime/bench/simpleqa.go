@@ -22,6 +22,7 @@ func simpleqa() *Benchmark {
 		Category: "Factuality",
 		Source:   src,
 		Scorer:   "needs_judge",
+		Size:     4326,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

@@ -63,6 +63,7 @@ func xstest() *Benchmark {
 		Category: "Safety",
 		Source:   src,
 		Scorer:   "refusal_prefix",
+		Size:     450,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

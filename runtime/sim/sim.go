@@ -52,6 +52,10 @@ const Header = "X-Nel-Simulated"
 // ServerName is the Server header of every response.
 const ServerName = "nel-sim"
 
+// OffFormatAnswer is the answer Config.OffFormat sends: no answer line,
+// no number, no choice letter standing alone, no refusal.
+const OffFormatAnswer = "Let me think about this carefully. Working through each part of the question in turn, the pieces fit together, and the result follows from them."
+
 // UnknownAnswer is the response to a prompt that matches no item.
 const UnknownAnswer = "I am nel's simulated model and I do not know this question, so I cannot answer it."
 
@@ -63,6 +67,11 @@ type Config struct {
 	// Accuracy is the probability that an answer is correct (default 1
 	// when zero; use a tiny positive value for "almost never").
 	Accuracy float64
+	// OffFormat is the probability that the answer to a known item is
+	// OffFormatAnswer: reasoning with no final answer in any form a
+	// scorer reads, as from a model that ignores the prompt's format.
+	// Drawn per request like Accuracy (the same request, the same answer).
+	OffFormat float64
 	// Latency ± uniform LatencyJitter delays every response.
 	Latency, LatencyJitter time.Duration
 	Faults                 Faults
@@ -236,6 +245,9 @@ func New(cfg Config, sets ...Dataset) (*Server, error) {
 	if math.IsNaN(cfg.Accuracy) || cfg.Accuracy < 0 || cfg.Accuracy > 1 {
 		return nil, fmt.Errorf("simulated endpoint: accuracy %v, want 0..1", cfg.Accuracy)
 	}
+	if math.IsNaN(cfg.OffFormat) || cfg.OffFormat < 0 || cfg.OffFormat > 1 {
+		return nil, fmt.Errorf("simulated endpoint: off-format probability %v, want 0..1", cfg.OffFormat)
+	}
 	if cfg.Latency < 0 || cfg.LatencyJitter < 0 {
 		return nil, errors.New("simulated endpoint: latency and jitter must not be negative")
 	}
@@ -283,8 +295,13 @@ func New(cfg Config, sets ...Dataset) (*Server, error) {
 // fingerprint is the system_fingerprint of a server with cfg:
 // "nel-sim-" and 12 hex digits of a hash of what decides its answers.
 func fingerprint(cfg Config) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "model=%q accuracy=%s seed=%d",
-		cfg.Model, strconv.FormatFloat(cfg.Accuracy, 'g', -1, 64), cfg.Seed))
+	what := fmt.Appendf(nil, "model=%q accuracy=%s seed=%d",
+		cfg.Model, strconv.FormatFloat(cfg.Accuracy, 'g', -1, 64), cfg.Seed)
+	if cfg.OffFormat > 0 {
+		// Only when set, so that every other simulator keeps its print.
+		what = fmt.Appendf(what, " off_format=%s", strconv.FormatFloat(cfg.OffFormat, 'g', -1, 64))
+	}
+	h := sha256.Sum256(what)
 	return "nel-sim-" + hex.EncodeToString(h[:6])
 }
 
@@ -501,6 +518,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		hv := s.hash(text, seed)
 		correct := float64(hv>>11)/(1<<53) < s.cfg.Accuracy
 		answer = e.b.Respond(e.it, correct, rand.New(rand.NewPCG(hv, hv^0x9e3779b97f4a7c15)))
+		if float64((hv*0x9e3779b97f4a7c15)>>11)/(1<<53) < s.cfg.OffFormat {
+			answer = OffFormatAnswer
+		}
 		if correct {
 			s.correct.Add(1)
 		} else {

@@ -572,3 +572,41 @@ func TestVersionIsOpenWithAPIKey(t *testing.T) {
 		t.Errorf("/version: %d %s", resp.StatusCode, b)
 	}
 }
+
+// OffFormat: about that share of known items get OffFormatAnswer, the
+// same ones for the same requests, and the real scorers find nothing to
+// extract in it (numeric_match: no number; mcq_robust: no letter).
+func TestOffFormat(t *testing.T) {
+	const n, p = 2000, 0.3
+	f := start(t, Config{OffFormat: p, Seed: 1}, n)
+	first := runAll(t, f.client(t), f.items, 3)
+	again := runAll(t, f.client(t), f.items, 3)
+	off := 0
+	for i, r := range first {
+		if r.Content == OffFormatAnswer {
+			off++
+		}
+		if (r.Content == OffFormatAnswer) != (again[i].Content == OffFormatAnswer) {
+			t.Fatalf("item %d: off-format once, not the second time", i)
+		}
+	}
+	if sigma := math.Sqrt(p * (1 - p) / n); math.Abs(float64(off)/n-p) > 4*sigma {
+		t.Errorf("%d of %d off-format, want %.2f ± %.3f", off, n, p, 4*sigma)
+	}
+	for _, name := range []string{"mgsm", "mmlu"} {
+		b, _ := bench.Lookup(name)
+		it := &bench.Item{Expected: "4", Meta: map[string]any{"letters": "ABCD"}}
+		if name == "mmlu" {
+			it.Expected = "B"
+		}
+		if s := b.Score(it, OffFormatAnswer); s.Extracted != "" || s.Correct {
+			t.Errorf("%s extracts %q from OffFormatAnswer", name, s.Extracted)
+		}
+	}
+	if fingerprint(Config{Model: "m"}) == fingerprint(Config{Model: "m", OffFormat: p}) {
+		t.Error("an off-format simulator has the fingerprint of one that is not")
+	}
+	if _, err := New(Config{OffFormat: 1.5}); err == nil {
+		t.Error("OffFormat 1.5 accepted")
+	}
+}

@@ -1,0 +1,52 @@
+package compiler
+
+import "strings"
+
+// SourceKind is one form of where a benchmark or its data comes from, and
+// whether this nel runs it: nel list --sources prints these, and the
+// compiler refuses the unsupported ones (Unsupported) from the same list.
+type SourceKind struct {
+	// Form is how it is written, e.g. "lm-eval://TASK".
+	Form string `json:"form"`
+	// Field is where a recipe writes it: "benchmarks[].name" or
+	// "benchmarks[].params.data_path".
+	Field     string `json:"field"`
+	Supported bool   `json:"supported"`
+	About     string `json:"about"`
+	scheme    string // the URI scheme, "" for a name or a path
+}
+
+// Sources lists every benchmark and dataset source nel knows, NeMo
+// Evaluator's included, supported or not.
+func Sources() []SourceKind {
+	const name, data = "benchmarks[].name", "benchmarks[].params.data_path"
+	return []SourceKind{
+		{Form: "NAME", Field: name, Supported: true, About: "a built-in benchmark (nel list)"},
+		{Form: "lm-eval://TASK", Field: name, scheme: "lm-eval", About: "an lm-evaluation-harness task"},
+		{Form: "skills://BENCHMARK", Field: name, scheme: "skills", About: "a NeMo Skills benchmark"},
+		{Form: "vlmevalkit://BENCHMARK", Field: name, scheme: "vlmevalkit", About: "a VLMEvalKit benchmark"},
+		{Form: "gym://ENVIRONMENT", Field: name, scheme: "gym", About: "a NeMo Gym environment"},
+		{Form: "harbor://DATASET", Field: name, scheme: "harbor", About: "a Harbor agentic task set"},
+		{Form: "container://IMAGE#TASK", Field: name, scheme: "container", About: "a legacy eval-factory container, running its own loop"},
+		{Form: "hf://ORG/NAME", Field: name, scheme: "hf", About: "a Hub dataset as a benchmark of its own; give it to a built-in benchmark as params.data_path instead"},
+		{Form: "file://PATH", Field: name, scheme: "file", About: "a local file as a benchmark of its own; give it to a built-in benchmark as params.data_path instead"},
+		{Form: "PATH", Field: data, Supported: true, About: "a local file or folder, relative to the recipe: .jsonl, .ndjson, .json, .csv, .tsv, .tab, .parquet, each optionally .gz"},
+		{Form: "hf://ORG/NAME?config=C&split=S&revision=R", Field: data, Supported: true, About: "a Hugging Face Hub dataset (nel lock pins its revision and digest)"},
+		{Form: "https://URL", Field: data, Supported: true, About: "one data file downloaded over HTTPS"},
+	}
+}
+
+// benchmarkSource is the SourceKind of a benchmark name written as a URI
+// (scheme://…); ok is false for a plain name.
+func benchmarkSource(benchName string) (k SourceKind, ok bool) {
+	scheme, _, isURI := strings.Cut(benchName, "://")
+	if !isURI {
+		return SourceKind{}, false
+	}
+	for _, k := range Sources() {
+		if k.scheme == scheme && k.Field == "benchmarks[].name" {
+			return k, true
+		}
+	}
+	return SourceKind{Form: scheme + "://", About: "a source nel does not know"}, true
+}
