@@ -163,6 +163,14 @@ func (c *ruleChecker) localDataChanged(i int, pins []plan.DataPin, lockPath, aga
 	return found
 }
 
+// dataField is where benchmark b names its data, as a rule's path.
+func dataField(i int, b *Benchmark) []any {
+	if b.BYOB != nil {
+		return []any{"benchmarks", i, "byob", "dataset"}
+	}
+	return []any{"benchmarks", i, "params", "data_path"}
+}
+
 // errRemote stops a benchmark's load at its first remote spec: CheckData
 // reads local data only.
 var errRemote = errors.New("remote data")
@@ -186,18 +194,26 @@ func CheckData(ctx context.Context, s *Source) (warnings, errs Errors) {
 	e := &ruleChecker{s: s, r: s.Recipe}
 	l := localOnly{dataset.NewLoader(dataset.Options{BaseDir: s.Dir, Offline: true})}
 	for i, b := range s.Recipe.Benchmarks {
-		def, ok := bench.Lookup(b.Name)
-		if _, local := s.localOf(i, "data_path"); !ok || !local {
+		def, ok, err := Definition(s, i)
+		if err != nil {
+			e.at(err.Error(), "benchmarks", i, "byob")
+			continue
+		}
+		key := "data_path"
+		if b.BYOB != nil {
+			key = byobDataKey
+		}
+		if _, local := s.localOf(i, key); !ok || !local {
 			continue
 		}
 		set, err := def.Load(ctx, l, b.Params)
 		switch {
 		case errors.Is(err, errRemote):
 		case err != nil:
-			e.at(fmt.Sprintf("the data does not load: %v", err), "benchmarks", i, "params", "data_path")
+			e.at(fmt.Sprintf("the data does not load: %v", err), dataField(i, b)...)
 		default:
 			if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
-				w.at(d, "benchmarks", i, "params", "data_path")
+				w.at(d, dataField(i, b)...)
 			}
 		}
 	}

@@ -121,6 +121,31 @@ type Benchmark struct {
 	SystemPrompt        *string        `json:"system_prompt"`
 	Generation          *Generation    `json:"generation"`
 	Playbook            string         `json:"playbook"`
+	BYOB                *BYOB          `json:"byob"`
+}
+
+// BYOB is a benchmark's byob section (a benchmark the recipe declares).
+type BYOB struct {
+	Dataset      string       `json:"dataset"`
+	Prompt       string       `json:"prompt"`
+	Target       string       `json:"target"`
+	SystemPrompt *string      `json:"system_prompt"`
+	Category     string       `json:"category"`
+	Fewshot      *BYOBFewshot `json:"fewshot"`
+	// Scorer is a scorer's name (string) or a map: {name, pattern, …} or
+	// {command, timeout}.
+	Scorer any `json:"scorer"`
+
+	// spec is the section as nel-run reads it, files read (the prompt,
+	// the schema): filled by the byob rule (byob.go) when it is valid.
+	spec *plan.BYOB
+}
+
+// BYOBFewshot is byob.fewshot.
+type BYOBFewshot struct {
+	Dataset string `json:"dataset"`
+	N       int    `json:"n"`
+	Answer  string `json:"answer"`
 }
 
 // Solver is a benchmark's solver; only `simple` runs today.

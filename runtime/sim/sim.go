@@ -74,6 +74,12 @@ type Config struct {
 	// "-sim" appended ("dev-sim" when empty).
 	Version string
 	Logger  *slog.Logger
+	// Answers is a table of fixed responses by prompt (the last user
+	// message, or a completion's whole prompt): a prompt in it gets its
+	// response, whatever the benchmarks say. Tests of benchmarks the
+	// simulator cannot answer by itself (a recipe's own, BYOB) use it,
+	// so that the score is known by construction.
+	Answers map[string]string
 }
 
 // Faults are per-request probabilities of each fault; their sum is at most 1.
@@ -202,6 +208,8 @@ type Stats struct {
 	// Judged counts judge requests answered (judge.go); JudgeNonsense
 	// those answered with nonsense.
 	Judged, JudgeNonsense int64
+	// Table counts requests answered from Config.Answers.
+	Table int64
 }
 
 type entry struct {
@@ -221,6 +229,7 @@ type Server struct {
 	requests, correct, wrong, unknown atomic.Int64
 	unauthorized                      atomic.Int64
 	judged, nonsense                  atomic.Int64
+	table                             atomic.Int64
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
 }
@@ -283,8 +292,21 @@ func New(cfg Config, sets ...Dataset) (*Server, error) {
 // fingerprint is the system_fingerprint of a server with cfg:
 // "nel-sim-" and 12 hex digits of a hash of what decides its answers.
 func fingerprint(cfg Config) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "model=%q accuracy=%s seed=%d",
-		cfg.Model, strconv.FormatFloat(cfg.Accuracy, 'g', -1, 64), cfg.Seed))
+	text := fmt.Appendf(nil, "model=%q accuracy=%s seed=%d",
+		cfg.Model, strconv.FormatFloat(cfg.Accuracy, 'g', -1, 64), cfg.Seed)
+	if len(cfg.Answers) > 0 {
+		// A table changes the answers; without one the fingerprint is
+		// what it was before tables existed.
+		keys := make([]string, 0, len(cfg.Answers))
+		for k := range cfg.Answers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			text = fmt.Appendf(text, " answer=%q:%q", k, cfg.Answers[k])
+		}
+	}
+	h := sha256.Sum256(text)
 	return "nel-sim-" + hex.EncodeToString(h[:6])
 }
 
@@ -318,6 +340,7 @@ func (s *Server) Stats() Stats {
 		Unauthorized:  s.unauthorized.Load(),
 		Judged:        s.judged.Load(),
 		JudgeNonsense: s.nonsense.Load(),
+		Table:         s.table.Load(),
 	}
 	for i, k := range faultKinds {
 		st.Faults[k] = s.faults[i].Load()
@@ -495,7 +518,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		e, ok = s.prompt[text]
 	}
 	answer := UnknownAnswer
-	if ja, judged := s.judge(text); judged {
+	if ta, inTable := s.cfg.Answers[text]; inTable {
+		answer = ta
+		s.table.Add(1)
+	} else if ja, judged := s.judge(text); judged {
 		answer = ja
 	} else if ok {
 		hv := s.hash(text, seed)
