@@ -83,12 +83,13 @@ func (c *ruleChecker) byob(i int, b *Benchmark) {
 	y.spec = spec
 }
 
-// byobPrompt is the prompt's text: the file's content when the value
-// names an existing .txt or .md file (relative to the recipe), as NeMo
-// Evaluator reads its BYOB prompts, else the value itself.
+// byobPrompt is the prompt's text: the file's content, as it is (a final
+// newline included), when the value names an existing .txt, .md or .jinja
+// file (relative to the recipe), as NeMo Evaluator reads its BYOB prompts
+// (a .jinja file is str.format there too), else the value itself.
 func (c *ruleChecker) byobPrompt(i int, v string) (string, bool) {
 	ext := strings.ToLower(filepath.Ext(v))
-	if (ext != ".txt" && ext != ".md") || strings.ContainsAny(v, "{}\n") {
+	if (ext != ".txt" && ext != ".md" && ext != ".jinja") || strings.ContainsAny(v, "{}\n") {
 		return v, true
 	}
 	p := v
@@ -274,7 +275,7 @@ func byobMethod(s *Source, i int) any {
 func Definition(s *Source, i int) (*bench.Benchmark, bool, error) {
 	b := s.Recipe.Benchmarks[i]
 	if b.BYOB != nil && b.BYOB.spec != nil {
-		def, err := bench.BYOB(b.Name, b.BYOB.spec)
+		def, err := bench.BYOB(b.Name, b.BYOB.spec, s.Dir)
 		return def, err == nil, err
 	}
 	def, ok := bench.Lookup(b.Name)

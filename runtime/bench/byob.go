@@ -20,7 +20,9 @@ const BYOBCategory = "Custom"
 //
 // An item's content (what its ID hashes) is the whole record: the same
 // record gets the same ID under any template, as the built-ins' IDs do.
-func BYOB(name string, spec *plan.BYOB) (*Benchmark, error) {
+// A scorer command runs in dir, the recipe's directory, so that the paths
+// in it are relative to the recipe like every other path a recipe names.
+func BYOB(name string, spec *plan.BYOB, dir string) (*Benchmark, error) {
 	prompt, err := ParseTemplate(spec.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: byob.prompt: %w", name, err)
@@ -35,6 +37,9 @@ func BYOB(name string, spec *plan.BYOB) (*Benchmark, error) {
 		}
 	}
 	sc, err := newBYOBScorer(spec.Scorer)
+	if sc != nil {
+		sc.dir = dir
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: byob.scorer: %w", name, err)
 	}
@@ -81,7 +86,7 @@ func (bl *byobLoader) load(ctx context.Context, l Loader, _ map[string]any) (*Se
 	for i, r := range rowsOf(ds) {
 		it, err := bl.item(r, i, shots)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", bl.name, r.where(i), err)
+			return nil, fmt.Errorf("%s: %s: %w", bl.name, r.origin, err)
 		}
 		items = append(items, r.located(it))
 	}
@@ -149,14 +154,14 @@ func (bl *byobLoader) fewshot(ctx context.Context, l Loader) ([]Message, error) 
 		return nil, fmt.Errorf("byob.fewshot: %s has %d records, fewer than n: %d", fs.Dataset, len(rows), fs.N)
 	}
 	var out []Message
-	for i, r := range rows[:fs.N] {
+	for _, r := range rows[:fs.N] {
 		q, err := bl.prompt.Render(r.rec)
 		if err != nil {
-			return nil, fmt.Errorf("byob.fewshot: %s: byob.prompt: %w", r.where(i), err)
+			return nil, fmt.Errorf("byob.fewshot: %s: byob.prompt: %w", r.origin, err)
 		}
 		a, err := bl.answer.Render(r.rec)
 		if err != nil {
-			return nil, fmt.Errorf("byob.fewshot: %s: byob.fewshot.answer: %w", r.where(i), err)
+			return nil, fmt.Errorf("byob.fewshot: %s: byob.fewshot.answer: %w", r.origin, err)
 		}
 		out = append(out, Message{Role: "user", Content: q}, Message{Role: "assistant", Content: a})
 	}

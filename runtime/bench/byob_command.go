@@ -16,7 +16,7 @@ import (
 )
 
 // The scorer command protocol (docs/byob.md). For each sample nel-run
-// starts the command (argv, no shell, in the directory nel-run runs in),
+// starts the command (argv, no shell, in the recipe's directory),
 // writes one JSON object on its stdin and closes it:
 //
 //	{"response": "...", "target": "...", "prompt": "...", "row": {...}}
@@ -55,6 +55,7 @@ func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response 
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.spec.Command[0], s.spec.Command[1:]...)
+	cmd.Dir = s.dir
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &limited{w: &stderr, n: commandStderr}

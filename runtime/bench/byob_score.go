@@ -33,6 +33,7 @@ type byobScorer struct {
 	test    *Template      // code_execution
 	schema  *jsonSchema    // json_schema
 	timeout time.Duration  // code_execution, command
+	dir     string         // where a command runs
 }
 
 func newBYOBScorer(spec plan.BYOBScorer) (*byobScorer, error) {

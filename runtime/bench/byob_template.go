@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Template is a BYOB prompt template: the subset of Python's str.format
@@ -44,15 +45,15 @@ func ParseTemplate(text string) (*Template, error) {
 			lit.WriteByte('}')
 			i++
 		case c == '}':
-			return nil, fmt.Errorf("single '}' at character %d (write '}}' for a literal brace)", i+1)
+			return nil, fmt.Errorf("single '}' at character %d (write '}}' for a literal brace)", charAt(text, i))
 		case c == '{':
 			end := strings.IndexByte(text[i+1:], '}')
 			if end < 0 {
-				return nil, fmt.Errorf("'{' at character %d is not closed (write '{{' for a literal brace)", i+1)
+				return nil, fmt.Errorf("'{' at character %d is not closed (write '{{' for a literal brace)", charAt(text, i))
 			}
 			name := text[i+1 : i+1+end]
 			if err := checkFieldName(name); err != nil {
-				return nil, fmt.Errorf("{%s} at character %d: %w", name, i+1, err)
+				return nil, fmt.Errorf("{%s} at character %d: %w", name, charAt(text, i), err)
 			}
 			flush()
 			t.parts = append(t.parts, tplPart{field: name})
@@ -64,6 +65,9 @@ func ParseTemplate(text string) (*Template, error) {
 	flush()
 	return t, nil
 }
+
+// charAt is the 1-based character (rune) position of byte offset i.
+func charAt(text string, i int) int { return utf8.RuneCountInString(text[:i]) + 1 }
 
 // checkFieldName refuses the str.format features Template does not do.
 func checkFieldName(name string) error {

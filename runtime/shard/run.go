@@ -214,7 +214,7 @@ func newRunner(o Options) (*runner, error) {
 		}
 		return nil, fmt.Errorf("run shard: the plan has no benchmark %q (it has: %s)", o.Benchmark, strings.Join(keys, ", "))
 	}
-	def, err := definition(b)
+	def, err := definition(o.Plan, b)
 	if err != nil {
 		return nil, err
 	}
@@ -276,9 +276,9 @@ func newRunner(o Options) (*runner, error) {
 
 // definition is the benchmark b runs: the one its byob section declares,
 // else the built-in of its name.
-func definition(b *plan.Benchmark) (*bench.Benchmark, error) {
+func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 	if b.BYOB != nil {
-		return bench.BYOB(b.Name, b.BYOB)
+		return bench.BYOB(b.Name, b.BYOB, p.RecipeDir)
 	}
 	def, ok := bench.Lookup(b.Name)
 	if !ok {
