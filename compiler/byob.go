@@ -153,7 +153,30 @@ func (c *ruleChecker) byobScorer(i int, b *Benchmark) (plan.BYOBScorer, bool) {
 		c.at(err.Error(), path...)
 		return sc, false
 	}
+	c.commandFiles(i, b.BYOB, sc.Command)
 	return sc, c.byobScorerNeeds(i, b, sc)
+}
+
+// commandFiles digests each argument of a scorer command that names a
+// regular file relative to the recipe (the scorer's script, its data):
+// the hashes cover their content, and nel publish carries them.
+func (c *ruleChecker) commandFiles(i int, y *BYOB, argv []string) {
+	for k, arg := range argv {
+		p := arg
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.s.Dir, p)
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if !c.localFile(i, "", arg, "scorer file", "benchmarks", i, "byob", "scorer", "command", k) {
+			continue
+		}
+		if y.commandFiles == nil {
+			y.commandFiles = map[string]string{}
+		}
+		y.commandFiles[arg] = c.s.local[len(c.s.local)-1].Digest
+	}
 }
 
 // byobScorerNeeds checks what a scorer needs beside itself: a judge
@@ -267,7 +290,10 @@ func byobMethod(s *Source, i int) any {
 		}
 		m.Fewshot = &fs
 	}
-	return m
+	if len(y.commandFiles) == 0 {
+		return m
+	}
+	return map[string]any{"spec": m, "command_files": y.commandFiles}
 }
 
 // Definition returns the benchmark benchmarks[i] runs: its byob section's,

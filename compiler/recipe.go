@@ -139,6 +139,10 @@ type BYOB struct {
 	// spec is the section as nel-run reads it, files read (the prompt,
 	// the schema): filled by the byob rule (byob.go) when it is valid.
 	spec *plan.BYOB
+	// commandFiles are the digests of the files a scorer command names
+	// (its script), by the argument that names them: the hashes cover
+	// what the scorer runs, not only its command line.
+	commandFiles map[string]string
 }
 
 // BYOBFewshot is byob.fewshot.
