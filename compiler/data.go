@@ -30,7 +30,8 @@ type LocalFile struct {
 	Files  []plan.DataFile
 
 	bench int    // the benchmark's index
-	param string // the params key; "" for a rubric_file
+	param string // the params key (or byobDataKey…); "" for a rubric_file
+	path  []any  // where the recipe names it, for errors
 }
 
 // LocalFiles lists the local files and folders the recipe reads, in a
@@ -77,7 +78,7 @@ func (c *ruleChecker) localFile(benchIdx int, param, spec, what string, path ...
 	for i, p := range d.Parts {
 		files[i] = plan.DataFile{Name: p.Name, SHA256: p.SHA256}
 	}
-	c.s.local = append(c.s.local, LocalFile{Field: displayPath(selectors(path)), Spec: spec, Digest: d.Digest, Files: files, bench: benchIdx, param: param})
+	c.s.local = append(c.s.local, LocalFile{Field: displayPath(selectors(path)), Spec: spec, Digest: d.Digest, Files: files, bench: benchIdx, param: param, path: slices.Clone(path)})
 	return true
 }
 
@@ -155,7 +156,7 @@ func (c *ruleChecker) localDataChanged(i int, pins []plan.DataPin, lockPath, aga
 	for _, p := range pins {
 		for _, f := range c.s.local {
 			if f.bench == i && f.param != "" && f.Spec == p.Spec && f.Digest != p.Digest {
-				c.at(fmt.Sprintf("the content of %q (%s) is not what the lock %s pinned (%s): restore it, or %s", f.Spec, f.Digest, lockPath, p.Digest, again), "benchmarks", i, "params", f.param)
+				c.at(fmt.Sprintf("the content of %q (%s) is not what the lock %s pinned (%s): restore it, or %s", f.Spec, f.Digest, lockPath, p.Digest, again), f.path...)
 				found = true
 			}
 		}
