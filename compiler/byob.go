@@ -64,7 +64,8 @@ func (c *ruleChecker) byob(i int, b *Benchmark) {
 	}
 	var answer *bench.Template
 	if fs := y.Fewshot; fs != nil {
-		spec.Fewshot = &plan.BYOBFewshot{Dataset: fs.Dataset, N: fs.N, Answer: fs.Answer}
+		c := *fs
+		spec.Fewshot = &c
 		if spec.Fewshot.Answer == "" {
 			spec.Fewshot.Answer = "{" + strings.NewReplacer("{", "{{", "}", "}}").Replace(y.Target) + "}"
 		}

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+
 	"github.com/nel-eval/nel/runtime/plan"
 
 	"cuelang.org/go/cue"
@@ -145,12 +146,9 @@ type BYOB struct {
 	commandFiles map[string]string
 }
 
-// BYOBFewshot is byob.fewshot.
-type BYOBFewshot struct {
-	Dataset string `json:"dataset"`
-	N       int    `json:"n"`
-	Answer  string `json:"answer"`
-}
+// BYOBFewshot is byob.fewshot, as the plan has it (the compiler fills in
+// the default answer).
+type BYOBFewshot = plan.BYOBFewshot
 
 // Solver is a benchmark's solver; only `simple` runs today.
 type Solver struct {
