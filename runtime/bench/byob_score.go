@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func newBYOBScorer(spec plan.BYOBScorer) (*byobScorer, error) {
 		s.timeout = seconds(spec.Timeout, BYOBCommandTimeout)
 		return s, nil
 	}
+	if err := unusedSettings(spec); err != nil {
+		return nil, err
+	}
 	var err error
 	switch spec.Name {
 	case "exact_match", "contains", "numeric_match", "math_equiv", "multiple_choice", "ifeval", "judge":
@@ -78,6 +82,39 @@ func newBYOBScorer(spec plan.BYOBScorer) (*byobScorer, error) {
 func CheckBYOBScorer(spec plan.BYOBScorer) error {
 	_, err := newBYOBScorer(spec)
 	return err
+}
+
+// unusedSettings refuses a setting the named scorer does not read (a
+// pattern on exact_match): it would be silently ignored.
+func unusedSettings(spec plan.BYOBScorer) error {
+	uses := map[string][]string{
+		"regex": {"pattern"}, "multiple_choice": {"letters"},
+		"code_execution": {"test", "timeout"}, "json_schema": {"schema"},
+	}
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"pattern", spec.Pattern != ""}, {"letters", spec.Letters != ""}, {"test", spec.Test != ""},
+		{"schema", spec.Schema != ""}, {"timeout", spec.Timeout != 0},
+	}
+	for _, s := range set {
+		if s.on && !slices.Contains(uses[spec.Name], s.name) {
+			return fmt.Errorf("%s does not read %s (it is a setting of %s)", spec.Name, s.name, settingOf(uses, s.name))
+		}
+	}
+	return nil
+}
+
+// settingOf lists the scorers that read setting.
+func settingOf(uses map[string][]string, setting string) string {
+	var out []string
+	for _, name := range BYOBScorers() {
+		if slices.Contains(uses[name], setting) {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func seconds(secs float64, def time.Duration) time.Duration {

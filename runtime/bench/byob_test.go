@@ -290,6 +290,9 @@ func TestBYOBScorerErrors(t *testing.T) {
 		{plan.BYOBScorer{Name: "json_schema", Schema: `{"$ref": "https://example.com/s.json"}`}, "a schema may only refer to itself"},
 		{plan.BYOBScorer{Name: "bleu"}, `no scorer "bleu"`},
 		{plan.BYOBScorer{Name: "exact_match", Command: []string{"x"}}, "a scorer is one or the other"},
+		{plan.BYOBScorer{Name: "exact_match", Pattern: "x"}, "exact_match does not read pattern (it is a setting of regex)"},
+		{plan.BYOBScorer{Name: "regex", Pattern: "x", Timeout: 3}, "regex does not read timeout (it is a setting of code_execution)"},
+		{plan.BYOBScorer{Name: "contains", Letters: "AB"}, "contains does not read letters (it is a setting of multiple_choice)"},
 	} {
 		err := CheckBYOBScorer(c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
