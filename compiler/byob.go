@@ -117,6 +117,8 @@ func (c *ruleChecker) byobScorer(i int, b *Benchmark) (plan.BYOBScorer, bool) {
 	path := []any{"benchmarks", i, "byob", "scorer"}
 	var sc plan.BYOBScorer
 	switch v := b.BYOB.Scorer.(type) {
+	case nil:
+		sc.Name = "exact_match" // NeMo's default: no scorer is exact match
 	case string:
 		sc.Name = v
 	case map[string]any:
@@ -135,6 +137,10 @@ func (c *ruleChecker) byobScorer(i int, b *Benchmark) (plan.BYOBScorer, bool) {
 			_ = json.Unmarshal(j, &raw)
 		}
 		sc = plan.BYOBScorer{Name: raw.Name, Pattern: raw.Pattern, Letters: raw.Letters, Test: raw.Test, Command: raw.Command, Timeout: raw.Timeout}
+		if sc.Name == "" && len(sc.Command) == 0 {
+			c.at("set name (a built-in scorer: "+strings.Join(bench.BYOBScorers(), ", ")+") or command", path...)
+			return sc, false
+		}
 		switch {
 		case raw.Schema != nil && raw.SchemaFile != "":
 			c.at("set schema or schema_file, not both", append(path, "schema_file")...)

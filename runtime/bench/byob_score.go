@@ -43,6 +43,9 @@ func newBYOBScorer(spec plan.BYOBScorer) (*byobScorer, error) {
 		if spec.Name != "" {
 			return nil, fmt.Errorf("name %q and command both set: a scorer is one or the other", spec.Name)
 		}
+		if spec.Pattern != "" || spec.Letters != "" || spec.Test != "" || spec.Schema != "" {
+			return nil, fmt.Errorf("a command scorer takes command and timeout only")
+		}
 		s.timeout = seconds(spec.Timeout, BYOBCommandTimeout)
 		return s, nil
 	}
