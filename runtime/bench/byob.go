@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/dataset"
@@ -134,8 +135,46 @@ func (bl *byobLoader) item(r row, i int, shots []Message) (Item, error) {
 		Prompt:   plain.String(),
 		Expected: expected,
 		Meta:     meta,
-		Content:  r.rec,
+		Content:  jsonSafe(r.rec).(map[string]any),
 	}, nil
+}
+
+// jsonSafe is v with every float that JSON cannot hold (NaN, ±Inf, which
+// a Parquet column may) written as Python's str() writes it: an item's
+// content must have canonical JSON for its ID.
+func jsonSafe(v any) any {
+	switch v := v.(type) {
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return pyFloat(v)
+		}
+	case float32:
+		return jsonSafe(float64(v))
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = jsonSafe(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = jsonSafe(x)
+		}
+		return out
+	}
+	return v
+}
+
+// pyFloat is Python's str() of a non-finite float.
+func pyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case f > 0:
+		return "inf"
+	}
+	return "-inf"
 }
 
 // fewshot reads the first N records of the few-shot dataset as user and

@@ -141,7 +141,7 @@ func (s *byobScorer) needsSandbox() bool { return s.spec.Name == "code_execution
 // record itself (a command sees it), code_execution's test program,
 // ifeval's instructions.
 func (s *byobScorer) meta(r row, i int, prompt string) (map[string]any, error) {
-	meta := map[string]any{"row": r.rec}
+	meta := map[string]any{"row": jsonSafe(r.rec)} // JSON for a command
 	switch s.spec.Name {
 	case "code_execution":
 		test, err := s.test.Render(r.rec)

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -153,6 +154,26 @@ func TestBYOBFormats(t *testing.T) {
 				t.Errorf("%s item %d: %q → %q, want %q → %q", f, i, got.Items[i].Prompt, got.Items[i].Expected, want.Items[i].Prompt, want.Items[i].Expected)
 			}
 		}
+	}
+}
+
+// A record holding a float JSON cannot (a Parquet NaN) still has a content
+// ID; the value is kept as Python prints it.
+func TestBYOBNonFiniteContent(t *testing.T) {
+	bl := &byobLoader{name: "x", spec: capsSpec("caps.jsonl")}
+	bl.prompt, _ = ParseTemplate(bl.spec.Prompt)
+	bl.scorer, _ = newBYOBScorer(bl.spec.Scorer)
+	rec := map[string]any{"country": "Peru", "capital": "Lima", "pop": math.NaN(), "xs": []any{math.Inf(-1)}}
+	it, err := bl.item(row{rec: rec}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"country": "Peru", "capital": "Lima", "pop": "nan", "xs": []any{"-inf"}}
+	if !reflect.DeepEqual(it.Content, want) {
+		t.Errorf("content %v, want %v", it.Content, want)
+	}
+	if ContentID(it.Content) != ContentID(want) {
+		t.Error("the content ID differs")
 	}
 }
 
