@@ -202,6 +202,22 @@ func TestBYOBMissingField(t *testing.T) {
 	}
 }
 
+// An hf:// dataset cannot be read when the recipe is validated: nel-run
+// checks the fields when it loads it, with the message validation gives.
+func TestBYOBHubMissingField(t *testing.T) {
+	dir := t.TempDir()
+	writeCapsParquet(t, filepath.Join(dir, "test.parquet"))
+	hub := fakeHub{l: newLoader(dir), files: map[string]string{"hf://org/caps?split=test": "test.parquet"}}
+	spec := capsSpec("hf://org/caps?split=test")
+	spec.Prompt = "Capital of {cntry}?"
+	b, _ := BYOB("capitals", spec, dir)
+	_, err := b.Load(context.Background(), hub, nil)
+	const want = "capitals: test.parquet record 1: byob.prompt: field {cntry} is not a column of the dataset (its columns: capital, country)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Load: %v\nwant %s", err, want)
+	}
+}
+
 // Few-shot: the first n records of another file, as user and assistant
 // turns between the system prompt and the question.
 func TestBYOBFewshot(t *testing.T) {
