@@ -52,6 +52,7 @@ func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response 
 	if err != nil {
 		return commandFailure(fmt.Errorf("encode the input: %w", err), nil)
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.spec.Command[0], s.spec.Command[1:]...)
@@ -64,6 +65,10 @@ func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response 
 	cmd.WaitDelay = s.timeout / 10
 	err = cmd.Run()
 	switch {
+	case parent.Err() != nil:
+		// The sample's own budget ended (or the run stops), not the
+		// command's timeout.
+		return commandFailure(fmt.Errorf("stopped: %w", context.Cause(parent)), &stderr)
 	case ctx.Err() == context.DeadlineExceeded:
 		return commandFailure(fmt.Errorf("no answer within %s", s.timeout), &stderr)
 	case err != nil:
