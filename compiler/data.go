@@ -30,7 +30,8 @@ type LocalFile struct {
 	Files  []plan.DataFile
 
 	bench int    // the benchmark's index
-	param string // the params key; "" for a rubric_file
+	param string // the params key (or byobDataKey…); "" for a rubric_file
+	path  []any  // where the recipe names it, for errors
 }
 
 // LocalFiles lists the local files and folders the recipe reads, in a
@@ -77,7 +78,7 @@ func (c *ruleChecker) localFile(benchIdx int, param, spec, what string, path ...
 	for i, p := range d.Parts {
 		files[i] = plan.DataFile{Name: p.Name, SHA256: p.SHA256}
 	}
-	c.s.local = append(c.s.local, LocalFile{Field: displayPath(selectors(path)), Spec: spec, Digest: d.Digest, Files: files, bench: benchIdx, param: param})
+	c.s.local = append(c.s.local, LocalFile{Field: displayPath(selectors(path)), Spec: spec, Digest: d.Digest, Files: files, bench: benchIdx, param: param, path: slices.Clone(path)})
 	return true
 }
 
@@ -155,12 +156,20 @@ func (c *ruleChecker) localDataChanged(i int, pins []plan.DataPin, lockPath, aga
 	for _, p := range pins {
 		for _, f := range c.s.local {
 			if f.bench == i && f.param != "" && f.Spec == p.Spec && f.Digest != p.Digest {
-				c.at(fmt.Sprintf("the content of %q (%s) is not what the lock %s pinned (%s): restore it, or %s", f.Spec, f.Digest, lockPath, p.Digest, again), "benchmarks", i, "params", f.param)
+				c.at(fmt.Sprintf("the content of %q (%s) is not what the lock %s pinned (%s): restore it, or %s", f.Spec, f.Digest, lockPath, p.Digest, again), f.path...)
 				found = true
 			}
 		}
 	}
 	return found
+}
+
+// dataField is where benchmark b names its data, as a rule's path.
+func dataField(i int, b *Benchmark) []any {
+	if b.BYOB != nil {
+		return []any{"benchmarks", i, "byob", "dataset"}
+	}
+	return []any{"benchmarks", i, "params", "data_path"}
 }
 
 // errRemote stops a benchmark's load at its first remote spec: CheckData
@@ -186,18 +195,26 @@ func CheckData(ctx context.Context, s *Source) (warnings, errs Errors) {
 	e := &ruleChecker{s: s, r: s.Recipe}
 	l := localOnly{dataset.NewLoader(dataset.Options{BaseDir: s.Dir, Offline: true})}
 	for i, b := range s.Recipe.Benchmarks {
-		def, ok := bench.Lookup(b.Name)
-		if _, local := s.localOf(i, "data_path"); !ok || !local {
+		def, ok, err := Definition(s, i)
+		if err != nil {
+			e.at(err.Error(), "benchmarks", i, "byob")
+			continue
+		}
+		key := "data_path"
+		if b.BYOB != nil {
+			key = byobDataKey
+		}
+		if _, local := s.localOf(i, key); !ok || !local {
 			continue
 		}
 		set, err := def.Load(ctx, l, b.Params)
 		switch {
 		case errors.Is(err, errRemote):
 		case err != nil:
-			e.at(fmt.Sprintf("the data does not load: %v", err), "benchmarks", i, "params", "data_path")
+			e.at(fmt.Sprintf("the data does not load: %v", err), dataField(i, b)...)
 		default:
 			if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
-				w.at(d, "benchmarks", i, "params", "data_path")
+				w.at(d, dataField(i, b)...)
 			}
 		}
 	}

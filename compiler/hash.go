@@ -148,6 +148,11 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 	if b.Verifier != "" {
 		m["verifier"] = judgeIdentity(r.Services[b.Verifier])
 	}
+	if b.BYOB != nil {
+		// Only a byob benchmark has the key, so the built-ins' hashes
+		// are what they were before byob existed.
+		m["byob"] = byobMethod(s, i)
+	}
 	return m
 }
 

@@ -137,7 +137,11 @@ func ImageFields(r *Recipe) []ImageField {
 // content (data moved elsewhere is still what was locked).
 func BenchmarkInputs(s *Source, i int) (string, error) {
 	b := s.Recipe.Benchmarks[i]
-	c, err := Canonical(map[string]any{"name": b.Name, "params": dataHashParams(s, i), "fewshot": b.Fewshot})
+	in := map[string]any{"name": b.Name, "params": dataHashParams(s, i), "fewshot": b.Fewshot}
+	if b.BYOB != nil {
+		in["byob"] = byobMethod(s, i)
+	}
+	c, err := Canonical(in)
 	if err != nil {
 		return "", err
 	}

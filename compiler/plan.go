@@ -77,6 +77,9 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			pb.Data = s.dataPins[i]
 		}
 		pb.LocalData = localPins(s, i)
+		if b.BYOB != nil {
+			pb.BYOB = b.BYOB.spec
+		}
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {

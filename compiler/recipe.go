@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+
 	"github.com/nel-eval/nel/runtime/plan"
 
 	"cuelang.org/go/cue"
@@ -121,7 +122,33 @@ type Benchmark struct {
 	SystemPrompt        *string        `json:"system_prompt"`
 	Generation          *Generation    `json:"generation"`
 	Playbook            string         `json:"playbook"`
+	BYOB                *BYOB          `json:"byob"`
 }
+
+// BYOB is a benchmark's byob section (a benchmark the recipe declares).
+type BYOB struct {
+	Dataset      string       `json:"dataset"`
+	Prompt       string       `json:"prompt"`
+	Target       string       `json:"target"`
+	SystemPrompt *string      `json:"system_prompt"`
+	Category     string       `json:"category"`
+	Fewshot      *BYOBFewshot `json:"fewshot"`
+	// Scorer is a scorer's name (string) or a map: {name, pattern, …} or
+	// {command, timeout}.
+	Scorer any `json:"scorer"`
+
+	// spec is the section as nel-run reads it, files read (the prompt,
+	// the schema): filled by the byob rule (byob.go) when it is valid.
+	spec *plan.BYOB
+	// commandFiles are the digests of the files a scorer command names
+	// (its script), by the argument that names them: the hashes cover
+	// what the scorer runs, not only its command line.
+	commandFiles map[string]string
+}
+
+// BYOBFewshot is byob.fewshot, as the plan has it (the compiler fills in
+// the default answer).
+type BYOBFewshot = plan.BYOBFewshot
 
 // Solver is a benchmark's solver; only `simple` runs today.
 type Solver struct {

@@ -27,6 +27,7 @@ func checkRules(s *Source) Errors {
 	c.dependsOn()
 	c.benchmarks()
 	c.localData()
+	c.byobRules()
 	c.cluster()
 	c.slurmSandboxes()
 	return c.errs

@@ -45,6 +45,7 @@ func newSimServerCmd(e *env) *cobra.Command {
 	f.StringVar(&o.faults, "faults", "", "fault `SPEC`: per-request probabilities, e.g. 429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01")
 	f.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
 	f.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
+	f.StringVar(&o.answers, "answers", "", "answer table: a JSONL `FILE` of {\"prompt\": …, \"response\": …}; a prompt in it gets its response")
 	f.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
 		if msg := o.complete(); msg != "" {
@@ -58,6 +59,7 @@ type simServerOptions struct {
 	addr       string
 	benchmarks benchmarkFlags
 	faults     string
+	answers    string
 	keyEnv     string
 	cfg        sim.Config
 	accuracy   float64 // as given: cfg.Accuracy stands in for 0
@@ -113,6 +115,11 @@ func (o *simServerOptions) complete() string {
 		// sim.Config reads 0 as "default" (1); the flag means what it says.
 		o.cfg.Accuracy = 1e-300
 	}
+	if o.answers != "" {
+		if o.cfg.Answers, err = sim.ReadAnswers(o.answers); err != nil {
+			return "--answers: " + err.Error()
+		}
+	}
 	if o.keyEnv != "" {
 		// By name, like nel's recipes: the key never appears on a command line.
 		if o.cfg.APIKey = os.Getenv(o.keyEnv); o.cfg.APIKey == "" {
@@ -150,6 +157,11 @@ func (o *simServerOptions) run(ctx context.Context, e *env) int {
 	from := "no benchmark: every prompt gets a non-answer"
 	if len(names) > 0 {
 		from = fmt.Sprintf("%d items from %s", s.Items(), strings.Join(names, ", "))
+	}
+	if n := len(o.cfg.Answers); n > 0 && len(names) > 0 {
+		from += fmt.Sprintf("; %d answers from %s", n, o.answers)
+	} else if n > 0 {
+		from = fmt.Sprintf("%d answers from %s; other prompts get a non-answer", n, o.answers)
 	}
 	extra := ""
 	if f := o.cfg.Faults.String(); f != "" {
@@ -210,6 +222,9 @@ func (o *simServerOptions) stop(e *env, srv *http.Server, s *sim.Server) {
 	refused := ""
 	if o.keyEnv != "" {
 		refused = fmt.Sprintf("; %d refused for the API key", st.Unauthorized)
+	}
+	if len(o.cfg.Answers) > 0 {
+		refused += fmt.Sprintf("; %d from the answer table", st.Table)
 	}
 	fmt.Fprintf(e.stderr, "nel-run sim-server: stopped after %d requests (%d correct, %d wrong, %d unknown, %d faults%s)\n",
 		st.Requests, st.Correct, st.Wrong, st.Unknown, nf, refused)

@@ -16,7 +16,6 @@ import (
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/compiler/registry"
 	"github.com/nel-eval/nel/internal/exitcode"
-	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/provenance"
 )
@@ -67,7 +66,10 @@ func (r *recordingLoader) Load(ctx context.Context, spec string, opts dataset.Lo
 func lockDatasets(ctx context.Context, s *compiler.Source, lk *compiler.Lock, w io.Writer) error {
 	for i, b := range s.Recipe.Benchmarks {
 		key := compiler.BenchmarkKey(s.Recipe, i)
-		def, ok := bench.Lookup(b.Name)
+		def, ok, err := compiler.Definition(s, i)
+		if err != nil {
+			return exitcode.Usagef("lock: benchmarks[%d]: %w", i, err)
+		}
 		if !ok {
 			return exitcode.Usagef("lock: benchmarks[%d]: %s is not a built-in benchmark", i, b.Name)
 		}

@@ -133,15 +133,23 @@ func scoreHumanEval(ctx context.Context, env *Env, it *Item, response string) Sc
 	extracted := clip(code, humanevalDetail)
 	program, mode := HumanEvalProgram(metaString(it, "prompt"), code, metaString(it, "test"), entry)
 	details["assembly"] = mode
+	timeout, _ := it.Meta["timeout"].(time.Duration)
+	if timeout <= 0 {
+		timeout = HumanEvalTimeout
+	}
+	return runPython(ctx, env, method, program, timeout, extracted, details)
+}
+
+// runPython runs a Python program in env's sandbox under timeout: it
+// passes when it exits 0 within the sandbox's limits. details gains what
+// the run says (exit code, duration, limits, stderr's tail, the kind of
+// failure); a sandbox that cannot run it is a sandbox_error.
+func runPython(ctx context.Context, env *Env, method, program string, timeout time.Duration, extracted string, details map[string]any) Score {
 	if env == nil || env.Sandbox == nil {
 		details["sandbox_error"] = "no sandbox: set the benchmark's sandbox in the recipe"
 		s := binary(method, false, extracted, details)
 		s.Failure = failure.SandboxError
 		return s
-	}
-	timeout, _ := it.Meta["timeout"].(time.Duration)
-	if timeout <= 0 {
-		timeout = HumanEvalTimeout
 	}
 	res, err := env.Sandbox.Run(ctx, sandbox.Job{
 		// -S: no `site` module, so the standard library only (what

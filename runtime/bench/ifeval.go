@@ -55,43 +55,9 @@ func ifevalItem(r row, i int) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	v, _, ok := field(r.rec, "instruction_id_list")
-	if !ok {
-		return Item{}, fmt.Errorf("%s: missing field \"instruction_id_list\"", r.where(i))
-	}
-	ids, ok := list(v)
-	if !ok {
-		return Item{}, fmt.Errorf("%s: \"instruction_id_list\": want a list, got %T", r.where(i), v)
-	}
-	kwargs := make([]map[string]any, len(ids))
-	if v, _, ok := field(r.rec, "kwargs"); ok {
-		raw, ok := v.([]any)
-		if !ok {
-			return Item{}, fmt.Errorf("%s: \"kwargs\": want a list, got %T", r.where(i), v)
-		}
-		if len(raw) != len(ids) {
-			return Item{}, fmt.Errorf("%s: %d kwargs for %d instructions", r.where(i), len(raw), len(ids))
-		}
-		for j, kw := range raw {
-			m, ok := kw.(map[string]any)
-			if !ok && kw != nil {
-				return Item{}, fmt.Errorf("%s: kwargs[%d]: want an object, got %T", r.where(i), j, kw)
-			}
-			kwargs[j] = map[string]any{}
-			for k, x := range m {
-				if x != nil {
-					kwargs[j][k] = x
-				}
-			}
-		}
-	}
-	for j, id := range ids {
-		if !ifeval.Supported(id) {
-			return Item{}, fmt.Errorf("%s: unknown instruction id %q", r.where(i), id)
-		}
-		if _, err := ifeval.Check(id, kwargs[j], prompt, "x"); err != nil {
-			return Item{}, fmt.Errorf("%s: %w", r.where(i), err)
-		}
+	ids, kwargs, err := ifevalInstructions(r, i, prompt)
+	if err != nil {
+		return Item{}, err
 	}
 	var key string
 	if k, _, ok := field(r.rec, "key"); ok {
@@ -104,6 +70,50 @@ func ifevalItem(r row, i int) (Item, error) {
 	return userItem(0, "", prompt, strings.Join(ids, ","),
 		map[string]any{"instruction_id_list": ids, "kwargs": kwargs, "key": key},
 		map[string]any{"key": key, "prompt": prompt, "instruction_id_list": anyList(ids), "kwargs": kwAny}), nil
+}
+
+// ifevalInstructions reads a record's instruction_id_list and kwargs, and
+// checks them against prompt.
+func ifevalInstructions(r row, i int, prompt string) ([]string, []map[string]any, error) {
+	v, _, ok := field(r.rec, "instruction_id_list")
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: missing field \"instruction_id_list\"", r.where(i))
+	}
+	ids, ok := list(v)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: \"instruction_id_list\": want a list, got %T", r.where(i), v)
+	}
+	kwargs := make([]map[string]any, len(ids))
+	if v, _, ok := field(r.rec, "kwargs"); ok {
+		raw, ok := v.([]any)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: \"kwargs\": want a list, got %T", r.where(i), v)
+		}
+		if len(raw) != len(ids) {
+			return nil, nil, fmt.Errorf("%s: %d kwargs for %d instructions", r.where(i), len(raw), len(ids))
+		}
+		for j, kw := range raw {
+			m, ok := kw.(map[string]any)
+			if !ok && kw != nil {
+				return nil, nil, fmt.Errorf("%s: kwargs[%d]: want an object, got %T", r.where(i), j, kw)
+			}
+			kwargs[j] = map[string]any{}
+			for k, x := range m {
+				if x != nil {
+					kwargs[j][k] = x
+				}
+			}
+		}
+	}
+	for j, id := range ids {
+		if !ifeval.Supported(id) {
+			return nil, nil, fmt.Errorf("%s: unknown instruction id %q", r.where(i), id)
+		}
+		if _, err := ifeval.Check(id, kwargs[j], prompt, "x"); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", r.where(i), err)
+		}
+	}
+	return ids, kwargs, nil
 }
 
 // ifevalMeta returns an item's instructions.

@@ -65,19 +65,8 @@ func math500() *Benchmark {
 		// kept as the extra score "scorer:answer_line" for parity.
 		Score: func(it *Item, response string) Score {
 			nemo := score.AnswerLine(response, it.Expected, re)
-			ex, how := mathans.Extract(response)
-			if how == "" {
-				s := score.PyStrip(response)
-				ex, how = score.PyStrip(s[strings.LastIndexByte(s, '\n')+1:]), "last_line"
-			}
-			ok, why := mathans.EquivalentWhy(ex, it.Expected)
-			sc := binary("math_equiv", ok, ex, map[string]any{
-				"extraction":          how,
-				"normalized":          mathans.Normalize(ex),
-				"expected_normalized": mathans.Normalize(it.Expected),
-				"reason":              why,
-				"answer_line":         nemo.Extracted,
-			})
+			sc := mathEquiv(response, it.Expected)
+			sc.Details["answer_line"] = nemo.Extracted
 			sc.Scores = map[string]float64{"scorer:answer_line": 0}
 			if nemo.Correct {
 				sc.Scores["scorer:answer_line"] = 1
@@ -100,6 +89,24 @@ func math500() *Benchmark {
 			return reasoning(rng) + "\nSimplifying the expression step by step leads to the final result.\nAnswer: " + ans
 		},
 	}
+}
+
+// mathEquiv scores response by answer equivalence (mathans): the last
+// \boxed{}, else the last "Answer:" line, else the last line, against
+// expected.
+func mathEquiv(response, expected string) Score {
+	ex, how := mathans.Extract(response)
+	if how == "" {
+		s := score.PyStrip(response)
+		ex, how = score.PyStrip(s[strings.LastIndexByte(s, '\n')+1:]), "last_line"
+	}
+	ok, why := mathans.EquivalentWhy(ex, expected)
+	return binary("math_equiv", ok, ex, map[string]any{
+		"extraction":          how,
+		"normalized":          mathans.Normalize(ex),
+		"expected_normalized": mathans.Normalize(expected),
+		"reason":              why,
+	})
 }
 
 // wrongMath returns an answer that is not equivalent to gold: a nearby

@@ -22,11 +22,12 @@ const (
 	APIError      Category = "api_error"      // other 4xx, malformed JSON, anything else from the API
 	SandboxError  Category = "sandbox_error"  // the sandbox could not run the program (engine missing, image not pullable)
 	JudgeError    Category = "judge_error"    // the judge failed: timed out, errored, or answered nothing parseable
+	ScorerError   Category = "scorer_error"   // a recipe's scorer command crashed, timed out or answered outside its protocol
 	Interrupted   Category = "interrupted"    // never in a final row: infrastructure stopped the sample
 )
 
 // All lists every category a result row can carry, in a stable order.
-var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError, SandboxError, JudgeError}
+var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError, SandboxError, JudgeError, ScorerError}
 
 // Outcome is how a sample ended, the column every analysis filters on
 // (DESIGN §6.7). Exactly one per sample.
@@ -55,7 +56,7 @@ func (c Category) Outcome() Outcome {
 		return ModelError
 	default:
 		// rate_limit, server_error, timeout, api_error, sandbox_error,
-		// judge_error, interrupted, and any category a newer nel wrote:
+		// judge_error, scorer_error, interrupted, and any category a newer nel wrote:
 		// an unknown failure is not the model's.
 		return InfraError
 	}

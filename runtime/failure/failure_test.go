@@ -19,6 +19,7 @@ func TestOutcome(t *testing.T) {
 		APIError:           InfraError,
 		SandboxError:       InfraError,
 		JudgeError:         InfraError,
+		ScorerError:        InfraError,
 		Interrupted:        InfraError,
 		"from_a_newer_nel": InfraError,
 	}

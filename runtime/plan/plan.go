@@ -168,6 +168,61 @@ type Benchmark struct {
 	// the hashes covered when the recipe was compiled: nel-run refuses a
 	// file that changed since. Other specs load unchecked unless locked.
 	LocalData []DataPin `json:"local_data,omitempty"`
+	// BYOB is set for a benchmark the recipe declares itself (its byob
+	// section): nel-run builds its items and scorer from it instead of
+	// looking Name up among the built-ins.
+	BYOB *BYOB `json:"byob,omitempty"`
+}
+
+// BYOB is a benchmark declared in the recipe: a dataset, a prompt
+// template, the field holding the reference answer and a scorer. Every
+// text the hashes cover is here as content: a prompt read from a file is
+// its text, a schema its JSON.
+type BYOB struct {
+	// Dataset is the dataset spec (local path relative to RecipeDir,
+	// hf://, or URL).
+	Dataset string `json:"dataset"`
+	// Prompt is the user message template, Python str.format syntax over
+	// the record's fields.
+	Prompt string `json:"prompt"`
+	// Target names the field holding the reference answer.
+	Target       string  `json:"target"`
+	SystemPrompt *string `json:"system_prompt,omitempty"`
+	// Category is the model-card category ("Custom" when empty).
+	Category string       `json:"category,omitempty"`
+	Fewshot  *BYOBFewshot `json:"fewshot,omitempty"`
+	Scorer   BYOBScorer   `json:"scorer"`
+}
+
+// BYOBFewshot puts the first N records of Dataset before every item, as
+// user (Prompt applied to the record) and assistant (Answer applied to it)
+// turns.
+type BYOBFewshot struct {
+	Dataset string `json:"dataset"`
+	N       int    `json:"n"`
+	// Answer is the assistant turn's template ("{<target>}" by default,
+	// filled in by the compiler).
+	Answer string `json:"answer"`
+}
+
+// BYOBScorer is a BYOB benchmark's scorer: a built-in (Name) with its
+// settings, or an external Command.
+type BYOBScorer struct {
+	Name string `json:"name,omitempty"`
+	// Pattern is regex's Python regular expression.
+	Pattern string `json:"pattern,omitempty"`
+	// Letters are multiple_choice's answer letters ("" for A–J).
+	Letters string `json:"letters,omitempty"`
+	// Test is code_execution's test code template, appended to the
+	// model's code.
+	Test string `json:"test,omitempty"`
+	// Schema is json_schema's JSON Schema, as JSON text.
+	Schema string `json:"schema,omitempty"`
+	// Command is an external scorer's argv, run without a shell.
+	Command []string `json:"command,omitempty"`
+	// Timeout bounds one run of Command or of code_execution's program,
+	// in seconds (0: the default).
+	Timeout float64 `json:"timeout,omitempty"`
 }
 
 // Defaults of the benchmark fields the compiler fills when a recipe

@@ -76,6 +76,17 @@ func fullPlan() *Plan {
 			SkipFailed: true, MaxSystemRetries: 3,
 			Data:      []DataPin{pin},
 			LocalData: []DataPin{{Spec: "data/gsm8k.jsonl", Digest: pin.Digest, Files: pin.Files}},
+			// Every field set, though no recipe sets a pattern, a schema
+			// and a command on one scorer (the round trip must keep each).
+			BYOB: &BYOB{
+				Dataset: "caps.jsonl", Prompt: "Capital of {country}? {{braces}}", Target: "capital",
+				SystemPrompt: s("Answer briefly."), Category: "Geography",
+				Fewshot: &BYOBFewshot{Dataset: "train.csv", N: 3, Answer: "{capital}"},
+				Scorer: BYOBScorer{
+					Name: "regex", Pattern: `(?i)answer:\s*(\w+)`, Letters: "ABCD", Test: "{test}\ncheck({entry_point})",
+					Schema: `{"type":"object"}`, Command: []string{"python3", "score.py"}, Timeout: 12.5,
+				},
+			},
 		}},
 	}
 }
@@ -172,6 +183,9 @@ func TestOlderPlanReads(t *testing.T) {
 		if b.RequestTimeout != 0 || b.LocalData != nil {
 			t.Errorf("%s: request_timeout %v and local_data %v, want 0 (the default) and none", b.Key, b.RequestTimeout, b.LocalData)
 		}
+		if b.BYOB != nil {
+			t.Errorf("%s: byob left out reads as %+v, want none (a built-in benchmark)", b.Key, b.BYOB)
+		}
 	}
 	if sb := p.Benchmarks[3].Sandbox; sb == nil || sb.Type != "local" {
 		t.Errorf("humaneval's sandbox is %+v, want the local one", sb)
@@ -222,6 +236,9 @@ func TestUnknownFieldRefused(t *testing.T) {
 		}},
 		{"a sandbox", func(p map[string]any) { benchmark(p)["sandbox"].(map[string]any)["gpus"] = 1.0 }},
 		{"a data pin", func(p map[string]any) { benchmark(p)["data"].([]any)[0].(map[string]any)["mirror"] = "x" }},
+		{"a byob scorer", func(p map[string]any) {
+			benchmark(p)["byob"].(map[string]any)["scorer"].(map[string]any)["weights"] = 2.0
+		}},
 	}
 	for _, e := range edits {
 		p := fullPlanJSON(t)

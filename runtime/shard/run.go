@@ -214,9 +214,9 @@ func newRunner(o Options) (*runner, error) {
 		}
 		return nil, fmt.Errorf("run shard: the plan has no benchmark %q (it has: %s)", o.Benchmark, strings.Join(keys, ", "))
 	}
-	def, ok := bench.Lookup(b.Name)
-	if !ok {
-		return nil, fmt.Errorf("benchmark %s: %q is not a built-in benchmark of this nel-run (built in: %s)", b.Key, b.Name, strings.Join(bench.Names(), ", "))
+	def, err := definition(o.Plan, b)
+	if err != nil {
+		return nil, err
 	}
 	svc, ok := o.Plan.Service(b.Solver.Service)
 	if !ok {
@@ -272,6 +272,19 @@ func newRunner(o Options) (*runner, error) {
 		}
 	}
 	return r, nil
+}
+
+// definition is the benchmark b runs: the one its byob section declares,
+// else the built-in of its name.
+func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
+	if b.BYOB != nil {
+		return bench.BYOB(b.Name, b.BYOB, p.RecipeDir)
+	}
+	def, ok := bench.Lookup(b.Name)
+	if !ok {
+		return nil, fmt.Errorf("benchmark %s: %q is not a built-in benchmark of this nel-run (built in: %s)", b.Key, b.Name, strings.Join(bench.Names(), ", "))
+	}
+	return def, nil
 }
 
 func (r *runner) run(ctx context.Context) (*Result, error) {

@@ -159,10 +159,9 @@ func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response
 	}
 	traj.JudgeCalls = judgeCallsJSON(calls)
 	// The failure's text is the exemplar reports show.
-	if e, ok := s.Details["judge_error"].(string); ok && s.Failure == failure.JudgeError {
-		traj.Error = e
-	}
-	if e, ok := s.Details["sandbox_error"].(string); ok && s.Failure == failure.SandboxError {
+	// (Scorers put it in Details under the category's name: judge_error,
+	// sandbox_error, scorer_error.)
+	if e, ok := s.Details[string(s.Failure)].(string); ok && s.Failure != failure.None {
 		traj.Error = e
 	}
 	if s.Failure != failure.None {

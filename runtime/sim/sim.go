@@ -83,6 +83,12 @@ type Config struct {
 	// "-sim" appended ("dev-sim" when empty).
 	Version string
 	Logger  *slog.Logger
+	// Answers is a table of fixed responses by prompt (the last user
+	// message, or a completion's whole prompt): a prompt in it gets its
+	// response, whatever the benchmarks say. Tests of benchmarks the
+	// simulator cannot answer by itself (a recipe's own, BYOB) use it,
+	// so that the score is known by construction.
+	Answers map[string]string
 }
 
 // Faults are per-request probabilities of each fault; their sum is at most 1.
@@ -211,6 +217,8 @@ type Stats struct {
 	// Judged counts judge requests answered (judge.go); JudgeNonsense
 	// those answered with nonsense.
 	Judged, JudgeNonsense int64
+	// Table counts requests answered from Config.Answers.
+	Table int64
 }
 
 type entry struct {
@@ -230,6 +238,7 @@ type Server struct {
 	requests, correct, wrong, unknown atomic.Int64
 	unauthorized                      atomic.Int64
 	judged, nonsense                  atomic.Int64
+	table                             atomic.Int64
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
 }
@@ -301,6 +310,18 @@ func fingerprint(cfg Config) string {
 		// Only when set, so that every other simulator keeps its print.
 		what = fmt.Appendf(what, " off_format=%s", strconv.FormatFloat(cfg.OffFormat, 'g', -1, 64))
 	}
+	if len(cfg.Answers) > 0 {
+		// A table changes the answers; without one the fingerprint is
+		// what it was before tables existed.
+		keys := make([]string, 0, len(cfg.Answers))
+		for k := range cfg.Answers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			what = fmt.Appendf(what, " answer=%q:%q", k, cfg.Answers[k])
+		}
+	}
 	h := sha256.Sum256(what)
 	return "nel-sim-" + hex.EncodeToString(h[:6])
 }
@@ -335,6 +356,7 @@ func (s *Server) Stats() Stats {
 		Unauthorized:  s.unauthorized.Load(),
 		Judged:        s.judged.Load(),
 		JudgeNonsense: s.nonsense.Load(),
+		Table:         s.table.Load(),
 	}
 	for i, k := range faultKinds {
 		st.Faults[k] = s.faults[i].Load()
@@ -512,7 +534,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		e, ok = s.prompt[text]
 	}
 	answer := UnknownAnswer
-	if ja, judged := s.judge(text); judged {
+	if ta, inTable := s.cfg.Answers[text]; inTable {
+		answer = ta
+		s.table.Add(1)
+	} else if ja, judged := s.judge(text); judged {
 		answer = ja
 	} else if ok {
 		hv := s.hash(text, seed)
