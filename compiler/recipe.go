@@ -120,7 +120,6 @@ type Benchmark struct {
 	Params              map[string]any `json:"params"`
 	SystemPrompt        *string        `json:"system_prompt"`
 	Generation          *Generation    `json:"generation"`
-	Playbook            string         `json:"playbook"`
 }
 
 // Solver is a benchmark's solver; only `simple` runs today.

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -59,10 +60,13 @@ func unsupported(s *Source) Errors {
 			}
 		}
 	}
-	for _, name := range sortedKeys(r.Sandboxes) {
-		if t := r.Sandboxes[name].Type; t == "ecs_fargate" || t == "custom" {
-			no("sandbox type "+t, "sandboxes", name, "type")
+	for _, p := range s.deferredRefs {
+		if !(len(p) == 3 && p[0] == "services" && p[2] == "url") {
+			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values; here it would stay literal text)", p...)
 		}
+	}
+	for _, name := range sortedKeys(r.Sandboxes) {
+		unsupportedSandbox(r.Sandboxes[name], no, "sandboxes", name)
 	}
 	for i, b := range r.Benchmarks {
 		if scheme, _, ok := strings.Cut(b.Name, "://"); ok && scheme != "hf" && scheme != "file" {
@@ -74,19 +78,14 @@ func unsupported(s *Source) Errors {
 		if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
 			no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
 		}
-		if b.Playbook != "" {
-			no("playbook", "benchmarks", i, "playbook")
-		}
 		if b.Verifier != "" {
 			no("verifier", "benchmarks", i, "verifier")
 		}
 		if b.InstructionTemplate != nil {
 			no("instruction_template", "benchmarks", i, "instruction_template")
 		}
-		if m, ok := b.Sandbox.(map[string]any); ok {
-			if t, _ := m["type"].(string); t == "ecs_fargate" || t == "custom" {
-				no("sandbox type "+t, "benchmarks", i, "sandbox", "type")
-			}
+		if _, ok := b.Sandbox.(map[string]any); ok {
+			unsupportedSandbox(resolveSandbox(r, b), no, "benchmarks", i, "sandbox")
 		}
 		for j, m := range b.Scoring.Metrics {
 			switch m.Type {
@@ -124,6 +123,40 @@ func unsupported(s *Source) Errors {
 		no("output.export", "output", "export")
 	}
 	return c.errs.sorted()
+}
+
+// unsupportedSandbox names the fields of sandbox sb (at path) that nel-run
+// cannot honour: the lifecycle options of NeMo Evaluator's agentic
+// benchmarks, which no nel solver has yet, and apptainer's node pools.
+func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
+	at := func(field string) []any { return append(slices.Clone(path), field) }
+	switch sb.Type {
+	case "ecs_fargate", "custom":
+		no("sandbox type "+sb.Type, at("type")...)
+		return
+	case "apptainer":
+		if sb.NodePool != "" {
+			no("apptainer sandboxes on a node pool (nel-run runs apptainer on the shards' own nodes; a sandbox pool is type slurm)", at("node_pool")...)
+		} else if sb.SifCacheDir != "" {
+			no("sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)", at("sif_cache_dir")...)
+		}
+	}
+	const agentic = " (it belongs to agentic benchmarks, which nel does not run yet)"
+	if sb.ImageTemplate != "" {
+		no("image_template"+agentic, at("image_template")...)
+	}
+	if sb.CaptureCmd != "" {
+		no("capture_cmd"+agentic, at("capture_cmd")...)
+	}
+	if sb.Stateful {
+		no("stateful sandboxes"+agentic, at("stateful")...)
+	}
+	if sb.ScrubGitHistory {
+		no("scrub_git_history"+agentic, at("scrub_git_history")...)
+	}
+	if sb.VerifyTimeout != 600 {
+		no("verify_timeout"+agentic, at("verify_timeout")...)
+	}
 }
 
 // parseWholeEnvRef parses a value that is exactly ${VAR} or ${VAR:-default}.
