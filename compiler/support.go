@@ -131,6 +131,8 @@ func unsupported(s *Source) Errors {
 func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	at := func(field string) []any { return append(slices.Clone(path), field) }
 	switch sb.Type {
+	case "none":
+		return
 	case "ecs_fargate", "custom":
 		no("sandbox type "+sb.Type, at("type")...)
 		return
