@@ -40,6 +40,10 @@ import (
 //go:embed conf
 var builtinConf embed.FS
 
+// builtinPrefix names the files nel ships (defaults, playbooks) in
+// positions and messages.
+const builtinPrefix = "nel/compiler/"
+
 // maxComposedFiles bounds how many files one recipe may pull in: a diamond
 // of _base_ files reads a file once per path to it.
 const maxComposedFiles = 256
@@ -232,7 +236,7 @@ func (c *composer) find(name string, dirs []string) (foundFile, error) {
 			break
 		}
 		if src, err := fs.ReadFile(builtinConf, p); err == nil {
-			return foundFile{"nel/compiler/" + p, src}, nil
+			return foundFile{builtinPrefix + p, src}, nil
 		}
 	}
 	return foundFile{}, fs.ErrNotExist

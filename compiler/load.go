@@ -195,6 +195,19 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 	return s, nil
 }
 
+// ComposedFrom lists the files besides Path that the recipe was composed
+// from (defaults fragments, _base_ files, playbook files), nel's own
+// built-in ones left out: they come with nel.
+func (s *Source) ComposedFrom() []string {
+	var out []string
+	for _, f := range s.fileSet()[1:] {
+		if !strings.HasPrefix(f, builtinPrefix) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // fileSet is the files positions in the recipe may point into.
 func (s *Source) fileSet() fileSet {
 	if len(s.Files) == 0 {

@@ -90,7 +90,7 @@ func findPlaybook(name, dir string) (file string, src []byte, err error) {
 			break
 		}
 		if src, err := fs.ReadFile(builtinPlaybooks, p); err == nil {
-			return "nel/compiler/" + p, src, nil
+			return builtinPrefix + p, src, nil
 		}
 	}
 	for _, d := range []string{dir, "."} {
