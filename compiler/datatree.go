@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 
 	"cuelang.org/go/cue/ast"
@@ -14,6 +15,18 @@ import (
 // before CUE evaluates it, and the syntax keeps every value's position so
 // that an error still points into the file it came from.
 
+// fields yields the fields of st (its other declarations, such as
+// comments, left out).
+func fields(st *ast.StructLit) iter.Seq[*ast.Field] {
+	return func(yield func(*ast.Field) bool) {
+		for _, d := range st.Elts {
+			if f, ok := d.(*ast.Field); ok && !yield(f) {
+				return
+			}
+		}
+	}
+}
+
 // labelOf is a field's name, "" when it has none CUE can say.
 func labelOf(f *ast.Field) string {
 	name, _, err := ast.LabelName(f.Label)
@@ -25,8 +38,8 @@ func labelOf(f *ast.Field) string {
 
 // fieldOf returns the field named name in st, nil if there is none.
 func fieldOf(st *ast.StructLit, name string) *ast.Field {
-	for _, d := range st.Elts {
-		if f, ok := d.(*ast.Field); ok && labelOf(f) == name {
+	for f := range fields(st) {
+		if labelOf(f) == name {
 			return f
 		}
 	}
@@ -77,17 +90,11 @@ func deepMerge(base, over *ast.StructLit) *ast.StructLit {
 		out.Lbrace = base.Lbrace
 	}
 	at := map[string]int{}
-	for _, d := range base.Elts {
-		if f, ok := d.(*ast.Field); ok {
-			at[labelOf(f)] = len(out.Elts)
-			out.Elts = append(out.Elts, f)
-		}
+	for f := range fields(base) {
+		at[labelOf(f)] = len(out.Elts)
+		out.Elts = append(out.Elts, f)
 	}
-	for _, d := range over.Elts {
-		f, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
+	for f := range fields(over) {
 		name := labelOf(f)
 		i, ok := at[name]
 		switch {
@@ -122,11 +129,7 @@ func deepMerge(base, over *ast.StructLit) *ast.StructLit {
 func walkStrings(x ast.Expr, path []any, fn func(path []any, lit *ast.BasicLit) (ast.Expr, error)) (ast.Expr, error) {
 	switch n := x.(type) {
 	case *ast.StructLit:
-		for _, d := range n.Elts {
-			f, ok := d.(*ast.Field)
-			if !ok {
-				continue
-			}
+		for f := range fields(n) {
 			v, err := walkStrings(f.Value, append(slices.Clip(path), labelOf(f)), fn)
 			if err != nil {
 				return nil, err

@@ -378,11 +378,7 @@ func (l *Loader) parseCUE(path string, src []byte) (cue.Value, error) {
 func carryPositions(x ast.Expr, v cue.Value) {
 	switch n := x.(type) {
 	case *ast.StructLit:
-		for _, d := range n.Elts {
-			f, ok := d.(*ast.Field)
-			if !ok {
-				continue
-			}
+		for f := range fields(n) {
 			name, _, err := ast.LabelName(f.Label)
 			if err != nil {
 				continue
