@@ -299,3 +299,29 @@ benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "m"}}]
 		t.Error("the key's value reached the canonical recipe")
 	}
 }
+
+// TestEnvInOverride: an -O value expands like the file's strings (NeMo
+// Evaluator expands after applying overrides); an unset variable in it is
+// the override's error.
+func TestEnvInOverride(t *testing.T) {
+	l := newTestLoader(t)
+	l.LookupEnv = mapEnv(map[string]string{"P": "be brief"})
+	src := []byte(composeService + "benchmarks: [{name: gsm8k, solver: {type: simple, service: m}}]\n")
+	ov, err := ParseOverride("benchmarks[0].system_prompt=${P}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.Load("r.yaml", src, []Override{ov})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Recipe.Benchmarks[0].SystemPrompt; p == nil || *p != "be brief" {
+		t.Errorf("system_prompt %v, want be brief", p)
+	}
+	ov, _ = ParseOverride("benchmarks[0].system_prompt=${UNSET_P}")
+	_, err = l.Load("r.yaml", src, []Override{ov})
+	want := "-O benchmarks[0].system_prompt=${UNSET_P}: benchmarks[0].system_prompt: environment variable UNSET_P is not set and ${UNSET_P} has no default (set it, or write ${UNSET_P:-default})"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
