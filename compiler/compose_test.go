@@ -325,3 +325,16 @@ func TestEnvInOverride(t *testing.T) {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
+
+// TestEnvTypedError: a ${VAR} whose value fits no reading says what was
+// expected and the text it expanded to.
+func TestEnvTypedError(t *testing.T) {
+	_, err := loadIn(t, map[string]string{"r.yaml": composeService + `benchmarks:
+  - name: gsm8k
+    repeats: ${N}
+    solver: {type: simple, service: m}
+`}, "r.yaml", map[string]string{"N": "-1"})
+	if err == nil || !strings.HasSuffix(err.Error(), `r.yaml:5:14: benchmarks[0].repeats: expected >=1, found "-1"`) {
+		t.Errorf("got %v", err)
+	}
+}

@@ -138,14 +138,29 @@ func (g *errGroup) conflict(data cue.Value, a, b string) {
 		g.other = append(g.other, fmt.Sprintf("found two different values, %s and %s (is the field set twice?)", b, a))
 		return
 	}
-	switch formatFound(data, g.sels) {
-	case a:
+	found := userReadings(data, g.sels)
+	switch {
+	case slices.Contains(found, a):
 		g.expected = append(g.expected, b)
-	case b:
+	case slices.Contains(found, b):
 		g.expected = append(g.expected, a)
 	default:
 		g.expected = append(g.expected, a, b)
 	}
+}
+
+// userReadings are the values the recipe offers at sels, as CUE prints
+// them: one, or, for a ${VAR} offered as text or number (textOrTyped),
+// both readings.
+func userReadings(data cue.Value, sels []cue.Selector) []string {
+	v := data.LookupPath(cue.MakePath(sels...))
+	out := []string{formatFound(data, sels)}
+	if op, args := v.Expr(); op == cue.OrOp {
+		for _, a := range args {
+			out = append(out, fmt.Sprint(a))
+		}
+	}
+	return out
 }
 
 // listLengths records CUE's "incompatible list lengths": an open list with
@@ -368,6 +383,11 @@ func formatFound(data cue.Value, sels []cue.Selector) string {
 	v := data.LookupPath(cue.MakePath(sels...))
 	if !v.Exists() {
 		return ""
+	}
+	// A ${VAR} expanded to "5" is offered as text or number (textOrTyped):
+	// what the user wrote is the text.
+	if d, ok := v.Default(); ok {
+		v = d
 	}
 	switch v.IncompleteKind() {
 	case cue.StructKind:
