@@ -43,9 +43,9 @@ func (p payloadSet) hostileLine(tag string) string {
 	return strings.NewReplacer("\n", " ", "\r", " ").Replace(p.hostile(tag))
 }
 
-// hostileNoRef is hostile without "${": extra_env values are either a
-// whole ${VAR} reference or plain text (a partial ${VAR} is refused; see
-// TestInjectExtraEnvPartialRef).
+// hostileNoRef is hostile without "${": extra_env and container_env values
+// are either a whole ${VAR} reference or plain text (a partial ${VAR} is
+// refused; see TestInjectExtraEnvPartialRef and TestUnsupportedEnvRefs).
 func (p payloadSet) hostileNoRef(tag string) string {
 	return strings.ReplaceAll(p.hostile(tag), "${", "$ {")
 }
@@ -94,7 +94,7 @@ func newInjRecipe(payloads []string) injRecipe {
 			"PROC_FROM":    "${NEL_INJ_SET}",
 		},
 		vllmEnv:    map[string]string{"VLLM_PLAIN": hostileNoRef("vllm_env")},
-		clusterEnv: map[string]string{"CLUSTER_PLAIN": hostile("cluster_env")},
+		clusterEnv: map[string]string{"CLUSTER_PLAIN": hostileNoRef("cluster_env")},
 	}
 }
 

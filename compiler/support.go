@@ -102,6 +102,15 @@ func unsupported(s *Source) Errors {
 		}
 	}
 	cl := r.Cluster
+	for _, k := range sortedKeys(cl.ContainerEnv) {
+		if cl.Type == "local" {
+			no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
+			break
+		}
+		if _, ok := parseWholeEnvRef(cl.ContainerEnv[k]); !ok && strings.Contains(cl.ContainerEnv[k], "${") {
+			no("${VAR} inside a longer value (write the whole value as ${VAR})", "cluster", "container_env", k)
+		}
+	}
 	switch cl.Type {
 	case "docker":
 		no("cluster type docker", "cluster", "type")
@@ -129,13 +138,20 @@ func unsupported(s *Source) Errors {
 // cannot honour: the lifecycle options of NeMo Evaluator's agentic
 // benchmarks, which no nel solver has yet, and apptainer's node pools.
 func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
-	at := func(field string) []any { return append(slices.Clone(path), field) }
+	at := func(field ...any) []any { return append(slices.Clone(path), field...) }
 	switch sb.Type {
 	case "none":
 		return
 	case "ecs_fargate", "custom":
 		no("sandbox type "+sb.Type, at("type")...)
 		return
+	}
+	for _, k := range sortedKeys(sb.ContainerEnv) {
+		if strings.Contains(sb.ContainerEnv[k], "${") {
+			no("${VAR} in a sandbox's container_env (nel-run gives the sandbox the text as written)", at("container_env", k)...)
+		}
+	}
+	switch sb.Type {
 	case "apptainer":
 		if sb.NodePool != "" {
 			no("apptainer sandboxes on a node pool (nel-run runs apptainer on the shards' own nodes; a sandbox pool is type slurm)", at("node_pool")...)

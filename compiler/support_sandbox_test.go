@@ -54,3 +54,32 @@ benchmarks:
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestUnsupportedEnvRefs: environment values that keep their ${VAR} are
+// refused where nothing would resolve it: a sandbox's container_env, a
+// reference inside longer text, a local cluster's container_env.
+func TestUnsupportedEnvRefs(t *testing.T) {
+	l := newTestLoader(t)
+	for _, c := range []struct{ src, want string }{
+		{`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+sandboxes: s: {type: "docker", image: "python:3.12-slim", container_env: {TOKEN: "${HF_TOKEN}"}}
+benchmarks: [{name: "humaneval", solver: {type: "simple", service: "m"}, sandbox: "s"}]
+`, `r.cue:2:82: sandboxes.s.container_env.TOKEN: not supported yet: ${VAR} in a sandbox's container_env (nel-run gives the sandbox the text as written)`},
+		{`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "m"}}]
+cluster: {type: "slurm", node_pools: p: {}, container_env: {P: "/x/${USER}"}}
+`, `r.cue:3:64: cluster.container_env.P: not supported yet: ${VAR} inside a longer value (write the whole value as ${VAR})`},
+		{`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "m"}}]
+cluster: {type: "local", container_env: {P: "x"}}
+`, `r.cue:3:26: cluster.container_env: not supported yet: container_env on a local cluster (nel run does not set it; export the variables before nel run)`},
+	} {
+		s, err := l.Load("r.cue", []byte(c.src), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Unsupported(s).Error(); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
