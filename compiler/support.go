@@ -101,7 +101,18 @@ func unsupported(s *Source) Errors {
 			}
 		}
 	}
-	cl := r.Cluster
+	unsupportedCluster(r.Cluster, no)
+	if r.Output.Timestamped {
+		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
+	}
+	if len(r.Output.Export) > 0 {
+		no("output.export", "output", "export")
+	}
+	return c.errs.sorted()
+}
+
+// unsupportedCluster names what nel cannot do of cluster cl.
+func unsupportedCluster(cl Cluster, no func(string, ...any)) {
 	for _, k := range sortedKeys(cl.ContainerEnv) {
 		if cl.Type == "local" {
 			no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
@@ -125,13 +136,6 @@ func unsupported(s *Source) Errors {
 			no("remote submission (hostname); pipe nel compile to sbatch on the login node", "cluster", "hostname")
 		}
 	}
-	if r.Output.Timestamped {
-		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
-	}
-	if len(r.Output.Export) > 0 {
-		no("output.export", "output", "export")
-	}
-	return c.errs.sorted()
 }
 
 // unsupportedSandbox names the fields of sandbox sb (at path) that nel-run
