@@ -159,6 +159,11 @@ func (c *composer) entry(file string, e ast.Expr, at []any) (*ast.StructLit, err
 		name, isStr = stringOf(bf.Value)
 	}
 	if !isStr || name == "" {
+		if ok && len(st.Elts) == 1 && bf == nil {
+			// Hydra's "group: option", as NeMo Evaluator's v1 launcher
+			// configs write their defaults.
+			return nil, errAt(e.Pos(), file, at, "not supported yet: a {group: option} entry, the v1 launcher's (Hydra) format; name a fragment as \"group/name\"")
+		}
 		return nil, errAt(e.Pos(), file, at, "expected a fragment name (\"group/name\" or \"name\"), {_base_: file} or _self_")
 	}
 	at = append(at, "_base_")
