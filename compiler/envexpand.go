@@ -12,8 +12,9 @@ import (
 // ${VAR} expansion at load time, as NeMo Evaluator expands its configs
 // (nemo-evaluator-facts §2.1): ${VAR} and ${VAR:-default} in every string
 // take the submitting environment's value; an unset variable without a
-// default is an error; $${VAR} is the literal text ${VAR}, left for the
-// node to resolve.
+// default is an error; $${VAR} is the literal text ${VAR}, which a url
+// resolves on the node (and which compile refuses elsewhere, support.go:
+// nel would keep it as text where NeMo Evaluator's shell expanded it).
 //
 // Two kinds of field are not expanded, because what they hold may be a
 // secret and DESIGN §3 keeps secrets out of every file nel writes:
