@@ -24,6 +24,7 @@ sandboxes:
     type: apptainer
     image: docker://python:3.12-slim
     sif_cache_dir: /shared/sif
+    slots_per_node: 2
 benchmarks:
   - name: humaneval
     solver: {type: simple, service: m}
@@ -49,6 +50,7 @@ benchmarks:
 		"r.yaml:10:24: sandboxes.agentic.scrub_git_history: not supported yet: scrub_git_history (it belongs to agentic benchmarks, which nel does not run yet)",
 		"r.yaml:11:21: sandboxes.agentic.verify_timeout: not supported yet: verify_timeout (it belongs to agentic benchmarks, which nel does not run yet)",
 		"r.yaml:15:20: sandboxes.sif.sif_cache_dir: not supported yet: sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)",
+		"r.yaml:16:21: sandboxes.sif.slots_per_node: not supported yet: slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
