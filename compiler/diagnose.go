@@ -19,16 +19,16 @@ import (
 // grouped by path (groupErrors) and summarised (groupMessages): unknown
 // fields first, then missing ones, then value mismatches with every
 // alternative the schema allowed.
-func (l *Loader) translate(file string, err error, data cue.Value, overrides []Override) Errors {
-	gs := groupErrors(file, err, data)
-	site := errorSite{file: file, data: data, overrides: overrides}
+func (l *Loader) translate(files fileSet, err error, data cue.Value, overrides []Override) Errors {
+	gs := groupErrors(files, err, data)
+	site := errorSite{files: files, data: data, overrides: overrides}
 	var out Errors
 	for _, key := range gs.order {
 		out = append(out, l.groupMessages(gs, gs.byPath[key], site)...)
 	}
 	out = append(out, l.unreportedFields(site, out)...)
 	if len(out) == 0 {
-		out = Errors{{File: file, Msg: err.Error()}}
+		out = Errors{{File: files.main(), Msg: err.Error()}}
 	}
 	return out.sorted().truncated()
 }
@@ -47,15 +47,15 @@ type errGroup struct {
 // errGroups are the groups of one evaluation, by path, in the order CUE
 // first reported each path.
 type errGroups struct {
-	file   string
+	files  fileSet
 	order  []string
 	byPath map[string]*errGroup
 }
 
 // groupErrors sorts err's errors into groups by path, noting for each what
 // kind of mistake CUE reported there.
-func groupErrors(file string, err error, data cue.Value) *errGroups {
-	gs := &errGroups{file: file, byPath: map[string]*errGroup{}}
+func groupErrors(files fileSet, err error, data cue.Value) *errGroups {
+	gs := &errGroups{files: files, byPath: map[string]*errGroup{}}
 	for _, e := range cueerrors.Errors(err) {
 		gs.classify(e, data)
 	}
@@ -74,13 +74,13 @@ func (gs *errGroups) get(e cueerrors.Error) *errGroup {
 		gs.order = append(gs.order, key)
 	}
 	for _, p := range e.InputPositions() {
-		if p.Filename() == gs.file && !g.pos.IsValid() {
+		if gs.files.has(p.Filename()) && !g.pos.IsValid() {
 			g.pos = p
 		}
 	}
 	// Errors in the user's own CUE (an undefined reference) carry no
 	// input positions, only their own.
-	if p := e.Position(); !g.pos.IsValid() && p.Filename() == gs.file {
+	if p := e.Position(); !g.pos.IsValid() && gs.files.has(p.Filename()) {
 		g.pos = p
 	}
 	return g
@@ -138,14 +138,29 @@ func (g *errGroup) conflict(data cue.Value, a, b string) {
 		g.other = append(g.other, fmt.Sprintf("found two different values, %s and %s (is the field set twice?)", b, a))
 		return
 	}
-	switch formatFound(data, g.sels) {
-	case a:
+	found := userReadings(data, g.sels)
+	switch {
+	case slices.Contains(found, a):
 		g.expected = append(g.expected, b)
-	case b:
+	case slices.Contains(found, b):
 		g.expected = append(g.expected, a)
 	default:
 		g.expected = append(g.expected, a, b)
 	}
+}
+
+// userReadings are the values the recipe offers at sels, as CUE prints
+// them: one, or, for a ${VAR} offered as text or number (textOrTyped),
+// both readings.
+func userReadings(data cue.Value, sels []cue.Selector) []string {
+	v := data.LookupPath(cue.MakePath(sels...))
+	out := []string{formatFound(data, sels)}
+	if op, args := v.Expr(); op == cue.OrOp {
+		for _, a := range args {
+			out = append(out, fmt.Sprint(a))
+		}
+	}
+	return out
 }
 
 // listLengths records CUE's "incompatible list lengths": an open list with
@@ -186,7 +201,7 @@ func (gs *errGroups) hasChild(path string) bool {
 // errorSite is where the errors of one evaluation point to: the recipe
 // file, or the -O override that wrote the value.
 type errorSite struct {
-	file      string
+	files     fileSet
 	data      cue.Value
 	overrides []Override
 }
@@ -201,9 +216,9 @@ func (s errorSite) at(g *errGroup, path string, sels []cue.Selector, msg string)
 	}
 	pos := g.pos
 	if !pos.IsValid() {
-		pos = posOf(s.file, s.data, sels)
+		pos = posOf(s.files, s.data, sels)
 	}
-	return Error{File: s.file, Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg}
+	return Error{File: s.files.of(pos), Line: pos.Line(), Column: pos.Column(), Path: path, Msg: msg}
 }
 
 // groupMessages summarises one group as the errors the user sees: none
@@ -276,7 +291,7 @@ func (l *Loader) unknownFieldError(gs *errGroups, g *errGroup, s errorSite) Erro
 	// it, unions hide what is allowed.
 	if len(g.sels) > 1 && g.sels[0].IsString() && !l.recipe.Allows(g.sels[0]) {
 		sels := g.sels[:1]
-		g.pos = posOf(s.file, s.data, sels)
+		g.pos = posOf(s.files, s.data, sels)
 		return s.at(g, displayPath(sels), sels, unknownFieldMsg(uni, sels, isUnknown))
 	}
 	return s.at(g, g.path, g.sels, unknownFieldMsg(uni, g.sels, isUnknown))
@@ -298,11 +313,11 @@ func (l *Loader) unreportedFields(s errorSite, out Errors) Errors {
 			continue
 		}
 		sels := []cue.Selector{sel}
-		e := Error{File: s.file, Path: path, Msg: unknownFieldMsg(l.recipe, sels, func([]cue.Selector) bool { return false })}
+		e := Error{File: s.files.main(), Path: path, Msg: unknownFieldMsg(l.recipe, sels, func([]cue.Selector) bool { return false })}
 		if o, ok := overrideFor(s.overrides, sels); ok {
 			e.File = "-O " + o.Text
-		} else if p := posOf(s.file, s.data, sels); p.IsValid() {
-			e.Line, e.Column = p.Line(), p.Column()
+		} else if p := posOf(s.files, s.data, sels); p.IsValid() {
+			e.File, e.Line, e.Column = p.Filename(), p.Line(), p.Column()
 		}
 		more = append(more, e)
 	}
@@ -368,6 +383,11 @@ func formatFound(data cue.Value, sels []cue.Selector) string {
 	v := data.LookupPath(cue.MakePath(sels...))
 	if !v.Exists() {
 		return ""
+	}
+	// A ${VAR} expanded to "5" is offered as text or number (textOrTyped):
+	// what the user wrote is the text.
+	if d, ok := v.Default(); ok {
+		v = d
 	}
 	switch v.IncompleteKind() {
 	case cue.StructKind:

@@ -191,7 +191,7 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 		// node of the site's default partition with the schema's defaults.
 		r = shallowCopy(r)
 		r.Cluster = s.defaultSlurm
-		s = &Source{Path: s.Path, Dir: s.Dir, Recipe: r, Value: s.Value}
+		s = &Source{Path: s.Path, Files: s.Files, Dir: s.Dir, Recipe: r, Value: s.Value}
 	}
 	j.AutoResume = r.Cluster.AutoResume
 	j.MaxRetries = r.Cluster.MaxRetries

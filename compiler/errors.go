@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"cuelang.org/go/cue/token"
 )
 
 // Error is one problem in a recipe: where it is, which field, and what was
@@ -33,6 +35,23 @@ func (e Error) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
+}
+
+// fileSet is the files one recipe was read from: the recipe first, then
+// what it composed (fragments, _base_ files, playbooks). Positions in any of
+// them are the recipe's.
+type fileSet []string
+
+func (fs fileSet) main() string { return fs[0] }
+
+func (fs fileSet) has(name string) bool { return slices.Contains(fs, name) }
+
+// of is the file pos is in, the recipe when pos is no position.
+func (fs fileSet) of(pos token.Pos) string {
+	if pos.IsValid() && fs.has(pos.Filename()) {
+		return pos.Filename()
+	}
+	return fs.main()
 }
 
 // Errors is the list of problems found in a recipe. A command that gets

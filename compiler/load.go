@@ -41,6 +41,9 @@ type Loader struct {
 	// IgnoreLock loads a recipe as if it had no lock file (nel lock,
 	// which resolves everything afresh).
 	IgnoreLock bool
+	// LookupEnv reads the environment ${VAR} references expand from
+	// (envexpand.go); nil is os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
 
 	ctx          *cue.Context
 	schema       cue.Value // the whole schema file
@@ -67,6 +70,7 @@ func NewLoader() (*Loader, error) {
 // Source is a validated recipe.
 type Source struct {
 	Path      string     // as given by the user
+	Files     []string   // Path, then the files it composed (fragments, _base_ files, playbooks)
 	Dir       string     // directory relative paths in the recipe resolve against
 	Format    string     // "cue", "yaml" or "json"
 	Overrides []Override // applied before validation
@@ -84,6 +88,10 @@ type Source struct {
 	// endpoints are services UseEndpoint pointed elsewhere, by name: the
 	// plan hash covers them.
 	endpoints map[string]string
+
+	// deferredRefs are the paths of strings that hold a literal ${VAR}
+	// (written $${VAR}) for the node to resolve.
+	deferredRefs [][]any
 
 	// defaultSlurm is the schema's slurm cluster with one default node
 	// pool: where a recipe for a local run goes when compiled for SLURM.
@@ -140,12 +148,13 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 		return nil, Errors{{File: path, Msg: "recipe is empty: expected services and benchmarks"}}
 	}
 
-	data, err := l.parse(path, format, src, overrides)
+	pd, err := l.parse(path, format, src, overrides)
 	if err != nil {
 		return nil, err
 	}
+	data, files := pd.data, pd.files
 	if err := data.Err(); err != nil {
-		return nil, l.translate(path, err, data, overrides)
+		return nil, l.translate(files, err, data, overrides)
 	}
 	if k := data.IncompleteKind(); k == cue.TopKind {
 		// Only comments (or a YAML document marker): nothing was written.
@@ -159,9 +168,9 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 
 	v := l.recipe.Unify(data)
 	if err := v.Validate(cue.Concrete(true), cue.Final(), cue.All()); err != nil {
-		return nil, l.translate(path, err, data, overrides)
+		return nil, l.translate(files, err, data, overrides)
 	}
-	if errs := checkNumbers(&Source{Path: path, Value: v, Overrides: overrides}); len(errs) > 0 {
+	if errs := checkNumbers(&Source{Path: path, Files: files, Value: v, Overrides: overrides}); len(errs) > 0 {
 		return nil, errs.sorted().truncated()
 	}
 	r, err := decodeRecipe(v)
@@ -170,18 +179,41 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 	}
 	s = &Source{
 		Path:      path,
+		Files:     files,
 		Dir:       filepath.Dir(path),
 		Format:    format,
 		Overrides: overrides,
 		Value:     v,
 		Recipe:    r,
 
+		deferredRefs: pd.deferred,
 		defaultSlurm: l.defaultSlurm,
 	}
 	if errs := checkRules(s); len(errs) > 0 {
 		return nil, errs.sorted().truncated()
 	}
 	return s, nil
+}
+
+// ComposedFrom lists the files besides Path that the recipe was composed
+// from (defaults fragments, _base_ files, playbook files), nel's own
+// built-in ones left out: they come with nel.
+func (s *Source) ComposedFrom() []string {
+	var out []string
+	for _, f := range s.fileSet()[1:] {
+		if !strings.HasPrefix(f, builtinPrefix) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fileSet is the files positions in the recipe may point into.
+func (s *Source) fileSet() fileSet {
+	if len(s.Files) == 0 {
+		return fileSet{s.Path}
+	}
+	return s.Files
 }
 
 func formatOf(path string) (string, error) {
@@ -196,34 +228,45 @@ func formatOf(path string) (string, error) {
 	return "", Errors{{File: path, Msg: "unknown recipe format: expected a .cue, .yaml, .yml or .json file"}}
 }
 
-// parse returns the recipe's data with the overrides applied. Values keep
-// their positions in the file so that errors can point at them.
-func (l *Loader) parse(path, format string, src []byte, overrides []Override) (cue.Value, error) {
+// parsed is a recipe's data, ready for the schema.
+type parsed struct {
+	data     cue.Value
+	files    fileSet // the recipe, then the files it composed
+	deferred [][]any // strings holding a literal ${VAR} written $${VAR}
+}
+
+// parse returns the recipe's data: composed (YAML and JSON, compose.go),
+// with the overrides applied, playbooks merged (playbook.go) and ${VAR}
+// expanded (envexpand.go), in NeMo Evaluator's order. Values keep their
+// positions in the files they came from so that errors can point at them.
+func (l *Loader) parse(path, format string, src []byte, overrides []Override) (parsed, error) {
+	pd := parsed{files: fileSet{path}}
 	var expr ast.Expr
 	switch format {
-	case "yaml":
-		f, err := cueyaml.Extract(path, src)
+	case "yaml", "json":
+		x, err := parseRecipeData(path, format, src)
 		if err != nil {
-			return cue.Value{}, yamlSyntaxHints(fromSyntaxError(path, err), src)
+			return pd, err
 		}
-		expr = fileExpr(f)
-	case "json":
-		x, err := cuejson.Extract(path, src)
+		var files []string
+		expr, files, err = compose(path, x)
 		if err != nil {
-			return cue.Value{}, fromSyntaxError(path, err)
+			return pd, err
 		}
-		expr = x
+		pd.files = files
 	default:
 		v, err := l.parseCUE(path, src)
-		if err != nil || len(overrides) == 0 {
-			return v, err
+		if err != nil || len(overrides) == 0 && !needsDataPass(v) {
+			pd.data = v
+			return pd, err
 		}
-		// Overrides replace values, which CUE's unification cannot do:
-		// evaluate the user's CUE (references, comprehensions, hidden
-		// fields) down to data and edit that.
+		// Overrides replace values, which CUE's unification cannot do,
+		// and so do playbooks and ${VAR} expansion: evaluate the user's
+		// CUE (references, comprehensions, hidden fields) down to data
+		// and edit that.
 		x, ok := v.Syntax(cue.Final(), cue.Docs(false), cue.Hidden(false), cue.Definitions(false)).(ast.Expr)
 		if !ok {
-			return cue.Value{}, Errors{{File: path, Line: 1, Column: 1, Msg: "expected a mapping with services and benchmarks"}}
+			return pd, Errors{{File: path, Line: 1, Column: 1, Msg: "expected a mapping with services and benchmarks"}}
 		}
 		carryPositions(x, v)
 		expr = x
@@ -231,10 +274,86 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (c
 	for _, o := range overrides {
 		var err error
 		if expr, err = o.apply(expr); err != nil {
-			return cue.Value{}, Errors{{File: path, Msg: err.Error()}}
+			return pd, Errors{{File: path, Msg: err.Error()}}
 		}
 	}
-	return l.ctx.BuildExpr(expr, cue.Filename(path)), nil
+	expr, books, err := applyPlaybooks(expr, path)
+	pd.files = append(pd.files, books...)
+	if err != nil {
+		return pd, err
+	}
+	getenv := l.LookupEnv
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	expr, exp, err := expandEnv(expr, path, overrides, getenv)
+	if err != nil {
+		return pd, err
+	}
+	pd.deferred = exp.deferred
+	pd.data = l.ctx.BuildExpr(expr, cue.Filename(path))
+	return pd, nil
+}
+
+// parsePlain reads a data or CUE file as it is: no composition, overrides,
+// playbooks or ${VAR} expansion (a gate policy, whose defaults key is its
+// own).
+func (l *Loader) parsePlain(path, format string, src []byte) (cue.Value, error) {
+	if format == "cue" {
+		return l.parseCUE(path, src)
+	}
+	x, err := parseRecipeData(path, format, src)
+	if err != nil {
+		return cue.Value{}, err
+	}
+	return l.ctx.BuildExpr(x, cue.Filename(path)), nil
+}
+
+// parseRecipeData reads a YAML or JSON recipe into syntax.
+func parseRecipeData(path, format string, src []byte) (ast.Expr, error) {
+	if format == "json" {
+		x, err := cuejson.Extract(path, src)
+		if err != nil {
+			return nil, fromSyntaxError(path, err)
+		}
+		return x, nil
+	}
+	f, err := cueyaml.Extract(path, src)
+	if err != nil {
+		return nil, yamlSyntaxHints(fromSyntaxError(path, err), src)
+	}
+	return fileExpr(f), nil
+}
+
+// needsDataPass reports whether a CUE recipe has what only its data form
+// can take: a playbook, or ${VAR} text outside the fields that keep it.
+func needsDataPass(v cue.Value) bool {
+	found := false
+	var walk func(v cue.Value, path []any)
+	walk = func(v cue.Value, path []any) {
+		if found {
+			return
+		}
+		switch v.IncompleteKind() {
+		case cue.StructKind:
+			it, err := v.Fields()
+			for err == nil && it.Next() {
+				name := it.Selector().Unquoted()
+				found = found || len(path) == 2 && path[0] == "benchmarks" && name == "playbook"
+				walk(it.Value(), append(slices.Clip(path), name))
+			}
+		case cue.ListKind:
+			it, err := v.List()
+			for i := 0; err == nil && it.Next(); i++ {
+				walk(it.Value(), append(slices.Clip(path), i))
+			}
+		case cue.StringKind:
+			s, err := v.String()
+			found = err == nil && strings.Contains(s, "${") && !keepsReferences(path)
+		}
+	}
+	walk(v, nil)
+	return found
 }
 
 func (l *Loader) parseCUE(path string, src []byte) (cue.Value, error) {
@@ -248,7 +367,7 @@ func (l *Loader) parseCUE(path string, src []byte) (cue.Value, error) {
 	}
 	v := l.ctx.BuildFile(f)
 	if err := v.Err(); err != nil {
-		return cue.Value{}, l.translate(path, err, v, nil)
+		return cue.Value{}, l.translate(fileSet{path}, err, v, nil)
 	}
 	return v, nil
 }
@@ -259,11 +378,7 @@ func (l *Loader) parseCUE(path string, src []byte) (cue.Value, error) {
 func carryPositions(x ast.Expr, v cue.Value) {
 	switch n := x.(type) {
 	case *ast.StructLit:
-		for _, d := range n.Elts {
-			f, ok := d.(*ast.Field)
-			if !ok {
-				continue
-			}
+		for f := range fields(n) {
 			name, _, err := ast.LabelName(f.Label)
 			if err != nil {
 				continue
@@ -419,20 +534,20 @@ func checkSizes(path string, data cue.Value) error {
 
 // posOf finds where the value at path (or its nearest ancestor) was written
 // in the user's file.
-func posOf(file string, v cue.Value, sels []cue.Selector) token.Pos {
+func posOf(files fileSet, v cue.Value, sels []cue.Selector) token.Pos {
 	for n := len(sels); n >= 0; n-- {
 		x := v.LookupPath(cue.MakePath(sels[:n]...))
 		if !x.Exists() {
 			continue
 		}
-		if p := x.Pos(); p.IsValid() && p.Filename() == file {
+		if p := x.Pos(); p.IsValid() && files.has(p.Filename()) {
 			return p
 		}
 		// A value unified with the schema may report the schema's
 		// position; the user's own conjunct still has the file's.
 		if op, args := x.Expr(); op == cue.AndOp {
 			for _, a := range args {
-				if p := a.Pos(); p.IsValid() && p.Filename() == file {
+				if p := a.Pos(); p.IsValid() && files.has(p.Filename()) {
 					return p
 				}
 			}

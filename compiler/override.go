@@ -113,11 +113,7 @@ func setPath(x ast.Expr, path []string, val ast.Expr) (ast.Expr, error) {
 	seg, rest := path[0], path[1:]
 	switch n := x.(type) {
 	case *ast.StructLit:
-		for _, d := range n.Elts {
-			f, ok := d.(*ast.Field)
-			if !ok {
-				continue
-			}
+		for f := range fields(n) {
 			if name, _, err := ast.LabelName(f.Label); err == nil && name == seg {
 				v, err := setPath(f.Value, rest, val)
 				if err != nil {

@@ -66,12 +66,12 @@ func LoadPolicy(path string, src []byte) (p *gate.Policy, err error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := l.parse(path, format, src, nil)
+	data, err := l.parsePlain(path, format, src)
 	if err != nil {
 		return nil, err
 	}
 	if err := data.Err(); err != nil {
-		return nil, policyErrors(l.translate(path, err, data, nil))
+		return nil, policyErrors(l.translate(fileSet{path}, err, data, nil))
 	}
 	if k := data.IncompleteKind(); k == cue.TopKind {
 		return nil, Errors{{File: path, Msg: "policy is empty: expected version: 1 and benchmarks"}}
@@ -80,7 +80,7 @@ func LoadPolicy(path string, src []byte) (p *gate.Policy, err error) {
 	}
 	v := l.recipe.Unify(data)
 	if err := v.Validate(cue.Concrete(true), cue.Final(), cue.All()); err != nil {
-		return nil, policyErrors(withUnknown(l.translate(path, err, data, nil), l, path, data))
+		return nil, policyErrors(withUnknown(l.translate(fileSet{path}, err, data, nil), l, path, data))
 	}
 	p = &gate.Policy{Path: path}
 	if err := v.Decode(p); err != nil {
@@ -98,7 +98,7 @@ func LoadPolicy(path string, src []byte) (p *gate.Policy, err error) {
 		if p.Benchmarks[name].Metric != nil {
 			sels = append(sels, cue.Str("metric"))
 		}
-		pos := posOf(path, data, sels)
+		pos := posOf(fileSet{path}, data, sels)
 		errs = append(errs, Error{File: path, Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: bad[name]})
 	}
 	if len(errs) > 0 {
@@ -149,7 +149,7 @@ func withUnknown(es Errors, l *Loader, path string, data cue.Value) Errors {
 			if slices.ContainsFunc(es, func(e Error) bool { return e.Path == p }) {
 				continue
 			}
-			pos := posOf(path, data, fs)
+			pos := posOf(fileSet{path}, data, fs)
 			es = append(es, Error{File: path, Line: pos.Line(), Column: pos.Column(), Path: p,
 				Msg: unknownFieldMsg(def, []cue.Selector{sel}, func([]cue.Selector) bool { return false })})
 		}

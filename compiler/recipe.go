@@ -121,7 +121,6 @@ type Benchmark struct {
 	Params              map[string]any `json:"params"`
 	SystemPrompt        *string        `json:"system_prompt"`
 	Generation          *Generation    `json:"generation"`
-	Playbook            string         `json:"playbook"`
 	BYOB                *BYOB          `json:"byob"`
 }
 

@@ -63,8 +63,9 @@ func (c *ruleChecker) at(msg string, path ...any) {
 		c.errs = append(c.errs, Error{File: "-O " + o.Text, Path: displayPath(sels), Msg: msg})
 		return
 	}
-	pos := posOf(c.s.Path, c.s.Value, sels)
-	c.errs = append(c.errs, Error{File: c.s.Path, Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg})
+	files := c.s.fileSet()
+	pos := posOf(files, c.s.Value, sels)
+	c.errs = append(c.errs, Error{File: files.of(pos), Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg})
 }
 
 var reservedServiceNames = []string{"default", "none"}

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -59,10 +60,13 @@ func unsupported(s *Source) Errors {
 			}
 		}
 	}
-	for _, name := range sortedKeys(r.Sandboxes) {
-		if t := r.Sandboxes[name].Type; t == "ecs_fargate" || t == "custom" {
-			no("sandbox type "+t, "sandboxes", name, "type")
+	for _, p := range s.deferredRefs {
+		if !(len(p) == 3 && p[0] == "services" && p[2] == "url") {
+			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values; here it would stay literal text)", p...)
 		}
+	}
+	for _, name := range sortedKeys(r.Sandboxes) {
+		unsupportedSandbox(r.Sandboxes[name], no, "sandboxes", name)
 	}
 	for i, b := range r.Benchmarks {
 		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
@@ -75,19 +79,14 @@ func unsupported(s *Source) Errors {
 		if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
 			no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
 		}
-		if b.Playbook != "" {
-			no("playbook", "benchmarks", i, "playbook")
-		}
 		if b.Verifier != "" {
 			no("verifier", "benchmarks", i, "verifier")
 		}
 		if b.InstructionTemplate != nil {
 			no("instruction_template", "benchmarks", i, "instruction_template")
 		}
-		if m, ok := b.Sandbox.(map[string]any); ok {
-			if t, _ := m["type"].(string); t == "ecs_fargate" || t == "custom" {
-				no("sandbox type "+t, "benchmarks", i, "sandbox", "type")
-			}
+		if _, ok := b.Sandbox.(map[string]any); ok {
+			unsupportedSandbox(resolveSandbox(r, b), no, "benchmarks", i, "sandbox")
 		}
 		for j, m := range b.Scoring.Metrics {
 			switch m.Type {
@@ -103,7 +102,27 @@ func unsupported(s *Source) Errors {
 			}
 		}
 	}
-	cl := r.Cluster
+	unsupportedCluster(r.Cluster, no)
+	if r.Output.Timestamped {
+		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
+	}
+	if len(r.Output.Export) > 0 {
+		no("output.export", "output", "export")
+	}
+	return c.errs.sorted()
+}
+
+// unsupportedCluster names what nel cannot do of cluster cl.
+func unsupportedCluster(cl Cluster, no func(string, ...any)) {
+	for _, k := range sortedKeys(cl.ContainerEnv) {
+		if cl.Type == "local" {
+			no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
+			break
+		}
+		if _, ok := parseWholeEnvRef(cl.ContainerEnv[k]); !ok && strings.Contains(cl.ContainerEnv[k], "${") {
+			no("${VAR} inside a longer value (write the whole value as ${VAR})", "cluster", "container_env", k)
+		}
+	}
 	switch cl.Type {
 	case "docker":
 		no("cluster type docker", "cluster", "type")
@@ -118,13 +137,54 @@ func unsupported(s *Source) Errors {
 			no("remote submission (hostname); pipe nel compile to sbatch on the login node", "cluster", "hostname")
 		}
 	}
-	if r.Output.Timestamped {
-		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
+}
+
+// unsupportedSandbox names the fields of sandbox sb (at path) that nel-run
+// cannot honour: the lifecycle options of NeMo Evaluator's agentic
+// benchmarks, which no nel solver has yet, and apptainer's node pools.
+func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
+	at := func(field ...any) []any { return append(slices.Clone(path), field...) }
+	switch sb.Type {
+	case "none":
+		return
+	case "ecs_fargate", "custom":
+		no("sandbox type "+sb.Type, at("type")...)
+		return
 	}
-	if len(r.Output.Export) > 0 {
-		no("output.export", "output", "export")
+	for _, k := range sortedKeys(sb.ContainerEnv) {
+		if strings.Contains(sb.ContainerEnv[k], "${") {
+			no("${VAR} in a sandbox's container_env (nel-run gives the sandbox the text as written)", at("container_env", k)...)
+		}
 	}
-	return c.errs.sorted()
+	switch sb.Type {
+	case "apptainer":
+		if sb.NodePool != "" {
+			no("apptainer sandboxes on a node pool (nel-run runs apptainer on the shards' own nodes; a sandbox pool is type slurm)", at("node_pool")...)
+			break
+		}
+		if sb.SifCacheDir != "" {
+			no("sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)", at("sif_cache_dir")...)
+		}
+		if sb.SlotsPerNode != 4 {
+			no("slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)", at("slots_per_node")...)
+		}
+	}
+	const agentic = " (it belongs to agentic benchmarks, which nel does not run yet)"
+	if sb.ImageTemplate != "" {
+		no("image_template"+agentic, at("image_template")...)
+	}
+	if sb.CaptureCmd != "" {
+		no("capture_cmd"+agentic, at("capture_cmd")...)
+	}
+	if sb.Stateful {
+		no("stateful sandboxes"+agentic, at("stateful")...)
+	}
+	if sb.ScrubGitHistory {
+		no("scrub_git_history"+agentic, at("scrub_git_history")...)
+	}
+	if sb.VerifyTimeout != 600 {
+		no("verify_timeout"+agentic, at("verify_timeout")...)
+	}
 }
 
 // parseWholeEnvRef parses a value that is exactly ${VAR} or ${VAR:-default}.

@@ -114,6 +114,9 @@ func recipeEntry(o Options, run *runDir, tmp string) (entry, string, error) {
 	if err != nil {
 		return entry{}, "", err
 	}
+	if parts := s.ComposedFrom(); len(parts) > 0 {
+		return entry{}, "", exitcode.Usagef("publish: %s: not supported yet: publishing a recipe composed from other files (%s); the store keeps the recipe as one file, so write it out as one", s.Path, strings.Join(parts, ", "))
+	}
 	h, ex, err := compiler.ComputeHashes(s)
 	if err != nil {
 		return entry{}, "", err

@@ -1,0 +1,87 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUnsupportedSandboxFields: NeMo Evaluator's sandbox fields validate;
+// those nel-run cannot honour are each refused at compile, where they are.
+func TestUnsupportedSandboxFields(t *testing.T) {
+	l := newTestLoader(t)
+	s, err := l.Load("r.yaml", []byte(`services:
+  m: {type: api, url: "http://127.0.0.1:8000/v1", model: m}
+sandboxes:
+  agentic:
+    type: docker
+    image: python:3.12-slim
+    image_template: "repo/{task}:latest"
+    capture_cmd: git diff
+    stateful: true
+    scrub_git_history: true
+    verify_timeout: 60
+  sif:
+    type: apptainer
+    image: docker://python:3.12-slim
+    sif_cache_dir: /shared/sif
+    slots_per_node: 2
+benchmarks:
+  - name: humaneval
+    solver: {type: simple, service: m}
+    sandbox: agentic
+  - name: humaneval
+    solver: {type: simple, service: m}
+    sandbox: sif
+  - name: gsm8k
+    solver: {type: simple, service: m}
+    sandbox: {type: none}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range Unsupported(s) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"r.yaml:7:21: sandboxes.agentic.image_template: not supported yet: image_template (it belongs to agentic benchmarks, which nel does not run yet)",
+		"r.yaml:8:18: sandboxes.agentic.capture_cmd: not supported yet: capture_cmd (it belongs to agentic benchmarks, which nel does not run yet)",
+		"r.yaml:9:15: sandboxes.agentic.stateful: not supported yet: stateful sandboxes (it belongs to agentic benchmarks, which nel does not run yet)",
+		"r.yaml:10:24: sandboxes.agentic.scrub_git_history: not supported yet: scrub_git_history (it belongs to agentic benchmarks, which nel does not run yet)",
+		"r.yaml:11:21: sandboxes.agentic.verify_timeout: not supported yet: verify_timeout (it belongs to agentic benchmarks, which nel does not run yet)",
+		"r.yaml:15:20: sandboxes.sif.sif_cache_dir: not supported yet: sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)",
+		"r.yaml:16:21: sandboxes.sif.slots_per_node: not supported yet: slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestUnsupportedEnvRefs: environment values that keep their ${VAR} are
+// refused where nothing would resolve it: a sandbox's container_env, a
+// reference inside longer text, a local cluster's container_env.
+func TestUnsupportedEnvRefs(t *testing.T) {
+	l := newTestLoader(t)
+	for _, c := range []struct{ src, want string }{
+		{`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+sandboxes: s: {type: "docker", image: "python:3.12-slim", container_env: {TOKEN: "${HF_TOKEN}"}}
+benchmarks: [{name: "humaneval", solver: {type: "simple", service: "m"}, sandbox: "s"}]
+`, `r.cue:2:82: sandboxes.s.container_env.TOKEN: not supported yet: ${VAR} in a sandbox's container_env (nel-run gives the sandbox the text as written)`},
+		{`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "m"}}]
+cluster: {type: "slurm", node_pools: p: {}, container_env: {P: "/x/${USER}"}}
+`, `r.cue:3:64: cluster.container_env.P: not supported yet: ${VAR} inside a longer value (write the whole value as ${VAR})`},
+		{`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "m"}}]
+cluster: {type: "local", container_env: {P: "x"}}
+`, `r.cue:3:26: cluster.container_env: not supported yet: container_env on a local cluster (nel run does not set it; export the variables before nel run)`},
+	} {
+		s, err := l.Load("r.cue", []byte(c.src), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Unsupported(s).Error(); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
