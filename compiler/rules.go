@@ -28,6 +28,7 @@ func checkRules(s *Source) Errors {
 	c.benchmarks()
 	c.localData()
 	c.cluster()
+	c.dynamoAndNim()
 	c.slurmSandboxes()
 	return c.errs
 }
@@ -382,8 +383,8 @@ func (c *ruleChecker) cluster() {
 	for _, name := range sortedKeys(c.r.Services) {
 		s := c.r.Services[name]
 		p := pool(s.NodePool, "services", name, "node_pool")
-		if p == nil || !s.Managed() {
-			continue
+		if p == nil || !s.Managed() || s.Type == "dynamo" {
+			continue // dynamo's workers: dynamoAndNim
 		}
 		// A process service has no num_nodes (or parallelism): one node.
 		nodes := max(s.NumNodes, 1)
@@ -455,6 +456,9 @@ func namedPools(r *Recipe) map[string]bool {
 	for _, sv := range r.Services {
 		if sv.NodePool != "" {
 			named[sv.NodePool] = true
+		}
+		for _, p := range dynamoRolePools(sv) {
+			named[p] = true
 		}
 	}
 	for _, sb := range r.Sandboxes {

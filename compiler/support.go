@@ -17,7 +17,7 @@ func unsupported(s *Source) Errors {
 	for _, name := range sortedKeys(r.Services) {
 		sv := r.Services[name]
 		switch sv.Type {
-		case "api", "vllm", "sglang", "trt_llm", "process":
+		case "api", "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
 		default:
 			no("service type "+sv.Type, "services", name, "type")
 			continue
@@ -40,9 +40,21 @@ func unsupported(s *Source) Errors {
 		if sv.Gpus != nil {
 			no("gpus (use node pools with gres)", "services", name, "gpus")
 		}
-		if sv.NumNodes > 1 && sv.Type != "vllm" {
-			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm)", sv.Type), "services", name, "num_nodes")
+		if sv.NumNodes > 1 && sv.Type != "vllm" && sv.Type != "dynamo" {
+			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm and dynamo)", sv.Type), "services", name, "num_nodes")
 		}
+		if r.Cluster.Type == "local" && (sv.Type == "dynamo" || sv.Type == "nim") {
+			what := "containers"
+			if sv.Type == "dynamo" {
+				what = "containers, NATS or etcd"
+			}
+			no(fmt.Sprintf("%s on a local cluster (nel run starts no %s); use cluster.type slurm", sv.Type, what), "services", name, "type")
+			continue
+		}
+		if sv.Type == "nim" && len(sv.ExtraArgs) > 0 {
+			no("extra_args on a nim service (a NIM takes its settings from NIM_* variables: use extra_env)", "services", name, "extra_args")
+		}
+		c.envWords(name, sv)
 		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" {
 			no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
 		}
@@ -53,9 +65,15 @@ func unsupported(s *Source) Errors {
 				}
 			}
 		}
-		for _, k := range sortedKeys(sv.ExtraEnv) {
-			if _, ok := parseWholeEnvRef(sv.ExtraEnv[k]); !ok && strings.Contains(sv.ExtraEnv[k], "${") {
-				no("${VAR} inside a longer value (write the whole value as ${VAR})", "services", name, "extra_env", k)
+		c.extraEnv(sv.ExtraEnv, "services", name, "extra_env")
+		for _, role := range []string{"prefill", "decode"} {
+			if w := sv.role(role); w != nil {
+				c.extraEnv(w.ExtraEnv, "services", name, role, "extra_env")
+				for _, k := range sortedKeys(w.ExtraEnv) {
+					if ref, ok := parseWholeEnvRef(w.ExtraEnv[k]); ok && ref.Default != nil {
+						no("${VAR:-default} in a dynamo role's extra_env (write ${VAR} and set it before sbatch)", "services", name, role, "extra_env", k)
+					}
+				}
 			}
 		}
 	}
@@ -124,6 +142,33 @@ func unsupported(s *Source) Errors {
 		no("output.export", "output", "export")
 	}
 	return c.errs.sorted()
+}
+
+// extraEnv refuses a ${VAR} reference inside a longer value: the job
+// exports a variable either as written or as another one's value.
+func (c *ruleChecker) extraEnv(env map[string]string, path ...any) {
+	for _, k := range sortedKeys(env) {
+		if _, ok := parseWholeEnvRef(env[k]); !ok && strings.Contains(env[k], "${") {
+			c.at("not supported yet: ${VAR} inside a longer value (write the whole value as ${VAR})", append(path, k)...)
+		}
+	}
+}
+
+// envWords refuses the ${…} text in a managed server's model and image
+// that the job script cannot leave to the node's shell: only a plain
+// ${VAR} becomes "${VAR}" there (shellWord).
+func (c *ruleChecker) envWords(name string, sv *Service) {
+	for _, f := range []struct{ field, v string }{{"model", sv.Model}, {"image", sv.Image}} {
+		if !refsInWords(sv) || !strings.Contains(f.v, "${") {
+			continue
+		}
+		for _, ref := range envRefsIn(f.v) {
+			if ref == "" || strings.Contains(f.v, "${"+ref+":-") {
+				c.at("not supported yet: ${…} text in "+f.field+" other than ${VAR} (no default: the variable must be set where the job runs)", "services", name, f.field)
+				break
+			}
+		}
+	}
 }
 
 // parseWholeEnvRef parses a value that is exactly ${VAR} or ${VAR:-default}.
