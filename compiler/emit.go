@@ -565,6 +565,11 @@ func checkMakeSafe(s *Source, j *job) error {
 	if !makeSafeRE.MatchString(j.OutputDir) {
 		return Errors{{File: s.Path, Path: "output.dir", Msg: fmt.Sprintf("-t make needs an output directory of letters, digits and ._/+- (make cannot quote target names), found %q", j.OutputDir)}}
 	}
+	for _, name := range sortedKeys(s.Recipe.Services) {
+		if t := s.Recipe.Services[name].Type; t == "dynamo" || t == "nim" {
+			return Errors{{File: s.Path, Path: "services." + name + ".type", Msg: "a " + t + " service runs in containers on SLURM nodes: compile with -t slurm"}}
+		}
+	}
 	for _, name := range sortedKeys(s.Recipe.Sandboxes) {
 		if s.Recipe.Sandboxes[name].Type == "slurm" {
 			return Errors{{File: s.Path, Path: "sandboxes." + name + ".type", Msg: "a slurm sandbox is a pool of servers in a SLURM job: compile with -t slurm"}}
