@@ -62,7 +62,7 @@ func (c *ruleChecker) dynamoAndNim() {
 	cl := c.r.Cluster
 	evalPool := EvalPool(c.s)
 	used := map[string]int{}    // nodes the dynamo roles take, per pool
-	first := map[string][]any{} // where to say a pool is too small
+	first := map[string][]any{} // the first role on a pool: where to say it is too small
 	for _, name := range sortedKeys(c.r.Services) {
 		sv := c.r.Services[name]
 		switch {
@@ -91,7 +91,7 @@ func (c *ruleChecker) dynamoAndNim() {
 			}
 			used[r.Pool] += r.Workers * r.Nodes
 			if first[r.Pool] == nil {
-				first[r.Pool] = append(path, "num_nodes")
+				first[r.Pool] = append(path, "num_workers")
 			}
 		}
 	}
