@@ -120,6 +120,37 @@ func (c *ruleChecker) dynamoRole(r dynamoRole, path []any) {
 	}
 }
 
+// dynamoNimSupport refuses what nel cannot run yet of a dynamo or nim
+// service; stop says it cannot run here at all (nothing more to say).
+func (c *ruleChecker) dynamoNimSupport(name string, sv *Service) (stop bool) {
+	no := func(feature string, path ...any) { c.at("not supported yet: "+feature, path...) }
+	if c.r.Cluster.Type == "local" && (sv.Type == "dynamo" || sv.Type == "nim") {
+		what := "containers"
+		if sv.Type == "dynamo" {
+			what = "containers, NATS or etcd"
+		}
+		no(fmt.Sprintf("%s on a local cluster (nel run starts no %s); use cluster.type slurm", sv.Type, what), "services", name, "type")
+		return true
+	}
+	if sv.Type == "nim" && len(sv.ExtraArgs) > 0 {
+		no("extra_args on a nim service (a NIM takes its settings from NIM_* variables: use extra_env)", "services", name, "extra_args")
+	}
+	c.envWords(name, sv)
+	for _, role := range []string{"prefill", "decode"} {
+		w := sv.role(role)
+		if w == nil {
+			continue
+		}
+		c.extraEnv(w.ExtraEnv, "services", name, role, "extra_env")
+		for _, k := range sortedKeys(w.ExtraEnv) {
+			if ref, ok := parseWholeEnvRef(w.ExtraEnv[k]); ok && ref.Default != nil {
+				no("${VAR:-default} in a dynamo role's extra_env (write ${VAR} and set it before sbatch)", "services", name, role, "extra_env", k)
+			}
+		}
+	}
+	return false
+}
+
 // dynamoRolePools are the node pools named by dynamo roles.
 func dynamoRolePools(sv *Service) []string {
 	var pools []string

@@ -43,18 +43,9 @@ func unsupported(s *Source) Errors {
 		if sv.NumNodes > 1 && sv.Type != "vllm" && sv.Type != "dynamo" {
 			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm and dynamo)", sv.Type), "services", name, "num_nodes")
 		}
-		if r.Cluster.Type == "local" && (sv.Type == "dynamo" || sv.Type == "nim") {
-			what := "containers"
-			if sv.Type == "dynamo" {
-				what = "containers, NATS or etcd"
-			}
-			no(fmt.Sprintf("%s on a local cluster (nel run starts no %s); use cluster.type slurm", sv.Type, what), "services", name, "type")
+		if c.dynamoNimSupport(name, sv) {
 			continue
 		}
-		if sv.Type == "nim" && len(sv.ExtraArgs) > 0 {
-			no("extra_args on a nim service (a NIM takes its settings from NIM_* variables: use extra_env)", "services", name, "extra_args")
-		}
-		c.envWords(name, sv)
 		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" {
 			no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
 		}
@@ -66,16 +57,6 @@ func unsupported(s *Source) Errors {
 			}
 		}
 		c.extraEnv(sv.ExtraEnv, "services", name, "extra_env")
-		for _, role := range []string{"prefill", "decode"} {
-			if w := sv.role(role); w != nil {
-				c.extraEnv(w.ExtraEnv, "services", name, role, "extra_env")
-				for _, k := range sortedKeys(w.ExtraEnv) {
-					if ref, ok := parseWholeEnvRef(w.ExtraEnv[k]); ok && ref.Default != nil {
-						no("${VAR:-default} in a dynamo role's extra_env (write ${VAR} and set it before sbatch)", "services", name, role, "extra_env", k)
-					}
-				}
-			}
-		}
 	}
 	for _, name := range sortedKeys(r.Sandboxes) {
 		if t := r.Sandboxes[name].Type; t == "ecs_fargate" || t == "custom" {
