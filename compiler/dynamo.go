@@ -102,6 +102,47 @@ func (c *ruleChecker) dynamoAndNim() {
 	}
 }
 
+// dynamoPorts refuses a server that would share a port with a dynamo
+// service's processes: nel starts every server on the first nodes of its
+// pool, and dynamo's ports are fixed (NATS 4222 and 8222, etcd 2379, on
+// the first role's first node) or follow the service's (the frontend on
+// port, workers on port+1, a prefill worker's bootstrap on port+2).
+func (c *ruleChecker) dynamoPorts() {
+	if c.r.Cluster.Type != "slurm" {
+		return
+	}
+	evalPool := EvalPool(c.s)
+	taken := map[string]string{} // "pool:port" → the service using it
+	for _, name := range sortedKeys(c.r.Services) {
+		sv := c.r.Services[name]
+		if !sv.Managed() {
+			continue
+		}
+		uses := map[string][]int{cmp.Or(sv.NodePool, evalPool): {sv.Port}}
+		if sv.Type == "dynamo" {
+			roles := dynamoRoles(sv, evalPool)
+			uses = map[string][]int{roles[0].Pool: {sv.Port, dynamoNATSPort, dynamoNATSMonitorPort, dynamoEtcdPort}}
+			for _, r := range roles {
+				uses[r.Pool] = append(uses[r.Pool], sv.Port+dynamoWorkerOffset)
+				if r.Name == "prefill" {
+					uses[r.Pool] = append(uses[r.Pool], sv.Port+dynamoBootstrapOffset)
+				}
+			}
+		}
+		for _, pool := range sortedKeys(uses) {
+			for _, port := range uses[pool] {
+				k := pool + ":" + strconv.Itoa(port)
+				other, ok := taken[k]
+				if ok && other != name && (sv.Type == "dynamo" || c.r.Services[other].Type == "dynamo") {
+					c.at(fmt.Sprintf("port %d on node pool %q is service %q's (a dynamo service takes its port, port + 1 and + 2, and NATS's 4222 and 8222 and etcd's 2379); use another port or node pool", port, pool, other), "services", name, "port")
+					return
+				}
+				taken[k] = name
+			}
+		}
+	}
+}
+
 // dynamoRole checks one role's node pool and GPUs per node.
 func (c *ruleChecker) dynamoRole(r dynamoRole, path []any) {
 	cl := c.r.Cluster

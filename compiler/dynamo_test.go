@@ -60,6 +60,10 @@ func TestDynamoAndNimRules(t *testing.T) {
 			`r.yaml:22:5: cluster.node_pools.spare: node pool "spare" is declared but nothing runs on it`},
 		{"aggregated TP past gres", "services:\n  d: {type: dynamo, model: /m, image: img, tensor_parallel_size: 16, node_pool: p}\n" + dynDisagg[strings.Index(dynDisagg, "benchmarks:"):],
 			`r.yaml:2:66: services.d.tensor_parallel_size: needs 16 GPUs per node`},
+		// Both would listen on port 8001 of p's first node.
+		{"a server on a dynamo port", dynDisagg[:strings.Index(dynDisagg, "benchmarks:")] + "  v: {type: vllm, model: m, port: 8001, node_pool: p}\n" + dynDisagg[strings.Index(dynDisagg, "benchmarks:"):],
+			`r.yaml:13:35: services.v.port: port 8001 on node pool "p" is service "d"'s (a dynamo service takes its port, port + 1 and + 2, and NATS's 4222 and 8222 and etcd's 2379); use another port or node pool`},
+		{"a server on another pool", dynDisagg[:strings.Index(dynDisagg, "benchmarks:")] + "  v: {type: vllm, model: m, port: 8001, node_pool: x}\n" + dynDisagg[strings.Index(dynDisagg, "benchmarks:"):] + "    x: {nodes: 1}\n", ""},
 		{"nim without image", "services:\n  n: {type: nim, model: meta/llama}\nbenchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: n}\n",
 			`r.yaml:2:3: services.n: a nim service runs its container image (nvcr.io/nim/…): image is required`},
 	}

@@ -29,6 +29,7 @@ func checkRules(s *Source) Errors {
 	c.localData()
 	c.cluster()
 	c.dynamoAndNim()
+	c.dynamoPorts()
 	c.slurmSandboxes()
 	return c.errs
 }
