@@ -57,8 +57,9 @@ type Service struct {
 	PreCmd               string            `json:"pre_cmd"`
 	Command              []string          `json:"command"` // process
 
-	// dynamo: disaggregated when Prefill and Decode are set (the schema
-	// and rules.go allow both or neither), aggregated otherwise.
+	// dynamo: disaggregated when Prefill and Decode are set (rules.go
+	// refuses one without the other), aggregated otherwise. Engine is
+	// sglang, the only one the schema allows.
 	Engine  string        `json:"engine"`
 	Prefill *DynamoWorker `json:"prefill"`
 	Decode  *DynamoWorker `json:"decode"`
