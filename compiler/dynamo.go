@@ -219,11 +219,23 @@ const (
 	dynamoDistInitPort    = 29500
 )
 
+// dynamoWorkerCmd quotes a worker's argv; its model (argv[4], after
+// --model-path) is a shellWord, whose ${VAR} the node's shell expands.
+func dynamoWorkerCmd(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = shellquote.Quote(a)
+	}
+	words[4] = shellWord(argv[4])
+	return strings.Join(words, " ")
+}
+
 // dynamoWorkerArgv is a worker's command before its multi-node flags and
 // extra_args: python3 -m dynamo.sglang with the role's parallelism.
 func dynamoWorkerArgv(name string, s *Service, r dynamoRole) []string {
 	itoa := strconv.Itoa
-	argv := []string{"python3", "-m", "dynamo.sglang", "--model-path", s.Model, "--served-model-name", servedName(name, s),
+	argv := []string{"python3", "-m", "dynamo.sglang", "--model-path", s.Model, // argv[4]: dynamoWorkerCmd
+		"--served-model-name", servedName(name, s),
 		"--host", "0.0.0.0", "--port", itoa(s.Port + dynamoWorkerOffset)}
 	for _, f := range []struct {
 		flag string
@@ -319,7 +331,7 @@ func (j *job) dynamoLayout(s *Source, sv plan.Service, pools []string, envNames 
 			d.Frontend = dynamoLaunch{Var: v, SrunFlags: flags, Node: node, Pyxis: pyxis,
 				Cmd: fmt.Sprintf("python3 -m dynamo.frontend --http-port %d", rs.Port)}
 		}
-		base := shellWords(dynamoWorkerArgv(sv.Name, rs, r))
+		base := dynamoWorkerCmd(dynamoWorkerArgv(sv.Name, rs, r))
 		for w := range r.Workers {
 			for k := range r.Nodes {
 				l := dynamoLaunch{Var: v, Env: env, SrunFlags: flags, Node: fmt.Sprintf("${%s[%d]}", arr, w*r.Nodes+k), Pyxis: pyxis, Cmd: base}
@@ -329,7 +341,7 @@ func (j *job) dynamoLayout(s *Source, sv plan.Service, pools []string, envNames 
 					l.Cmd += fmt.Sprintf(` --nnodes %d --node-rank %d --dist-init-addr "${%s[%d]}:%d"`, r.Nodes, k, arr, w*r.Nodes, dynamoDistInitPort)
 				}
 				if len(r.ExtraArgs) > 0 {
-					l.Cmd += " " + shellWords(r.ExtraArgs)
+					l.Cmd += " " + shellquote.Join(r.ExtraArgs)
 				}
 				d.Workers = append(d.Workers, l)
 			}

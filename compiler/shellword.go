@@ -37,12 +37,3 @@ func shellWord(s string) string {
 // they come (${SHARED_ROOT}/model); the older types keep ${…} as text,
 // as their tests pin, until they move over together.
 func refsInWords(s *Service) bool { return s.Type == "dynamo" || s.Type == "nim" }
-
-// shellWords is argv as a command line of shellWord words.
-func shellWords(argv []string) string {
-	words := make([]string, len(argv))
-	for i, a := range argv {
-		words[i] = shellWord(a)
-	}
-	return strings.Join(words, " ")
-}
