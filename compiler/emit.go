@@ -94,9 +94,13 @@ type server struct {
 	Name, Type, Image, Var, Log     string
 	URLEnv, NodeListVar, HealthPath string
 	Port, Timeout, NumNodes         int
-	SrunFlags, Pyxis                string // pre-quoted
-	Argv                            []string
+	SrunFlags, Pyxis, Cmd           string   // pre-quoted
 	Env                             []string // complete shell statements
+	// WaitFlags are wait-ready's flags beyond the usual (pre-quoted).
+	WaitFlags string
+	// Dynamo is set for a dynamo service, which the "dynamo" template
+	// starts instead of Cmd.
+	Dynamo *dynamoServer
 }
 
 // sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
@@ -174,6 +178,24 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 				j.Secrets = append(j.Secrets, secret{Name: name, Where: "services." + sv.Name + ".url"})
 			}
 		}
+		for _, role := range []string{"prefill", "decode"} {
+			w := r.Services[sv.Name].role(role)
+			if w == nil {
+				continue
+			}
+			for _, k := range sortedKeys(w.ExtraEnv) {
+				if ref, ok := parseWholeEnvRef(w.ExtraEnv[k]); ok {
+					j.Secrets = append(j.Secrets, secret{Name: ref.Name, Where: "services." + sv.Name + "." + role + ".extra_env." + k})
+				}
+			}
+		}
+		if rs := r.Services[sv.Name]; refsInWords(rs) {
+			for _, f := range []struct{ field, v string }{{"model", rs.Model}, {"image", rs.Image}} {
+				for _, name := range envRefsIn(f.v) {
+					j.Secrets = append(j.Secrets, secret{Name: name, Where: "services." + sv.Name + "." + f.field})
+				}
+			}
+		}
 	}
 	// One check per variable, however many fields name it.
 	slices.SortStableFunc(j.Secrets, func(a, b secret) int { return strings.Compare(a.Name, b.Name) })
@@ -234,8 +256,12 @@ func (j *job) choosePools(s *Source, p *plan.Plan) []string {
 	j.EvalPool = EvalPool(s)
 	used := map[string]bool{j.EvalPool: true}
 	for _, sv := range p.Services {
-		if sv.Managed {
-			used[j.poolOf(r.Services[sv.Name].NodePool)] = true
+		if rs := r.Services[sv.Name]; rs.Type == "dynamo" {
+			for _, role := range dynamoRoles(rs, j.EvalPool) {
+				used[role.Pool] = true
+			}
+		} else if sv.Managed {
+			used[j.poolOf(rs.NodePool)] = true
 		}
 	}
 	for _, name := range sortedKeys(r.Sandboxes) {
@@ -402,7 +428,7 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		Port:       sv.Port,
 		Timeout:    int(sv.StartupTimeout),
 		NumNodes:   rs.NumNodes,
-		Argv:       sv.Command,
+		Cmd:        shellquote.Join(sv.Command),
 	}
 	srv.NodeListVar = "SLURM_JOB_NODELIST"
 	flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
@@ -413,6 +439,10 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv.SrunFlags = strings.Join(flags, " ")
 	var names []string
 	srv.Env, names = serverEnv(cl, sv)
+	if rs.Type == "dynamo" {
+		srv.Dynamo = j.dynamoLayout(s, sv, pools, names)
+		srv.WaitFlags = fmt.Sprintf(`"${nel_dyn_pids_%s[@]}" --dynamo-workers %d,%d`, srv.Var, srv.Dynamo.Prefill, srv.Dynamo.Decode)
+	}
 	if rs.Image != "" {
 		srv.Pyxis = pyxisFlags(cl, rs, names, p.OutputDir)
 	}
@@ -509,7 +539,11 @@ func pyxisFlags(cl Cluster, s *Service, envNames []string, out string) string {
 	mounts := slices.Clone(cl.ContainerMounts)
 	mounts = append(mounts, s.ContainerMounts...)
 	var f []string
-	f = append(f, "--container-image="+shellquote.Quote(s.Image))
+	image := shellquote.Quote(s.Image)
+	if refsInWords(s) {
+		image = shellWord(s.Image)
+	}
+	f = append(f, "--container-image="+image)
 	if len(mounts) > 0 {
 		f = append(f, "--container-mounts="+shellquote.Quote(strings.Join(mounts, ",")))
 	}
@@ -530,6 +564,11 @@ var makeSafeRE = regexp.MustCompile(`^[A-Za-z0-9._/+-]+$`)
 func checkMakeSafe(s *Source, j *job) error {
 	if !makeSafeRE.MatchString(j.OutputDir) {
 		return Errors{{File: s.Path, Path: "output.dir", Msg: fmt.Sprintf("-t make needs an output directory of letters, digits and ._/+- (make cannot quote target names), found %q", j.OutputDir)}}
+	}
+	for _, name := range sortedKeys(s.Recipe.Services) {
+		if t := s.Recipe.Services[name].Type; t == "dynamo" || t == "nim" {
+			return Errors{{File: s.Path, Path: "services." + name + ".type", Msg: "a " + t + " service runs in containers on SLURM nodes: compile with -t slurm"}}
+		}
 	}
 	for _, name := range sortedKeys(s.Recipe.Sandboxes) {
 		if s.Recipe.Sandboxes[name].Type == "slurm" {

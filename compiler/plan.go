@@ -135,6 +135,24 @@ func planService(name string, s *Service) plan.Service {
 		ps.Model = servedName(name, s)
 		ps.Parallelism = &plan.Parallelism{TP: s.TensorParallelSize, PP: s.PipelineParallelSize, DP: s.DataParallelSize, NumNodes: s.NumNodes}
 	}
+	switch s.Type {
+	case "dynamo":
+		// The first role's worker stands for the server in provenance; the
+		// job script starts the rest (dynamoLayout).
+		r := dynamoRoles(s, "")[0]
+		ps.Parallelism = &plan.Parallelism{TP: max(r.TP, 1), PP: max(r.PP, 1), DP: max(r.DP, 1), NumNodes: r.Nodes}
+	case "nim":
+		if ps.HealthPath == "/health" {
+			// The schema's default, which a NIM does not serve: its
+			// readiness (model loaded) is /v1/health/ready.
+			ps.HealthPath = "/v1/health/ready"
+		}
+		for _, e := range []plan.EnvVar{{Name: "NIM_SERVED_MODEL_NAME", Value: ps.Model}, {Name: "NIM_SERVER_PORT", Value: strconv.Itoa(s.Port)}} {
+			if _, set := s.ExtraEnv[e.Name]; !set {
+				ps.Env = append(ps.Env, e)
+			}
+		}
+	}
 	for _, k := range sortedKeys(s.ExtraEnv) {
 		v := s.ExtraEnv[k]
 		if ref, ok := parseWholeEnvRef(v); ok {
@@ -194,6 +212,14 @@ func serverCommand(name string, s *Service) []string {
 	case "trt_llm":
 		argv = []string{"trtllm-serve", "serve", s.Model, "--host", "0.0.0.0", "--port", itoa(s.Port),
 			"--tp_size", itoa(s.TensorParallelSize), "--pp_size", itoa(s.PipelineParallelSize)}
+	case "nim":
+		// A NIM's image is the server; this is its documented start script
+		// (pyxis runs a command, not the image's entrypoint). It reads its
+		// settings from NIM_* variables, never from arguments.
+		return []string{nimStart}
+	case "dynamo":
+		r := dynamoRoles(s, "")[0]
+		return append(dynamoWorkerArgv(name, s, r), r.ExtraArgs...)
 	}
 	return append(argv, s.ExtraArgs...)
 }

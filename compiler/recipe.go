@@ -58,9 +58,12 @@ type Service struct {
 	PreCmd               string            `json:"pre_cmd"`
 	Command              []string          `json:"command"` // process
 
-	// later types keep their fields for messages only
-	Prefill any `json:"prefill"`
-	Decode  any `json:"decode"`
+	// dynamo: disaggregated when Prefill and Decode are set (rules.go
+	// refuses one without the other), aggregated otherwise. Engine is
+	// sglang, the only one the schema allows.
+	Engine  string        `json:"engine"`
+	Prefill *DynamoWorker `json:"prefill"`
+	Decode  *DynamoWorker `json:"decode"`
 
 	// identity is the model identity the hashes use when it is not Model:
 	// a managed server's weights, kept when UseEndpoint turns the service
@@ -68,13 +71,40 @@ type Service struct {
 	identity string
 }
 
+// DynamoWorker is a dynamo service's prefill or decode role: NumWorkers
+// independent workers of NumNodes nodes each. Unset parallelism is 0.
+type DynamoWorker struct {
+	TensorParallelSize   int               `json:"tensor_parallel_size"`
+	PipelineParallelSize int               `json:"pipeline_parallel_size"`
+	DataParallelSize     int               `json:"data_parallel_size"`
+	NumNodes             int               `json:"num_nodes"`
+	NumWorkers           int               `json:"num_workers"`
+	NodePool             string            `json:"node_pool"`
+	ExtraArgs            []string          `json:"extra_args"`
+	ExtraEnv             map[string]string `json:"extra_env"`
+}
+
 // Managed reports whether nel starts this service itself.
 func (s *Service) Managed() bool {
 	switch s.Type {
-	case "vllm", "sglang", "trt_llm", "process":
+	case "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
 		return true
 	}
 	return false
+}
+
+// Disaggregated reports whether s is a dynamo service with prefill and
+// decode workers of their own.
+func (s *Service) Disaggregated() bool {
+	return s.Type == "dynamo" && s.Prefill != nil && s.Decode != nil
+}
+
+// role is a dynamo service's prefill or decode workers, nil when unset.
+func (s *Service) role(name string) *DynamoWorker {
+	if name == "prefill" {
+		return s.Prefill
+	}
+	return s.Decode
 }
 
 // Sandbox is a named or inline sandbox.

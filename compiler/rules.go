@@ -29,6 +29,8 @@ func checkRules(s *Source) Errors {
 	c.localData()
 	c.byobRules()
 	c.cluster()
+	c.dynamoAndNim()
+	c.dynamoPorts()
 	c.slurmSandboxes()
 	return c.errs
 }
@@ -384,8 +386,8 @@ func (c *ruleChecker) cluster() {
 	for _, name := range sortedKeys(c.r.Services) {
 		s := c.r.Services[name]
 		p := pool(s.NodePool, "services", name, "node_pool")
-		if p == nil || !s.Managed() {
-			continue
+		if p == nil || !s.Managed() || s.Type == "dynamo" {
+			continue // dynamo's workers: dynamoAndNim
 		}
 		// A process service has no num_nodes (or parallelism): one node.
 		nodes := max(s.NumNodes, 1)
@@ -457,6 +459,9 @@ func namedPools(r *Recipe) map[string]bool {
 	for _, sv := range r.Services {
 		if sv.NodePool != "" {
 			named[sv.NodePool] = true
+		}
+		for _, p := range dynamoRolePools(sv) {
+			named[p] = true
 		}
 	}
 	for _, sb := range r.Sandboxes {

@@ -18,7 +18,7 @@ func unsupported(s *Source) Errors {
 	for _, name := range sortedKeys(r.Services) {
 		sv := r.Services[name]
 		switch sv.Type {
-		case "api", "vllm", "sglang", "trt_llm", "process":
+		case "api", "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
 		default:
 			no("service type "+sv.Type, "services", name, "type")
 			continue
@@ -41,8 +41,11 @@ func unsupported(s *Source) Errors {
 		if sv.Gpus != nil {
 			no("gpus (use node pools with gres)", "services", name, "gpus")
 		}
-		if sv.NumNodes > 1 && sv.Type != "vllm" {
-			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm)", sv.Type), "services", name, "num_nodes")
+		if sv.NumNodes > 1 && sv.Type != "vllm" && sv.Type != "dynamo" {
+			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm and dynamo)", sv.Type), "services", name, "num_nodes")
+		}
+		if c.dynamoNimSupport(name, sv) {
+			continue
 		}
 		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" {
 			no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
@@ -54,15 +57,11 @@ func unsupported(s *Source) Errors {
 				}
 			}
 		}
-		for _, k := range sortedKeys(sv.ExtraEnv) {
-			if _, ok := parseWholeEnvRef(sv.ExtraEnv[k]); !ok && strings.Contains(sv.ExtraEnv[k], "${") {
-				no("${VAR} inside a longer value (write the whole value as ${VAR})", "services", name, "extra_env", k)
-			}
-		}
+		c.extraEnv(sv.ExtraEnv, "services", name, "extra_env")
 	}
 	for _, p := range s.deferredRefs {
-		if !(len(p) == 3 && p[0] == "services" && p[2] == "url") {
-			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values; here it would stay literal text)", p...)
+		if !nodeResolves(r, p) {
+			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values, and in a dynamo or nim model and image; here it would stay literal text)", p...)
 		}
 	}
 	for _, name := range sortedKeys(r.Sandboxes) {
@@ -187,6 +186,33 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	}
 }
 
+// extraEnv refuses a ${VAR} reference inside a longer value: the job
+// exports a variable either as written or as another one's value.
+func (c *ruleChecker) extraEnv(env map[string]string, path ...any) {
+	for _, k := range sortedKeys(env) {
+		if _, ok := parseWholeEnvRef(env[k]); !ok && strings.Contains(env[k], "${") {
+			c.at("not supported yet: ${VAR} inside a longer value (write the whole value as ${VAR})", append(path, k)...)
+		}
+	}
+}
+
+// envWords refuses the ${…} text in a managed server's model and image
+// that the job script cannot leave to the node's shell: only a plain
+// ${VAR} becomes "${VAR}" there (shellWord).
+func (c *ruleChecker) envWords(name string, sv *Service) {
+	for _, f := range []struct{ field, v string }{{"model", sv.Model}, {"image", sv.Image}} {
+		if !refsInWords(sv) || !strings.Contains(f.v, "${") {
+			continue
+		}
+		for _, ref := range envRefsIn(f.v) {
+			if ref == "" || strings.Contains(f.v, "${"+ref+":-") {
+				c.at("not supported yet: ${…} text in "+f.field+" other than ${VAR} (no default: the variable must be set where the job runs)", "services", name, f.field)
+				break
+			}
+		}
+	}
+}
+
 // parseWholeEnvRef parses a value that is exactly ${VAR} or ${VAR:-default}.
 func parseWholeEnvRef(s string) (ref struct {
 	Name    string
@@ -228,3 +254,22 @@ func envRefsIn(s string) []string {
 // Unsupported lists the features of a valid recipe that nel compile
 // refuses (it runs them in a later version); nel validate shows them as notes.
 func Unsupported(s *Source) Errors { return unsupported(s) }
+
+// nodeResolves says whether the string at path p may keep a literal ${VAR}
+// (written $${VAR}) for the node to resolve: a service's url, and a dynamo
+// or nim service's model and image, which the job's shell expands after
+// checking the variable is set (dynamo.go's shellWord).
+func nodeResolves(r *Recipe, p []any) bool {
+	if len(p) != 3 || p[0] != "services" {
+		return false
+	}
+	switch p[2] {
+	case "url":
+		return true
+	case "model", "image":
+		name, _ := p[1].(string)
+		sv := r.Services[name]
+		return sv != nil && (sv.Type == "dynamo" || sv.Type == "nim")
+	}
+	return false
+}

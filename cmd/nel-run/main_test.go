@@ -108,6 +108,10 @@ func TestProcess(t *testing.T) {
 			`^time=\S+ level=INFO msg="server ready" cmd=wait-ready name=\S+ url=http://\S+/health elapsed=\S+ polls=1\n` +
 				`time=\S+ level=INFO msg="server ready" cmd=wait-ready name=\S+ url=http://\S+/v1/models elapsed=\S+ polls=1\n$`},
 		{"503 then ready", []string{"wait-ready", "-url", slow.URL, "-interval", "10ms"}, 0, "", `msg="server ready" .* polls=4\n$`},
+		{"dynamo workers not two counts", []string{"wait-ready", "--url", ok.URL + "/health", "--dynamo-workers", "1"}, 2, "", `(?s)^nel-run wait-ready: --dynamo-workers takes two counts, P,D\n`},
+		// ok answers 200 with an empty body: not a dynamo frontend's /health.
+		{"dynamo frontend without workers", []string{"wait-ready", "--url", ok.URL + "/health", "--dynamo-workers", "0,1", "--timeout", "300ms", "--interval", "20ms"}, 1, "",
+			`not ready after \d+s \(timeout; last: dynamo /health answered 200 without a JSON body: unexpected end of JSON input\)\n$`},
 		{"timeout", []string{"wait-ready", "--url", down, "--name", "sglang", "--timeout", "300ms", "--interval", "20ms", "--log", logFile}, 1, "",
 			`(?s)^nel-run: server sglang at http://127\.0\.0\.1:\d+/health not ready after \d+s \(timeout; last: connection refused\)\n` +
 				`--- last lines of \S+server.log ---\nloading weights\nCUDA out of memory\n--- end of log ---\n$`},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,12 @@ OpenAI base URL: its /v1/models is polled. Refused connections (vLLM
 while loading) and other answers such as 503 (SGLang while starting) mean
 "not yet"; progress is reported on stderr every 30s.
 
-Fails (exit 1) when --timeout passes, or at once when the process --pid no
-longer exists; the message then includes the last 50 lines of --log.
+Fails (exit 1) when --timeout passes, or at once when a process --pid no
+longer exists (--pid may be given once per process the server needs); the
+message then includes the last 50 lines of --log.
+
+--dynamo-workers P,D waits, beyond the 200, until a dynamo frontend's /health
+lists P prefill and D decode workers (an aggregated worker counts as decode).
 
 Example:
   vllm serve MODEL --port 8000 >server.log 2>&1 &
@@ -25,10 +30,13 @@ Example:
 
 func newWaitReadyCmd(e *env) *cobra.Command {
 	var opts serve.WaitOptions
+	var pids []int
+	var dynamo []int
 	c := &cobra.Command{Use: "wait-ready [flags]", Short: "wait until model servers answer their health URLs with 200 OK", Long: waitReadyHelp}
 	f := c.Flags()
 	f.StringVar(&opts.URL, "url", "", "health `URL` to poll, e.g. http://localhost:8000/health (required)")
-	f.IntVar(&opts.PID, "pid", 0, "`PID` of the server process; fail fast if it exits")
+	f.IntSliceVar(&pids, "pid", nil, "`PID` of the server process (repeatable); fail fast if one exits")
+	f.IntSliceVar(&dynamo, "dynamo-workers", nil, "`P,D`: ready once a dynamo frontend lists P prefill and D decode workers")
 	f.StringVar(&opts.LogFile, "log", "", "server log `FILE` whose tail is shown on failure")
 	f.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "give up after this long")
 	f.DurationVar(&opts.Interval, "interval", serve.DefaultInterval, "pause between polls")
@@ -42,6 +50,15 @@ func newWaitReadyCmd(e *env) *cobra.Command {
 		}
 		if opts.Timeout <= 0 {
 			return usageError(e, c, "--timeout must be positive")
+		}
+		if len(pids) > 0 {
+			opts.PID, opts.OtherPIDs = pids[0], pids[1:]
+		}
+		switch {
+		case len(dynamo) == 2 && dynamo[0] >= 0 && dynamo[1] >= 0:
+			opts.Ready = serve.DynamoReady(dynamo[0], dynamo[1])
+		case dynamo != nil:
+			return usageError(e, c, "--dynamo-workers takes two counts, P,D")
 		}
 		deadline := time.Now().Add(opts.Timeout)
 		for _, u := range urls {
@@ -61,7 +78,7 @@ func newWaitReadyCmd(e *env) *cobra.Command {
 
 func waitReady(ctx context.Context, e *env, c *cobra.Command, opts serve.WaitOptions) int {
 	switch {
-	case opts.PID < 0:
+	case opts.PID < 0 || slices.ContainsFunc(opts.OtherPIDs, func(p int) bool { return p < 0 }):
 		return usageError(e, c, "--pid must not be negative")
 	case opts.Timeout <= 0:
 		return usageError(e, c, "--timeout must be positive")

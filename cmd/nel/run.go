@@ -18,7 +18,7 @@ the compiled plan to <output.dir>/.nel/.
 
 Services must be of type api (an endpoint somewhere) or process (a command
 nel starts and health-waits here, e.g. 'nel-run sim-server'); GPU servers
-(vllm, sglang, trt_llm) run through 'nel compile'.
+(vllm, sglang, trt_llm, dynamo, nim) run through 'nel compile'.
 
 Interrupted? Run the same command again: finished samples are kept and only
 the rest runs. With --resume, samples that ended in an infrastructure

@@ -64,7 +64,7 @@ type Plan struct {
 // Service is a model endpoint the benchmarks talk to.
 type Service struct {
 	Name     string `json:"name"`
-	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process
+	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process, dynamo, nim
 	Protocol string `json:"protocol"`
 	// Model is the id sent in requests.
 	Model string `json:"model"`

@@ -49,6 +49,15 @@ type WaitOptions struct {
 	// PID, when non-zero, is the server's process. If it disappears while
 	// waiting, WaitReady fails at once instead of waiting for the timeout.
 	PID int
+	// OtherPIDs are processes the server cannot answer without (dynamo's
+	// workers, its NATS and etcd): the wait fails at once if one exits, as
+	// for PID.
+	OtherPIDs []int
+	// Ready, when set, judges a 200 answer's body: a server whose health
+	// URL answers before it can serve (dynamo's frontend, before its
+	// workers register) is ready only when Ready says so; why is what the
+	// last poll saw otherwise.
+	Ready func(body []byte) (ok bool, why string)
 	// LogFile, when set, is the server's log; its last LogLines lines are
 	// included in failure messages.
 	LogFile string
@@ -148,8 +157,10 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 	if opts.Name == "" {
 		opts.Name = u.Host
 	}
-	if opts.PID < 0 {
-		return fmt.Errorf("invalid pid %d", opts.PID)
+	for _, pid := range append([]int{opts.PID}, opts.OtherPIDs...) {
+		if pid < 0 {
+			return fmt.Errorf("invalid pid %d", pid)
+		}
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -187,7 +198,7 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 			Kind:    kind,
 			Name:    opts.Name,
 			URL:     opts.URL,
-			PID:     opts.PID,
+			PID:     firstDead(opts),
 			Elapsed: time.Since(start),
 			Last:    last,
 			LogFile: opts.LogFile,
@@ -201,12 +212,12 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 	nextProgress := start.Add(opts.ProgressInterval)
 	last := ""
 	for attempt := 1; ; attempt++ {
-		status, ok := poll(ctx, client, opts.URL, opts.RequestTimeout)
+		status, ok := poll(ctx, client, opts.URL, opts.RequestTimeout, opts.Ready)
 		if ok && opts.PID != 0 {
 			// A server that cannot bind its port exits within moments, while
 			// whatever already holds the port answers the poll: look again.
 			time.Sleep(settle)
-			if !processAlive(opts.PID) {
+			if firstDead(opts) != 0 {
 				return fail(ErrExited, status+", but from another process: the server exited (is its port taken?)")
 			}
 		}
@@ -222,7 +233,7 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 		}
 		logger.Debug("server not ready", "name", opts.Name, "url", opts.URL, "poll", attempt, "status", status)
 
-		if opts.PID != 0 && !processAlive(opts.PID) {
+		if firstDead(opts) != 0 {
 			return fail(ErrExited, last)
 		}
 		if ctx.Err() != nil {
@@ -242,7 +253,7 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 			timer.Stop()
 			// One last look at the process: a crash is a better
 			// explanation than a timeout.
-			if opts.PID != 0 && !processAlive(opts.PID) {
+			if firstDead(opts) != 0 {
 				return fail(ErrExited, last)
 			}
 			return done(ctx, opts, start, last, fail)
@@ -259,9 +270,20 @@ func done(ctx context.Context, opts WaitOptions, start time.Time, last string, f
 		opts.Name, opts.URL, time.Since(start).Round(time.Second), context.Cause(ctx))
 }
 
-// poll sends one GET and reports whether it answered 200, and otherwise a
-// short description of what happened.
-func poll(ctx context.Context, client *http.Client, rawURL string, timeout time.Duration) (status string, ok bool) {
+// firstDead is the first of opts' processes that no longer runs, or 0.
+func firstDead(opts WaitOptions) int {
+	for _, pid := range append([]int{opts.PID}, opts.OtherPIDs...) {
+		if pid != 0 && !processAlive(pid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// poll sends one GET and reports whether it answered 200 (with a body
+// ready accepts, when ready is set), and otherwise a short description of
+// what happened.
+func poll(ctx context.Context, client *http.Client, rawURL string, timeout time.Duration, ready func([]byte) (bool, string)) (status string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
@@ -272,9 +294,14 @@ func poll(ctx context.Context, client *http.Client, rawURL string, timeout time.
 	if err != nil {
 		return describeError(err), false
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
+		if ready != nil {
+			if ok, why := ready(body); !ok {
+				return why, false
+			}
+		}
 		return resp.Status, true
 	}
 	return "HTTP " + resp.Status, false
