@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -136,6 +137,10 @@ type RunInfo struct {
 	Samples       int  `json:"samples"`
 	ScoredSamples int  `json:"scored_samples"`
 	Simulated     bool `json:"simulated,omitempty"`
+	// Source is "NeMo Evaluator" when the side is a NeMo Evaluator run
+	// (its recipe_hash is then NeMo's config_hash, "nemo-config:…");
+	// absent for a nel run.
+	Source string `json:"source,omitempty"`
 	// Validity is the run's infrastructure failures against its
 	// max_error_rate.
 	Validity metrics.Validity `json:"validity"`
@@ -151,6 +156,10 @@ type Pairing struct {
 	ChangedItems []string `json:"changed_items,omitempty"` // the first 10
 	// Coverage is Paired over the larger side's item count.
 	Coverage float64 `json:"coverage"`
+	// Method says how items were matched when a side is a NeMo Evaluator
+	// run (by dataset index, checked); absent when both sides are nel
+	// runs, paired by content id.
+	Method string `json:"method,omitempty"`
 }
 
 // MetricDelta is one metric over the paired items.
@@ -288,6 +297,8 @@ func Compare(p Pair, opts Options) (*Report, error) {
 	r.Pairing = Pairing{Paired: len(pr.Base), OnlyInBaseline: pr.OnlyBase, OnlyInCandidate: pr.OnlyCand,
 		Changed: len(pr.Changed), Coverage: round(pr.Coverage(), 4)}
 	r.Pairing.ChangedItems = pr.Changed[:min(10, len(pr.Changed))]
+	r.Pairing.Method = cmp.Or(b.PairedBy, c.PairedBy)
+	r.Warnings = append(r.Warnings, p.Notes...)
 	if len(pr.Base) == 0 {
 		return nil, refuse("%s: no item pairs: the baseline's %d items and the candidate's %d share no item_id (different datasets?)", p.Name, pr.NBase, pr.NCand)
 	}
@@ -346,7 +357,7 @@ func Compare(p Pair, opts Options) (*Report, error) {
 func runInfo(r *Run) RunInfo {
 	info := RunInfo{Path: r.Path, Model: r.Model(), RecipeHash: r.RecipeHash(), BenchmarkHash: r.BenchmarkHash(),
 		ScoringVersion: r.ScoringVersion(), DatasetDigest: r.DatasetDigest(), Samples: len(r.Rows), Simulated: r.Simulated(),
-		Validity: r.Validity()}
+		Validity: r.Validity(), Source: r.Source}
 	ids := map[string]bool{}
 	for i := range r.Rows {
 		ids[r.Rows[i].ItemID] = true
