@@ -32,9 +32,9 @@ type Process struct {
 type Liveness int
 
 const (
-	Gone    Liveness = iota // it ended (or was killed) without removing its record
-	Alive                   // a process with its pid runs on this host
-	Elsewhere               // it ran on another host: this one cannot tell
+	Gone      Liveness = iota // it ended (or was killed) without removing its record
+	Alive                     // a process with its pid runs on this host
+	Elsewhere                 // it ran on another host: this one cannot tell
 )
 
 // Check says whether p still runs. A pid reused by another process after

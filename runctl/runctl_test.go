@@ -95,4 +95,3 @@ func TestHold(t *testing.T) {
 		t.Errorf("release left the record: %v", err)
 	}
 }
-
