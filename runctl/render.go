@@ -53,7 +53,7 @@ func (bs BenchStatus) text() string {
 		parts = append(parts, fmt.Sprintf("%d of %d shards finished", bs.ShardsDone, bs.Shards))
 	}
 	if bs.InFlight > 0 {
-		parts = append(parts, fmt.Sprintf("%d in flight", bs.InFlight))
+		parts = append(parts, fmt.Sprintf("%d started, not finished", bs.InFlight))
 	}
 	parts = append(parts, fmt.Sprintf("%d failed (model or infrastructure errors)", bs.Failed))
 	if bs.Stale > 0 {

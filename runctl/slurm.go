@@ -122,6 +122,8 @@ func (s Slurm) Jobs(ctx context.Context, ids []string) ([]Job, error) {
 		jobs = append(jobs, Job{ID: f[0], Name: f[1], State: f[2], Elapsed: f[3], Reason: "exit " + f[4]})
 		seen[f[0]] = true
 	}
+	// In the order the run recorded them (squeue lists pending jobs first).
+	slices.SortStableFunc(jobs, func(a, b Job) int { return recorded(ids, a.ID) - recorded(ids, b.ID) })
 	for _, id := range ids {
 		if !seen[id] && !seenTask(seen, id) {
 			why := "neither squeue nor sacct knows it"
@@ -132,6 +134,17 @@ func (s Slurm) Jobs(ctx context.Context, ids []string) ([]Job, error) {
 		}
 	}
 	return jobs, nil
+}
+
+// recorded is the position in ids of the job that job id (a task or
+// component of it) belongs to.
+func recorded(ids []string, id string) int {
+	for i, r := range ids {
+		if id == r || strings.HasPrefix(id, r+"_") || strings.HasPrefix(id, r+"+") {
+			return i
+		}
+	}
+	return len(ids)
 }
 
 // seenTask reports whether a task or component of job id was reported.

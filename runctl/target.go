@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -78,7 +79,7 @@ func (t Target) Stop(ctx context.Context, s Slurm, wait time.Duration) (string, 
 	if err := s.Cancel(ctx, ids); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("cancelled SLURM jobs %v", ids)
+	msg := "cancelled SLURM jobs " + strings.Join(ids, ", ")
 	if t.Dir != "" {
 		msg += fmt.Sprintf("; their finished samples are kept: sbatch %s continues the run", t.Dir.Job(st.PlanHash))
 	}
