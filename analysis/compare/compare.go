@@ -181,8 +181,10 @@ type MetricDelta struct {
 
 // DeltaCI is an interval on a mean paired difference.
 type DeltaCI struct {
-	// Method is "t" (Student t on the per-item differences) or
-	// "clt_clustered" (normal, clustered standard error by category).
+	// Method is "t" (Student t on the per-item differences),
+	// "clt_clustered" (normal, clustered standard error by category) or
+	// "unpaired_normal" (normal, the two runs' standard errors combined as
+	// independent samples: runs whose items cannot be paired).
 	Method   string  `json:"method"`
 	Level    float64 `json:"level"`
 	Lo       float64 `json:"lo"`
@@ -194,8 +196,11 @@ type DeltaCI struct {
 
 // Label says which interval it is.
 func (c *DeltaCI) Label() string {
-	if c.Method == "clt_clustered" {
+	switch c.Method {
+	case "clt_clustered":
 		return fmt.Sprintf("clustered by category, %d clusters", c.Clusters)
+	case "unpaired_normal":
+		return "unpaired, normal"
 	}
 	return fmt.Sprintf("t, %d df", c.DF)
 }
@@ -290,6 +295,9 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		r.VerdictReasons = append(r.VerdictReasons, "No comparison is given on an INVALID run: fix the infrastructure failures and run it again.")
 		return r, nil
 	}
+	if p.Unpaired != "" {
+		return unpaired(r, p, opts)
+	}
 	if len(b.Rows) == 0 || len(c.Rows) == 0 {
 		return nil, refuse("%s: nothing to pair: %s has no %s rows", p.Name, map[bool]string{true: b.Path, false: c.Path}[len(b.Rows) == 0], rundir.ResultsFile)
 	}
@@ -298,7 +306,6 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		Changed: len(pr.Changed), Coverage: round(pr.Coverage(), 4)}
 	r.Pairing.ChangedItems = pr.Changed[:min(10, len(pr.Changed))]
 	r.Pairing.Method = cmp.Or(b.PairedBy, c.PairedBy)
-	r.Warnings = append(r.Warnings, p.Notes...)
 	if len(pr.Base) == 0 {
 		return nil, refuse("%s: no item pairs: the baseline's %d items and the candidate's %d share no item_id (different datasets?)", p.Name, pr.NBase, pr.NCand)
 	}
@@ -309,9 +316,7 @@ func Compare(p Pair, opts Options) (*Report, error) {
 	if len(pr.Changed) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d paired items have a different expected answer in the two runs (same item_id): the datasets differ", len(pr.Changed)))
 	}
-	if r.Methodology.Note != "" && r.Methodology.Same {
-		r.Warnings = append(r.Warnings, r.Methodology.Note)
-	}
+	r.addNotes(p)
 
 	// Metrics: the headline (per item the mean reward) and scorer:*.
 	headline := MeanReward
@@ -352,6 +357,14 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		maxDrop: opts.MaxDrop, alpha: opts.Alpha, regressions: r.Flips.Regressions, improvements: r.Flips.Improvements,
 	})
 	return r, nil
+}
+
+// addNotes adds what the pair's sources and methodology check say.
+func (r *Report) addNotes(p Pair) {
+	r.Warnings = append(r.Warnings, p.Notes...)
+	if r.Methodology.Note != "" && r.Methodology.Same {
+		r.Warnings = append(r.Warnings, r.Methodology.Note)
+	}
 }
 
 func runInfo(r *Run) RunInfo {

@@ -29,12 +29,11 @@ func resolveNeMo(path string) (*Side, error) {
 // is a NeMo Evaluator run: NeMo knows items by dataset index, nel by
 // content id (nemorun.Pair maps and checks). Two NeMo runs pair by
 // problem_idx, as NeMo Evaluator itself pairs them. When the mapping
-// cannot be trusted, strict makes it an error (nel compare: no paired
-// number is given on items that may not be the same); otherwise the NeMo
-// side's rows are set aside, so that the pair is judged on the bundles
-// alone, and the pair's Notes say why (nel gate, whose fallback on
-// bundle scores is labelled INSUFFICIENT_EVIDENCE).
-func AlignSources(pairs []Pair, strict bool) ([]Pair, error) {
+// cannot be trusted nothing is paired: the NeMo side's rows are set
+// aside and the pair's Unpaired says why, so that compare gives an
+// unpaired comparison of the two headlines and gate judges the pair on
+// the bundles alone, both labelled.
+func AlignSources(pairs []Pair) []Pair {
 	out := make([]Pair, len(pairs))
 	for i, p := range pairs {
 		out[i] = p
@@ -59,11 +58,8 @@ func AlignSources(pairs []Pair, strict bool) ([]Pair, error) {
 		}
 		rows, how, err := nemorun.Pair(nemo.Rows, nel.Rows)
 		if err != nil {
-			if strict {
-				return nil, refuse("%s: %v", p.Name, err)
-			}
-			rows = nil
-			out[i].Notes = append(out[i].Notes, fmt.Sprintf("not paired item by item: %v; judged on the bundles' scores only", err))
+			out[i].Unpaired = err.Error()
+			out[i].Notes = append(out[i].Notes, fmt.Sprintf("NOT PAIRED item by item: %v", err))
 		}
 		aligned := *nemo
 		aligned.Rows, aligned.PairedBy = rows, how
@@ -73,5 +69,5 @@ func AlignSources(pairs []Pair, strict bool) ([]Pair, error) {
 			out[i].Candidate = &aligned
 		}
 	}
-	return out, nil
+	return out
 }

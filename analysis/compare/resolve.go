@@ -279,6 +279,9 @@ type Pair struct {
 	// Notes are what AlignSources says of the pair: a side that is a NeMo
 	// Evaluator run, rows it could not pair.
 	Notes []string
+	// Unpaired, when set, says why the pair's items cannot be matched
+	// (AlignSources): Compare then compares the headlines unpaired.
+	Unpaired string
 }
 
 // Match pairs two sides' runs. In single mode (both sides one run) the

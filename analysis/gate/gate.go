@@ -162,7 +162,7 @@ func Evaluate(p *Policy, pairs []compare.Pair, baseOnly, candOnly []string, opts
 	rep := &Report{ReportVersion: ReportVersion, Policy: p.Path, Missing: []string{}, Warnings: []string{}}
 	// A NeMo Evaluator side pairs by dataset index when that can be
 	// checked; when not, its benchmark is gated on the bundles alone.
-	pairs, _ = compare.AlignSources(pairs, false)
+	pairs = compare.AlignSources(pairs)
 	for _, pr := range pairs {
 		for _, n := range pr.Notes {
 			rep.Warnings = append(rep.Warnings, pr.Name+": "+n)
