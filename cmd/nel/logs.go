@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runctl"
 	"github.com/spf13/cobra"
 )
@@ -24,12 +23,9 @@ func newLogsCmd(e *env) *cobra.Command {
 		Short: "print (and follow) a run's log files",
 		Long:  logsHelp,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError(e, c, "logs: expected one run folder or job id")
-			}
-			t, err := runctl.Resolve(args[0])
+			t, err := target(e, c, args)
 			if err != nil {
-				return exitcode.Usagef("logs: %v", err)
+				return err
 			}
 			return t.Logs(c.Context(), runctl.Slurm{}, e.stdout, o)
 		},

@@ -29,12 +29,9 @@ func newStatusCmd(e *env) *cobra.Command {
 		Short: "where a run stands: progress per benchmark, and whether it still runs",
 		Long:  statusHelp,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError(e, c, "status: expected one run folder or job id")
-			}
-			t, err := runctl.Resolve(args[0])
+			t, err := target(e, c, args)
 			if err != nil {
-				return exitcode.Usagef("status: %v", err)
+				return err
 			}
 			st, err := t.Status(c.Context(), runctl.Slurm{})
 			if err != nil {
@@ -45,4 +42,17 @@ func newStatusCmd(e *env) *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return c
+}
+
+// target reads the one argument of nel status, logs and stop: a run folder
+// or a SLURM job id.
+func target(e *env, c *cobra.Command, args []string) (runctl.Target, error) {
+	if len(args) != 1 {
+		return runctl.Target{}, usageError(e, c, "%s: expected one run folder or job id", c.Name())
+	}
+	t, err := runctl.Resolve(args[0])
+	if err != nil {
+		return runctl.Target{}, exitcode.Usagef("%s: %v", c.Name(), err)
+	}
+	return t, nil
 }

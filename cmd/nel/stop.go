@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runctl"
 	"github.com/spf13/cobra"
 )
@@ -26,12 +25,9 @@ func newStopCmd(e *env) *cobra.Command {
 		Short: "stop a running run (nel run, or its SLURM jobs)",
 		Long:  stopHelp,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError(e, c, "stop: expected one run folder or job id")
-			}
-			t, err := runctl.Resolve(args[0])
+			t, err := target(e, c, args)
 			if err != nil {
-				return exitcode.Usagef("stop: %v", err)
+				return err
 			}
 			msg, err := t.Stop(c.Context(), runctl.Slurm{}, 30*time.Second)
 			if err != nil {
