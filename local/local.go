@@ -53,7 +53,7 @@ type Options struct {
 // stdout, progress and diagnostics to stderr. An INVALID benchmark is no
 // error here: nel run says it with its exit status (Invalid), reproduce
 // with its verdict.
-func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.Writer) ([]*metrics.Bundle, error) {
+func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.Writer) (_ []*metrics.Bundle, err error) {
 	p, release, err := prepare(s, o)
 	if err != nil {
 		return nil, err
@@ -62,8 +62,13 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 	// What nel run says goes to logs/run.log too, for nel logs; the live
 	// progress bars of a terminal stay on the terminal.
 	ui := stderr
-	if logFile, err := openRunLog(rundir.Dir(p.OutputDir)); err == nil {
+	if logFile, lerr := openRunLog(rundir.Dir(p.OutputDir)); lerr == nil {
 		defer logFile.Close()
+		defer func() {
+			if err != nil { // the caller prints it; the log keeps it too
+				fmt.Fprintf(logFile, "nel: %v\n", err)
+			}
+		}()
 		stderr = io.MultiWriter(stderr, logFile)
 		if !isTerminal(ui) {
 			ui = stderr
