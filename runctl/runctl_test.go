@@ -95,3 +95,18 @@ func TestHold(t *testing.T) {
 		t.Errorf("release left the record: %v", err)
 	}
 }
+
+// A run whose jobs SLURM cannot be asked about is not "stopped": its state
+// is unknown, and says why; a finished run is finished all the same.
+func TestDecideWithoutSlurm(t *testing.T) {
+	st := &Status{Dir: "out", JobsError: "cannot ask SLURM about jobs 7: squeue is not on PATH", Benchmarks: []BenchStatus{{Key: "gsm8k"}}}
+	st.decide()
+	if st.State != StateUnknown || !strings.Contains(st.Note, "squeue is not on PATH") {
+		t.Errorf("state %s: %s", st.State, st.Note)
+	}
+	st = &Status{Dir: "out", JobsError: "x", Benchmarks: []BenchStatus{{Key: "gsm8k", Merged: true}}}
+	st.decide()
+	if st.State != StateFinished {
+		t.Errorf("merged run: state %s: %s", st.State, st.Note)
+	}
+}

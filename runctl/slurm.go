@@ -92,11 +92,19 @@ func (s Slurm) Jobs(ctx context.Context, ids []string) ([]Job, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	if _, err := exec.LookPath("squeue"); err != nil {
+		return nil, fmt.Errorf("cannot ask SLURM about jobs %s: squeue is not on PATH (run this on a login node of the cluster)", strings.Join(ids, ", "))
+	}
 	list := strings.Join(ids, ",")
 	var jobs []Job
 	// squeue refuses the whole list when a job in it has left the queue
 	// ("Invalid job id specified"): then every job is asked one by one.
+	// Any other failure (no controller, no configuration) means SLURM
+	// cannot be asked, which is not "nothing runs".
 	out, err := s.run(ctx, "squeue", "-h", "-r", "-j", list, "-o", "%i|%j|%T|%M|%r")
+	if err != nil && !strings.Contains(err.Error(), "Invalid job id") {
+		return nil, fmt.Errorf("cannot ask SLURM about jobs %s: %w", strings.Join(ids, ", "), err)
+	}
 	if err != nil && len(ids) > 1 {
 		out = ""
 		for _, id := range ids {

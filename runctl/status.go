@@ -30,9 +30,12 @@ type Status struct {
 	PlanHash string `json:"plan_hash,omitempty"`
 	State    string `json:"state"`
 	// Note says what the state rests on, and what to do next.
-	Note       string        `json:"note"`
-	Process    *Process      `json:"process,omitempty"`
-	Jobs       []Job         `json:"jobs,omitempty"`
+	Note    string   `json:"note"`
+	Process *Process `json:"process,omitempty"`
+	Jobs    []Job    `json:"jobs,omitempty"`
+	// JobsError says why the run's recorded SLURM jobs could not be asked
+	// about (no SLURM commands here); the progress is still read.
+	JobsError  string        `json:"jobs_error,omitempty"`
 	Benchmarks []BenchStatus `json:"benchmarks,omitempty"`
 }
 
@@ -78,7 +81,7 @@ func Of(ctx context.Context, d rundir.Dir, s Slurm) (*Status, error) {
 	}
 	if len(ids) > 0 {
 		if st.Jobs, err = s.Jobs(ctx, ids); err != nil {
-			return nil, err
+			st.JobsError = err.Error()
 		}
 	}
 	st.decide()
@@ -117,6 +120,8 @@ func (st *Status) decide() {
 		st.State, st.Note = StateRunning, fmt.Sprintf("%d of %d SLURM jobs queued or running", active, len(st.Jobs))
 	case finished:
 		st.State, st.Note = StateFinished, "every benchmark is merged"
+	case st.JobsError != "":
+		st.State, st.Note = StateUnknown, st.JobsError
 	case st.Dir == "":
 		st.State, st.Note = StateStopped, "the job is not queued or running"
 	case st.Process != nil:
