@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
@@ -63,8 +65,10 @@ func LoadResume(dir string) (*compiler.Source, *Recorded, error) {
 		return nil, nil, err
 	}
 	out := dir
-	if p, err := runctl.LatestPlan(d); err == nil && sameDir(p.OutputDir, dir) {
-		out = p.OutputDir // as the run wrote it: the plan hash covers it
+	if p, err := runctl.LatestPlan(d); err == nil {
+		if out, err = recordedOutput(p.OutputDir, dir); err != nil {
+			return nil, nil, err
+		}
 	}
 	s, _, _, err := LoadRecorded(d, compiler.Override{Text: "--resume " + dir, Path: []string{"output", "dir"}, Value: out})
 	if errors.Is(err, ErrNoSource) {
@@ -74,6 +78,28 @@ func LoadResume(dir string) (*compiler.Source, *Recorded, error) {
 		return nil, nil, err
 	}
 	return s, rec, nil
+}
+
+// recordedOutput is the output dir to give the resumed run: the one its
+// plan names (the plan hash covers it as written, and the journals belong
+// to that plan) when it is dir; a relative one read from elsewhere is
+// refused with the folder to run from.
+func recordedOutput(planned, dir string) (string, error) {
+	if sameDir(planned, dir) {
+		return planned, nil
+	}
+	if filepath.IsAbs(planned) {
+		return "", exitcode.New(exitcode.Usage, fmt.Errorf("run --resume: the run in %s was planned for output dir %s, which is not this folder (moved?): it would start over, not continue", dir, planned))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	from := "the folder it was started in"
+	if start, ok := strings.CutSuffix(abs, string(filepath.Separator)+filepath.Clean(planned)); ok {
+		from = start
+	}
+	return "", exitcode.New(exitcode.Usage, fmt.Errorf("run --resume: the run in %s was planned for output dir %q, relative to %s: run nel run --resume %s from there, or it would start over, not continue", dir, planned, from, planned))
 }
 
 func sameDir(a, b string) bool {
