@@ -31,6 +31,10 @@ func (d scriptDir) Meta() string { return filepath.ToSlash(d.dir.Meta()) }
 // Attempts is auto-resume's counter for tag, a shell word ("$nel_tag").
 func (d scriptDir) Attempts(tag string) string { return filepath.ToSlash(d.dir.Attempts(tag)) }
 
+// Jobs is the record of the run's SLURM job ids, for nel status, logs
+// and stop.
+func (d scriptDir) Jobs() string { return filepath.ToSlash(d.dir.Jobs()) }
+
 // Logs is the folder of the job's logs.
 func (d scriptDir) Logs() string { return filepath.ToSlash(string(d.dir.Logs())) }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/nel-eval/nel/analysis/report/render"
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
+	"github.com/nel-eval/nel/runctl"
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -48,6 +49,10 @@ type Options struct {
 	// Quiet leaves out the recipe, plan and done lines: nel validate
 	// --samples runs in a folder of its own and says what it found.
 	Quiet bool
+	// Continue, when set, is the run this one must continue (nel run
+	// --resume): a recipe or plan hash that differs from it is refused,
+	// since the run would start over instead.
+	Continue *Recorded
 }
 
 // Run runs a loaded recipe on this machine, end to end, and returns its
@@ -55,10 +60,33 @@ type Options struct {
 // stdout, progress and diagnostics to stderr. An INVALID benchmark is no
 // error here: nel run says it with its exit status (Invalid), reproduce
 // with its verdict.
-func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.Writer) ([]*metrics.Bundle, error) {
-	p, err := prepare(s, o, stderr)
+func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.Writer) (_ []*metrics.Bundle, err error) {
+	p, release, err := prepare(s, o)
 	if err != nil {
 		return nil, err
+	}
+	defer release()
+	// What nel run says goes to logs/run.log too, for nel logs; the live
+	// progress bars of a terminal stay on the terminal.
+	ui := stderr
+	if logFile, lerr := openRunLog(rundir.Dir(p.OutputDir)); lerr == nil {
+		defer logFile.Close()
+		defer func() {
+			if err != nil { // the caller prints it; the log keeps it too
+				fmt.Fprintf(logFile, "nel: %v\n", err)
+			}
+		}()
+		stderr = io.MultiWriter(stderr, logFile)
+		if !isTerminal(ui) {
+			ui = stderr
+		}
+	}
+	if !o.Quiet {
+		fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", p.RecipeHash, p.PlanHash, p.OutputDir)
+		if o.RecipeText != nil {
+			out := rundir.Dir(p.OutputDir)
+			fmt.Fprintf(stderr, "nel: recipe kept as %s%s\n", out.Recipe(filepath.Base(s.Path)), withOverrides(s, out))
+		}
 	}
 	level := slog.LevelWarn
 	if o.Verbose {
@@ -72,7 +100,7 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 	defer serve.StopAll(servers, 10*time.Second)
 
 	start := time.Now()
-	failed := runShards(ctx, p, o, servers, log, stderr)
+	failed := runShards(ctx, p, o, servers, log, stderr, ui)
 	sums, merr := merge.Merge(merge.Options{Plan: p, OutDir: p.OutputDir, Logger: log})
 	for _, sm := range sums {
 		fmt.Fprintln(stdout, sm.Headline())
@@ -112,35 +140,42 @@ func (e *ShardsFailed) Error() string {
 	return fmt.Sprintf("run: %d of %d shards failed; fix the cause and run the same command again to finish them", e.Failed, e.Of)
 }
 
-// prepare builds s's plan for this machine and writes it, and the recipe
-// it came from, under <output.dir>/.nel/.
-func prepare(s *compiler.Source, o Options, stderr io.Writer) (*plan.Plan, error) {
+// prepare builds s's plan for this machine, records this process as the
+// folder's run (refusing while another runs there, before anything is
+// written), and writes the plan, and the recipe it came from, under
+// <output.dir>/.nel/. release removes the process record.
+func prepare(s *compiler.Source, o Options) (p *plan.Plan, release func(), err error) {
 	h, _, err := compiler.ComputeHashes(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p, err := compiler.BuildPlan(s, h, o.NelVersion)
-	if err != nil {
-		return nil, err
+	if p, err = compiler.BuildPlan(s, h, o.NelVersion); err != nil {
+		return nil, nil, err
 	}
 	if err := localServices(p); err != nil {
-		return nil, exitcode.New(exitcode.Usage, fmt.Errorf("run %s: %w", s.Path, err))
+		return nil, nil, exitcode.New(exitcode.Usage, fmt.Errorf("run %s: %w", s.Path, err))
 	}
 	out := rundir.Dir(p.OutputDir)
+	if o.Resume && o.Continue == nil {
+		if o.Continue, err = ReadRecorded(out); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := o.Continue.check(h.Recipe, p.PlanHash); err != nil {
+		return nil, nil, err
+	}
+	if release, err = runctl.Hold(out, p.PlanHash); err != nil {
+		return nil, nil, fmt.Errorf("run: %w", err)
+	}
 	if err := writePlan(out.Plan(p.PlanHash), p); err != nil {
-		return nil, err
+		release()
+		return nil, nil, err
 	}
 	if err := WriteSource(out, s, h.Recipe, o.RecipeText); err != nil {
-		return nil, err
+		release()
+		return nil, nil, err
 	}
-	if o.Quiet {
-		return p, nil
-	}
-	fmt.Fprintf(stderr, "nel: recipe %s\nnel: plan %s → %s\n", h.Recipe, p.PlanHash, p.OutputDir)
-	if o.RecipeText != nil {
-		fmt.Fprintf(stderr, "nel: recipe kept as %s%s\n", out.Recipe(filepath.Base(s.Path)), withOverrides(s, out))
-	}
-	return p, nil
+	return p, release, nil
 }
 
 // startServices starts p's process services, with nel-run found beside
@@ -166,7 +201,7 @@ func startServices(ctx context.Context, p *plan.Plan, log *slog.Logger, stderr i
 
 // runShards runs every shard of every benchmark at once, showing progress,
 // says each distinct failure once and returns how many shards failed.
-func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Server, log *slog.Logger, stderr io.Writer) int {
+func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Server, log *slog.Logger, stderr, ui io.Writer) int {
 	urls := map[string]string{}
 	for _, sv := range servers {
 		urls[sv.Env] = sv.URL
@@ -181,7 +216,7 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Se
 	if interval == 0 {
 		interval = time.Duration(p.ProgressInterval * float64(time.Second))
 	}
-	ui := newProgressUI(stderr, p, interval)
+	bars := newProgressUI(ui, p, interval)
 	var data shard.DataCache // each benchmark's data is loaded once, for all its shards
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -192,7 +227,7 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Se
 				_, err := shard.Run(ctx, shard.Options{
 					Plan: p, Benchmark: b.Key, Shard: i, Of: p.Shards,
 					OutDir: p.OutputDir, NelVersion: o.NelVersion, Getenv: getenv, Logger: log,
-					Progress: ui.update, Data: &data, RetryInfra: o.Resume,
+					Progress: bars.update, Data: &data, RetryInfra: o.Resume,
 				})
 				if err != nil {
 					mu.Lock()
@@ -203,7 +238,7 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Se
 		}
 	}
 	wg.Wait()
-	ui.stop()
+	bars.stop()
 	sayFailures(stderr, failed)
 	return len(failed)
 }

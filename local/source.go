@@ -93,3 +93,57 @@ func ReadSource(out rundir.Dir) (*Source, error) {
 	}
 	return &sf, nil
 }
+
+// ErrNoSource is LoadRecorded's error for a run folder without a source
+// record (a SLURM run, or a folder nel run never ran in).
+var ErrNoSource = errors.New("no record of the recipe nel run ran")
+
+// LoadRecorded loads the recipe a run folder's run ran: the copy nel run
+// kept in .nel/recipe/, with the overrides it was loaded with, its
+// relative paths resolved where the run read them, and its lock applied.
+// It returns the recipe, the copy's path and the lock's ("" when
+// unlocked); ErrNoSource (wrapped) when the folder has no record.
+func LoadRecorded(out rundir.Dir, extra ...compiler.Override) (*compiler.Source, string, string, error) {
+	sf, err := ReadSource(out)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if sf == nil {
+		return nil, "", "", fmt.Errorf("%s: %w (%s)", out, ErrNoSource, out.Source())
+	}
+	copyPath := out.Recipe(sf.File)
+	src, err := os.ReadFile(copyPath)
+	if err != nil {
+		return nil, "", "", err
+	}
+	var ovs []compiler.Override
+	for _, t := range sf.Overrides {
+		o, err := compiler.ParseOverride(t)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("%s: %w", out.Source(), err)
+		}
+		ovs = append(ovs, o)
+	}
+	l, err := compiler.NewLoader()
+	if err != nil {
+		return nil, "", "", err
+	}
+	// Named by its original path, so its relative paths resolve where the
+	// run read them.
+	s, err := l.Load(filepath.Join(sf.RecipeDir, sf.File), src, append(ovs, extra...))
+	if err != nil {
+		return nil, "", "", err
+	}
+	lockPath := ""
+	if sf.Lock != "" {
+		lockPath = out.Recipe(sf.Lock)
+		lk, err := compiler.ReadLock(lockPath)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if err := s.ApplyLock(lk, lockPath); err != nil {
+			return nil, "", "", err
+		}
+	}
+	return s, copyPath, lockPath, nil
+}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -136,6 +137,10 @@ type RunInfo struct {
 	Samples       int  `json:"samples"`
 	ScoredSamples int  `json:"scored_samples"`
 	Simulated     bool `json:"simulated,omitempty"`
+	// Source is "NeMo Evaluator" when the side is a NeMo Evaluator run
+	// (its recipe_hash is then NeMo's config_hash, "nemo-config:…");
+	// absent for a nel run.
+	Source string `json:"source,omitempty"`
 	// Validity is the run's infrastructure failures against its
 	// max_error_rate.
 	Validity metrics.Validity `json:"validity"`
@@ -151,6 +156,10 @@ type Pairing struct {
 	ChangedItems []string `json:"changed_items,omitempty"` // the first 10
 	// Coverage is Paired over the larger side's item count.
 	Coverage float64 `json:"coverage"`
+	// Method says how items were matched when a side is a NeMo Evaluator
+	// run (by dataset index, checked); absent when both sides are nel
+	// runs, paired by content id.
+	Method string `json:"method,omitempty"`
 }
 
 // MetricDelta is one metric over the paired items.
@@ -172,8 +181,10 @@ type MetricDelta struct {
 
 // DeltaCI is an interval on a mean paired difference.
 type DeltaCI struct {
-	// Method is "t" (Student t on the per-item differences) or
-	// "clt_clustered" (normal, clustered standard error by category).
+	// Method is "t" (Student t on the per-item differences),
+	// "clt_clustered" (normal, clustered standard error by category) or
+	// "unpaired_normal" (normal, the two runs' standard errors combined as
+	// independent samples: runs whose items cannot be paired).
 	Method   string  `json:"method"`
 	Level    float64 `json:"level"`
 	Lo       float64 `json:"lo"`
@@ -185,8 +196,11 @@ type DeltaCI struct {
 
 // Label says which interval it is.
 func (c *DeltaCI) Label() string {
-	if c.Method == "clt_clustered" {
+	switch c.Method {
+	case "clt_clustered":
 		return fmt.Sprintf("clustered by category, %d clusters", c.Clusters)
+	case "unpaired_normal":
+		return "unpaired, normal"
 	}
 	return fmt.Sprintf("t, %d df", c.DF)
 }
@@ -281,6 +295,9 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		r.VerdictReasons = append(r.VerdictReasons, "No comparison is given on an INVALID run: fix the infrastructure failures and run it again.")
 		return r, nil
 	}
+	if p.Unpaired != "" {
+		return unpaired(r, p, opts)
+	}
 	if len(b.Rows) == 0 || len(c.Rows) == 0 {
 		return nil, refuse("%s: nothing to pair: %s has no %s rows", p.Name, map[bool]string{true: b.Path, false: c.Path}[len(b.Rows) == 0], rundir.ResultsFile)
 	}
@@ -288,6 +305,7 @@ func Compare(p Pair, opts Options) (*Report, error) {
 	r.Pairing = Pairing{Paired: len(pr.Base), OnlyInBaseline: pr.OnlyBase, OnlyInCandidate: pr.OnlyCand,
 		Changed: len(pr.Changed), Coverage: round(pr.Coverage(), 4)}
 	r.Pairing.ChangedItems = pr.Changed[:min(10, len(pr.Changed))]
+	r.Pairing.Method = cmp.Or(b.PairedBy, c.PairedBy)
 	if len(pr.Base) == 0 {
 		return nil, refuse("%s: no item pairs: the baseline's %d items and the candidate's %d share no item_id (different datasets?)", p.Name, pr.NBase, pr.NCand)
 	}
@@ -298,9 +316,7 @@ func Compare(p Pair, opts Options) (*Report, error) {
 	if len(pr.Changed) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d paired items have a different expected answer in the two runs (same item_id): the datasets differ", len(pr.Changed)))
 	}
-	if r.Methodology.Note != "" && r.Methodology.Same {
-		r.Warnings = append(r.Warnings, r.Methodology.Note)
-	}
+	r.addNotes(p)
 
 	// Metrics: the headline (per item the mean reward) and scorer:*.
 	headline := MeanReward
@@ -343,10 +359,18 @@ func Compare(p Pair, opts Options) (*Report, error) {
 	return r, nil
 }
 
+// addNotes adds what the pair's sources and methodology check say.
+func (r *Report) addNotes(p Pair) {
+	r.Warnings = append(r.Warnings, p.Notes...)
+	if r.Methodology.Note != "" && r.Methodology.Same {
+		r.Warnings = append(r.Warnings, r.Methodology.Note)
+	}
+}
+
 func runInfo(r *Run) RunInfo {
 	info := RunInfo{Path: r.Path, Model: r.Model(), RecipeHash: r.RecipeHash(), BenchmarkHash: r.BenchmarkHash(),
 		ScoringVersion: r.ScoringVersion(), DatasetDigest: r.DatasetDigest(), Samples: len(r.Rows), Simulated: r.Simulated(),
-		Validity: r.Validity()}
+		Validity: r.Validity(), Source: r.Source}
 	ids := map[string]bool{}
 	for i := range r.Rows {
 		ids[r.Rows[i].ItemID] = true

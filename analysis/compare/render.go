@@ -93,6 +93,9 @@ func text(b *strings.Builder, r *Report) {
 	if r.Verdict != Invalid {
 		fmt.Fprintf(b, "Items:     %d paired (coverage %.1f%%), %d only in baseline, %d only in candidate, %d changed\n",
 			p.Paired, 100*p.Coverage, p.OnlyInBaseline, p.OnlyInCandidate, p.Changed)
+		if p.Method != "" {
+			fmt.Fprintf(b, "Paired:    %s\n", p.Method)
+		}
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(b, "warning: %s\n", w)
@@ -141,6 +144,9 @@ func modelText(ri RunInfo) string {
 	if ri.Model != "" {
 		parts = append(parts, "model "+ri.Model)
 	}
+	if ri.Source != "" {
+		parts = append(parts, ri.Source+" run, recipe hash "+orNone(ri.RecipeHash))
+	}
 	if ri.Simulated {
 		parts = append(parts, "SIMULATED")
 	}
@@ -172,8 +178,8 @@ func markdown(b *strings.Builder, r *Report, multi bool) {
 		h = "##"
 	}
 	fmt.Fprintf(b, "%s %s: %s\n\n", h, r.Benchmark, r.Verdict)
-	fmt.Fprintf(b, "| | path | model |\n|---|---|---|\n| baseline | `%s` | %s |\n| candidate | `%s` | %s |\n\n",
-		r.Baseline.Path, r.Baseline.Model, r.Candidate.Path, r.Candidate.Model)
+	fmt.Fprintf(b, "| | path | model |\n|---|---|---|\n| baseline | `%s` | %s%s |\n| candidate | `%s` | %s%s |\n\n",
+		r.Baseline.Path, r.Baseline.Model, sourceCell(r.Baseline), r.Candidate.Path, r.Candidate.Model, sourceCell(r.Candidate))
 	if bv, cv := r.Baseline.Validity, r.Candidate.Validity; bv.InfraErrors+cv.InfraErrors > 0 {
 		fmt.Fprintf(b, "Infrastructure failures, not scored: baseline %s, candidate %s.\n\n", infraText(bv), infraText(cv))
 	}
@@ -181,6 +187,9 @@ func markdown(b *strings.Builder, r *Report, multi bool) {
 	if r.Verdict != Invalid {
 		fmt.Fprintf(b, "Items: %d paired (coverage %.1f%%), %d only in baseline, %d only in candidate, %d changed.\n\n",
 			p.Paired, 100*p.Coverage, p.OnlyInBaseline, p.OnlyInCandidate, p.Changed)
+		if p.Method != "" {
+			fmt.Fprintf(b, "Paired: %s.\n\n", p.Method)
+		}
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(b, "> ⚠ %s\n\n", w)
@@ -242,4 +251,12 @@ func infraText(v metrics.Validity) string {
 func mdCell(s string) string {
 	s = strings.TrimSpace(strings.ReplaceAll(s, "|", `\|`))
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// sourceCell marks a NeMo Evaluator side in the markdown table.
+func sourceCell(ri RunInfo) string {
+	if ri.Source == "" {
+		return ""
+	}
+	return " (" + ri.Source + " run; recipe hash `" + orNone(ri.RecipeHash) + "` is NeMo's config_hash)"
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nel-eval/nel/analysis/nemorun"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
@@ -35,7 +36,16 @@ type Run struct {
 	Meta map[string]string
 	// Trajectories is the path of trajectories.parquet, "" when absent.
 	Trajectories string
+	// Source is "" for a nel run, nemorun.Source for a NeMo Evaluator
+	// run read by package nemorun.
+	Source string
+	// PairedBy says how a NeMo Evaluator run's rows were matched with the
+	// other side's items (AlignSources); "" for a nel run.
+	PairedBy string
 }
+
+// IsNeMo is true when the run is a NeMo Evaluator run.
+func (r *Run) IsNeMo() bool { return r.Source != "" }
 
 // BenchmarkHash is the run's benchmark hash: the bundle's, else the
 // results file's metadata.
@@ -144,6 +154,9 @@ func Resolve(path string) (*Side, error) {
 		return nil, err
 	}
 	if !fi.IsDir() {
+		if nemorun.IsBundleFile(filepath.Base(path)) {
+			return resolveNeMo(path)
+		}
 		r, err := readRun(filepath.Dir(path), path)
 		if err != nil {
 			return nil, err
@@ -168,7 +181,10 @@ func Resolve(path string) (*Side, error) {
 		}
 	}
 	if len(dirs) == 0 {
-		return nil, refuse("%s: no run found: expected %s or %s in it or in its sub-directories (<out>/<benchmark>/)", path, rundir.BundleFile, rundir.ResultsFile)
+		if nemorun.Is(path) {
+			return resolveNeMo(path)
+		}
+		return nil, refuse("%s: no run found: expected %s or %s (a nel run) in it or in its sub-directories (<out>/<benchmark>/), or eval-*.json (a NeMo Evaluator run) in it, in its sub-directories or in shard_*/", path, rundir.BundleFile, rundir.ResultsFile)
 	}
 	s := &Side{Path: path, Multi: len(dirs) > 1}
 	seen := map[string]string{}
@@ -260,6 +276,12 @@ type Pair struct {
 	Name      string
 	Base      *Run
 	Candidate *Run
+	// Notes are what AlignSources says of the pair: a side that is a NeMo
+	// Evaluator run, rows it could not pair.
+	Notes []string
+	// Unpaired, when set, says why the pair's items cannot be matched
+	// (AlignSources): Compare then compares the headlines unpaired.
+	Unpaired string
 }
 
 // Match pairs two sides' runs. In single mode (both sides one run) the

@@ -32,6 +32,7 @@ func Runs(basePath, candPath string, opts Options, allowDifferent bool) (*Result
 	if len(pairs) == 0 {
 		return nil, &UsageError{Msg: fmt.Sprintf("no benchmark of %s is in %s\n  %s", basePath, candPath, strings.Join(warnings, "\n  "))}
 	}
+	pairs = AlignSources(pairs)
 	var refused []string
 	for _, p := range pairs {
 		if m := CheckMethodology(p.Base, p.Candidate); !m.Same && !allowDifferent {

@@ -160,6 +160,14 @@ func Evaluate(p *Policy, pairs []compare.Pair, baseOnly, candOnly []string, opts
 		opts.Level = 0.95
 	}
 	rep := &Report{ReportVersion: ReportVersion, Policy: p.Path, Missing: []string{}, Warnings: []string{}}
+	// A NeMo Evaluator side pairs by dataset index when that can be
+	// checked; when not, its benchmark is gated on the bundles alone.
+	pairs = compare.AlignSources(pairs)
+	for _, pr := range pairs {
+		for _, n := range pr.Notes {
+			rep.Warnings = append(rep.Warnings, pr.Name+": "+n)
+		}
+	}
 	for _, pr := range pairs {
 		m := compare.CheckMethodology(pr.Base, pr.Candidate)
 		if !m.Same && !opts.AllowDifferentMethodology {

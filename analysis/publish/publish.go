@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -267,46 +268,12 @@ func publishedRecipe(dir, recipe string, ovs []compiler.Override) (*compiler.Sou
 		}
 		return s, recipe, s.LockFile, nil
 	}
-	sf, err := local.ReadSource(rundir.Dir(dir))
-	if err != nil {
-		return nil, "", "", err
-	}
-	if sf == nil {
+	s, copyPath, lockPath, err := local.LoadRecorded(rundir.Dir(dir))
+	if errors.Is(err, local.ErrNoSource) {
 		return nil, "", "", exitcode.Usagef("publish: %s has no %s (a SLURM run?): pass the recipe with --recipe FILE", dir, relTo(dir, rundir.Dir(dir).Source()))
 	}
-	copyPath := rundir.Dir(dir).Recipe(sf.File)
-	src, err := os.ReadFile(copyPath)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("publish: %w", err)
-	}
-	var kept []compiler.Override
-	for _, t := range sf.Overrides {
-		o, err := compiler.ParseOverride(t)
-		if err != nil {
-			return nil, "", "", err
-		}
-		kept = append(kept, o)
-	}
-	l, err := compiler.NewLoader()
 	if err != nil {
 		return nil, "", "", err
-	}
-	// Named by its original path, so its relative paths resolve where the
-	// run read them.
-	s, err := l.Load(filepath.Join(sf.RecipeDir, sf.File), src, kept)
-	if err != nil {
-		return nil, "", "", err
-	}
-	lockPath := ""
-	if sf.Lock != "" {
-		lockPath = rundir.Dir(dir).Recipe(sf.Lock)
-		lk, err := compiler.ReadLock(lockPath)
-		if err != nil {
-			return nil, "", "", err
-		}
-		if err := s.ApplyLock(lk, lockPath); err != nil {
-			return nil, "", "", err
-		}
 	}
 	return s, copyPath, lockPath, nil
 }

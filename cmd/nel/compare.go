@@ -21,6 +21,18 @@ and/or results.parquet) or a run directory (<out>/<benchmark>/…: benchmarks
 are then matched by name and the worst verdict wins). Samples that failed
 for infrastructure reasons are left out, never counted as wrong.
 
+Either side may be a NeMo Evaluator result directory (eval-*.json and
+results.jsonl per benchmark, a run folder of them, or its shard_*/ folders),
+or one of its eval-*.json: it is read as a run, statistics recomputed by nel,
+and marked as NeMo's in every output (its recipe hash is NeMo's config_hash,
+"nemo-config:sha256:…"). NeMo knows items by dataset index: its problem_idx
+is paired with the nel run's item_idx only when every shared item's expected
+answer agrees and such agreement would be unlikely by chance. Otherwise
+nothing is paired, the output says why, and the two headlines are compared
+UNPAIRED: the interval on the delta combines the runs' standard errors as
+independent samples; PASS when it lies above −max-drop, BLOCK when below,
+else INCONCLUSIVE (no flips, no exact test).
+
 Verdict (drop = −mean paired delta, in reward units):
   BLOCK         significant (p < --alpha) and drop > --max-drop
   WARN          significant but drop ≤ --max-drop; or not significant while

@@ -28,6 +28,11 @@ as wrong. Advisory benchmarks never gate. --holm controls the family-wise
 false NO-GO rate across the gated benchmarks. Every INSUFFICIENT_EVIDENCE
 says how many more items or repeats would decide it.
 
+BASE or CAND may be a NeMo Evaluator result directory (see nel compare):
+its benchmarks pair item by item with a nel run's when their dataset
+indexes check out, and are otherwise gated on the bundles' scores alone
+(INSUFFICIENT_EVIDENCE for a gated benchmark), with a warning that says why.
+
 A benchmark whose baseline or candidate has more infrastructure failures
 than its max_error_rate is INVALID: no numbers, no PASS or BREACH. When it
 is critical or supporting the verdict is INVALID, whatever the others say

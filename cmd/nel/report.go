@@ -11,7 +11,11 @@ import (
 
 const reportHelp = `Reports every benchmark of a run: DIR is a run's output directory (each
 <benchmark>/ holding eval.json, or results.parquet from which it is computed),
-one benchmark's directory, or an eval.json.
+one benchmark's directory, or an eval.json. DIR may also be a NeMo Evaluator
+result directory (eval-*.json and results.jsonl per benchmark, or shard_*/):
+its statistics are recomputed by nel from results.jsonl, and each benchmark's
+notes say it is NeMo's (its recipe hash is NeMo's config_hash, so no model
+card is made of it).
 
 The report starts with a suite summary (headline metric, value, both
 intervals, items, repeats, failures), then per benchmark: the headline with

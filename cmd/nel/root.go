@@ -81,7 +81,8 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.AddCommand(
 		newValidateCmd(e), newHashCmd(e), newCompileCmd(e), newLockCmd(e),
-		newRunCmd(e), newReportCmd(e), newCompareCmd(e), newGateCmd(e),
+		newRunCmd(e), newStatusCmd(e), newLogsCmd(e), newStopCmd(e),
+		newReportCmd(e), newCompareCmd(e), newGateCmd(e),
 		newPublishCmd(e), newFetchCmd(e), newReproduceCmd(e), newVersionCmd(e),
 		newEvalCmd(e), newListCmd(e),
 		newExitCodesTopic(),

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/local"
 	"github.com/spf13/cobra"
 )
@@ -23,7 +25,12 @@ nel starts and health-waits here, e.g. 'nel-run sim-server'); GPU servers
 Interrupted? Run the same command again: finished samples are kept and only
 the rest runs. With --resume, samples that ended in an infrastructure
 failure (infra_error: the endpoint, network, sandbox or a judge failed) run
-again too; scored samples and model errors never do.
+again too; scored samples and model errors never do. --resume is also the
+explicit way to continue: it refuses when the folder holds a run of another
+recipe hash (or plan) instead of starting over on top of it. Given a run
+folder instead of a recipe (nel run --resume DIR), it runs again the recipe
+that run ran (the copy kept in DIR/.nel/recipe/, with its overrides), in DIR.
+nel status DIR says where a run stands; nel stop DIR stops it.
 
 Before the first sample each shard probes its endpoint: a dead endpoint or a
 rejected key is an error within seconds. A run stops when the same client
@@ -65,7 +72,7 @@ type runOptions struct {
 func newRunCmd(e *env) *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run [-o DIR] [--resume] [-O path=value]... FILE | --bench NAME --model-url URL --model-id ID",
+		Use:   "run [-o DIR] [--resume] [-O path=value]... FILE | --bench NAME --model-url URL --model-id ID\n       nel run --resume DIR",
 		Short: "run a recipe (or quick mode: one benchmark, no recipe) on this machine, end to end",
 		Long:  runHelp,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -99,11 +106,7 @@ func (o *runOptions) run(c *cobra.Command, e *env) error {
 	if err := refuseNemoRunFlags(c.Flags()); err != nil {
 		return err
 	}
-	ovs := o.overrides
-	if o.output != "" {
-		ovs = append(ovs, compiler.Override{Text: "-o " + o.output, Path: []string{"output", "dir"}, Value: o.output})
-	}
-	s, text, err := o.load(c, ovs)
+	s, text, cont, err := o.load(c)
 	if err != nil {
 		return err
 	}
@@ -113,7 +116,8 @@ func (o *runOptions) run(c *cobra.Command, e *env) error {
 		}
 	}
 	suite, err := local.Run(c.Context(), s, local.Options{
-		NelVersion: version, Every: o.every, Verbose: o.verbose, Resume: o.resume, Title: filepath.Base(s.Path), RecipeText: text,
+		NelVersion: version, Every: o.every, Verbose: o.verbose, Resume: o.resume, Title: filepath.Base(s.Path),
+		RecipeText: text, Continue: cont,
 	}, e.stdout, e.stderr)
 	if err != nil {
 		return err
@@ -121,16 +125,32 @@ func (o *runOptions) run(c *cobra.Command, e *env) error {
 	return local.Invalid(suite)
 }
 
-// load reads the recipe file, or builds quick mode's recipe (its text is
-// returned too, for the run folder to keep).
-func (o *runOptions) load(c *cobra.Command, ovs []compiler.Override) (*compiler.Source, []byte, error) {
+// load loads the recipe: FILE with the overrides; for --resume DIR, the
+// recipe the run in DIR ran, with what DIR records of it; or quick mode's
+// recipe, whose text is returned too for the run folder to keep.
+func (o *runOptions) load(c *cobra.Command) (*compiler.Source, []byte, *local.Recorded, error) {
+	if fi, err := os.Stat(o.file); o.file != "" && err == nil && fi.IsDir() {
+		if !o.resume {
+			return nil, nil, nil, exitcode.Usagef("run: %s is a directory: nel run --resume %s continues the run in it; a new run needs a recipe file", o.file, o.file)
+		}
+		if o.output != "" || len(o.overrides) > 0 {
+			return nil, nil, nil, exitcode.Usagef("run: --resume %s runs the recipe recorded in %s as it was: -o and -O cannot change it", o.file, o.file)
+		}
+		s, rec, err := local.LoadResume(o.file)
+		return s, nil, rec, err
+	}
+	ovs := o.overrides
+	if o.output != "" {
+		ovs = append(ovs, compiler.Override{Text: "-o " + o.output, Path: []string{"output", "dir"}, Value: o.output})
+	}
 	if o.file != "" {
 		s, err := load(o.file, ovs)
-		return s, nil, err
+		return s, nil, nil, err
 	}
 	q, err := o.quick.resolve(c.Flags())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return loadQuick(q, ovs)
+	s, text, err := loadQuick(q, ovs)
+	return s, text, nil, err
 }

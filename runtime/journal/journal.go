@@ -369,3 +369,58 @@ func (j *Journal) Remove() error {
 	}
 	return nil
 }
+
+// Summary is what Peek reads of a journal.
+type Summary struct {
+	Header Header
+	// Done maps the finished samples to the data they finished with (the
+	// last record of each wins, as in Open).
+	Done map[Key]json.RawMessage
+	// InFlight counts the samples started and not finished: running now,
+	// or interrupted.
+	InFlight int
+}
+
+// Peek reads the journal at path without opening it for writing: nel
+// status reads a running shard's journal, which only the shard may
+// change. A torn or unreadable line is skipped, as a writer may be in the
+// middle of it.
+func Peek(path string) (*Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: no header yet", path)
+	}
+	s := &Summary{Done: map[Key]json.RawMessage{}}
+	if err := json.Unmarshal(line, &s.Header); err != nil {
+		return nil, fmt.Errorf("journal %s: header: %w", path, err)
+	}
+	started := map[Key]bool{}
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break // EOF, or a torn last line
+		}
+		var rec record
+		if json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		k := Key{rec.Item, rec.Repeat}
+		if rec.Type == "done" {
+			s.Done[k] = rec.Data
+		} else {
+			started[k] = true
+		}
+	}
+	for k := range started {
+		if _, ok := s.Done[k]; !ok {
+			s.InFlight++
+		}
+	}
+	return s, nil
+}

@@ -191,3 +191,43 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Peek counts a journal's samples without changing it: a done sample, one
+// in flight, and a torn last line (a writer mid-record), which stays.
+func TestPeek(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _, err := Open(path, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, j.Start(Key{"a", 0}))
+	must(t, j.Start(Key{"b", 0}))
+	must(t, j.Done(Key{"a", 0}, []byte(`1`)))
+	must(t, j.Start(Key{"a", 1}))
+	must(t, j.Done(Key{"a", 1}, []byte(`1`)))
+	must(t, j.Close())
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"t":"done","i":"b"`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before, _ := os.ReadFile(path)
+	s, err := Peek(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := hdr
+	want.Journal = 1
+	if s.Header != want || len(s.Done) != 2 || string(s.Done[Key{"a", 1}]) != "1" || s.InFlight != 1 {
+		t.Errorf("Peek = %+v, want header %+v, 2 done, 1 in flight", s, want)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("Peek changed the journal")
+	}
+	if _, err := Peek(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Peek of a missing file: %v, want ErrNotExist", err)
+	}
+}

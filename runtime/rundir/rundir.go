@@ -14,8 +14,11 @@
 //	│   ├── recipe/                                   RecipeDir(): copies of the recipe nel run ran, and of its lock
 //	│   │   └── suite.cue                             Recipe(file)
 //	│   ├── source.json                               Source(): where that recipe came from, with its overrides
+//	│   ├── process.json                              Process(): the nel run that runs in the folder now
+//	│   ├── jobs                                      Jobs(): the SLURM jobs of the run, one id a line
 //	│   └── published.json                            Published(): where nel publish put the run
 //	├── logs/                                         Logs()
+//	│   ├── run.log                                   Logs.Run(): what nel run said (its stderr)
 //	│   ├── server-vllm.log                           Logs.Server(service, ""): a server of a local run
 //	│   ├── server-vllm-1234.log                      Logs.Server(service, job): a server of SLURM job 1234
 //	│   ├── sandbox-python-1234.log                   Logs.Sandbox(sandbox, job)
@@ -143,6 +146,16 @@ func (d Dir) Recipe(file string) string { return filepath.Join(d.RecipeDir(), fi
 // folder and overrides), for nel publish.
 func (d Dir) Source() string { return filepath.Join(d.Meta(), "source.json") }
 
+// Process is where nel run records its process (pid, host) while it runs
+// in the folder, for nel status and nel stop; it is removed when the run
+// ends.
+func (d Dir) Process() string { return filepath.Join(d.Meta(), "process.json") }
+
+// Jobs is where a compiled SLURM job appends its job id when it starts,
+// and the id of the successor it queues, one a line, for nel status, logs
+// and stop.
+func (d Dir) Jobs() string { return filepath.Join(d.Meta(), "jobs") }
+
 // Published is where nel publish records the store and run id it
 // published the run under, for the model card.
 func (d Dir) Published() string { return filepath.Join(d.Meta(), "published.json") }
@@ -152,6 +165,19 @@ func (d Dir) Logs() Logs { return Logs(filepath.Join(string(d), logsDir)) }
 
 // Logs is a run folder's logs folder.
 type Logs string
+
+// Run is the log of a local run: what nel run wrote to its stderr.
+func (l Logs) Run() string { return l.file("run") }
+
+// List returns the log files in the folder, sorted; an empty list, not an
+// error, when there is no folder.
+func (l Logs) List() ([]string, error) {
+	matches, err := filepath.Glob(l.file("*"))
+	if err != nil {
+		return nil, fmt.Errorf("logs of %s: %w", l, err)
+	}
+	return matches, nil
+}
 
 // Server is the log of a service's server. A local run starts a service
 // once (job ""); every SLURM job starts its own, so job (its id) keeps

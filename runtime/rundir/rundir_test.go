@@ -31,8 +31,11 @@ func TestDocLayout(t *testing.T) {
 		{"RecipeDir()", d.RecipeDir()},
 		{"Recipe(file)", d.Recipe("suite.cue")},
 		{"Source()", d.Source()},
+		{"Process()", d.Process()},
+		{"Jobs()", d.Jobs()},
 		{"Published()", d.Published()},
 		{"Logs()", string(d.Logs())},
+		{"Logs.Run()", d.Logs().Run()},
 		{`Logs.Server(service, "")`, d.Logs().Server("vllm", "")},
 		{"Logs.Server(service, job)", d.Logs().Server("vllm", "1234")},
 		{"Logs.Sandbox(sandbox, job)", d.Logs().Sandbox("python", "1234")},
@@ -203,5 +206,26 @@ func TestShardFiles(t *testing.T) {
 	// A glob for Parquet files never picks up a journal.
 	if ok, _ := filepath.Match("*.parquet", filepath.Base(s.Journal())); ok {
 		t.Errorf("journal %s matches *.parquet", s.Journal())
+	}
+}
+
+// Logs.List finds the .log files of the logs folder, sorted, and nothing
+// (no error) before the folder exists.
+func TestLogsList(t *testing.T) {
+	d := Dir(t.TempDir())
+	if got, err := d.Logs().List(); err != nil || len(got) != 0 {
+		t.Fatalf("List before any log: %v, %v", got, err)
+	}
+	if err := os.MkdirAll(string(d.Logs()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{d.Logs().Server("sim", ""), d.Logs().Run(), filepath.Join(string(d.Logs()), "notes.txt")} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.Logs().List()
+	if want := []string{d.Logs().Run(), d.Logs().Server("sim", "")}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("List = %v, %v; want %v", got, err, want)
 	}
 }

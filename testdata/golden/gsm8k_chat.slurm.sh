@@ -40,6 +40,9 @@ nel_no_resume() {
 }
 
 mkdir -p "$NEL_OUT/.nel" "$NEL_OUT/logs" || nel_fail "cannot create output directory $NEL_OUT"
+# nel status, nel logs and nel stop find the run's jobs in this record.
+echo "$SLURM_JOB_ID" >> "$NEL_OUT/.nel/jobs" \
+  || echo "nel: warning: cannot record this job in $NEL_OUT/.nel/jobs: nel status and nel stop will not find it" >&2
 
 # nel-run must be the very binary this job was compiled against.
 [ -x "$NEL_RUN" ] || nel_fail "nel-run is missing or not executable: $NEL_RUN (see nel compile --nel-run)"
@@ -155,6 +158,7 @@ export NEL_ATTEMPT=$nel_attempt
 if [ "$nel_attempt" -le 3 ]; then
   if nel_successor=$(sbatch --parsable --kill-on-invalid-dep=yes --dependency="afternotok:$SLURM_JOB_ID" "$nel_self"); then
     nel_successor=${nel_successor%%;*}
+    echo "$nel_successor" >> "$NEL_OUT/.nel/jobs" || true
     echo "nel: attempt $nel_attempt; successor job $nel_successor waits in case this one is interrupted"
   else
     echo "nel: warning: could not queue a successor job; this run will not resume by itself" >&2

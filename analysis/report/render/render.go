@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nel-eval/nel/analysis/nemorun"
 	"github.com/nel-eval/nel/analysis/report"
 	"github.com/nel-eval/nel/analysis/report/htmlreport"
 	"github.com/nel-eval/nel/internal/exitcode"
@@ -94,12 +95,17 @@ func Write(ctx context.Context, req Request, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("report: %w", err)
 	}
-	suite, err := metrics.ReadDir(req.Dir)
+	suite, err := readSuite(req.Dir)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	card := report.ModelCardOptions{Store: req.Store, RunID: req.RunID, Categories: req.Categories}
 	if format == report.ModelCard || format == report.ModelCardHTML {
+		for _, b := range suite {
+			if strings.HasPrefix(b.Provenance.RecipeHash, nemorun.HashPrefix) {
+				return fmt.Errorf("report: %s: a model card states a nel recipe hash that reproduces the numbers, and a NeMo Evaluator run has none (its config_hash covers only the model, benchmark and repeats): use -f markdown, html, json, csv or latex", req.Dir)
+			}
+		}
 		if card, err = publishedCard(req.Dir, info.IsDir(), suite, card, stderr); err != nil {
 			return err
 		}
@@ -146,4 +152,22 @@ func publishedCard(dir string, isDir bool, suite []*metrics.Bundle, card report.
 		return card, exitcode.Usagef("report: --run-id needs --store (the recipe store the run was published to)")
 	}
 	return card, nil
+}
+
+// readSuite reads the bundles of a nel run, or of a NeMo Evaluator run
+// (nemorun recognises it by its layout: eval-*.json bundles, which nel
+// never writes), whose bundles say in their notes where they came from.
+func readSuite(dir string) ([]*metrics.Bundle, error) {
+	if !nemorun.Is(dir) {
+		return metrics.ReadDir(dir)
+	}
+	runs, err := nemorun.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	suite := make([]*metrics.Bundle, len(runs))
+	for i, r := range runs {
+		suite[i] = r.Bundle
+	}
+	return suite, nil
 }

@@ -1,0 +1,63 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/nel-eval/nel/runtime/stats"
+)
+
+// unpaired compares the two runs' headlines when their items cannot be
+// matched (Pair.Unpaired): each side's mean with its own standard error,
+// the difference with the normal interval of independent samples
+// (SE = √(SE_b² + SE_c²)). It ignores the correlation between the runs,
+// which pairing would use, so its interval is wider than a paired one
+// would be: it decides only when the interval clears max_drop, and there
+// are no flips, no exact test and no MDE.
+func unpaired(r *Report, p Pair, opts Options) (*Report, error) {
+	b, c := p.Base.Bundle, p.Candidate.Bundle
+	if b == nil || c == nil || b.Headline.Value == nil || c.Headline.Value == nil {
+		return nil, refuse("%s: cannot pair the items (%s), and a side has no headline to compare unpaired", p.Name, p.Unpaired)
+	}
+	if b.Headline.Metric != c.Headline.Metric {
+		return nil, refuse("%s: cannot pair the items (%s), and the headlines are different metrics (%s vs %s)", p.Name, p.Unpaired, b.Headline.Metric, c.Headline.Metric)
+	}
+	r.Pairing.Method = "NOT PAIRED: " + p.Unpaired
+	r.Pairing.OnlyInBaseline, r.Pairing.OnlyInCandidate = r.Baseline.Items, r.Candidate.Items
+	r.addNotes(p)
+	r.Warnings = append(r.Warnings, "UNPAIRED comparison of the two headlines: the items could not be matched, so there are no flips and no exact test, and the interval (independent samples) is wider than a paired one")
+	md := MetricDelta{Metric: b.Headline.Metric, N: min(b.Headline.N, c.Headline.N), Baseline: *b.Headline.Value,
+		Candidate: *c.Headline.Value, CorrelationNote: "undefined: the runs are not paired"}
+	md.Delta = md.Candidate - md.Baseline
+	if md.Baseline != 0 {
+		rel := md.Delta / md.Baseline
+		md.RelativeChange = &rel
+	}
+	if b.Headline.CLT != nil && c.Headline.CLT != nil {
+		se := math.Hypot(b.Headline.CLT.SE, c.Headline.CLT.SE)
+		z := stats.NormalQuantile(1 - (1-opts.Level)/2)
+		md.CI = &DeltaCI{Method: "unpaired_normal", Level: opts.Level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
+	}
+	r.Metrics = []MetricDelta{md}
+	r.Verdict, r.VerdictReasons = decideUnpaired(md, opts.MaxDrop)
+	return r, nil
+}
+
+// decideUnpaired: BLOCK when the whole interval lies below −max_drop (the
+// candidate is worse by more than max_drop even unpaired), PASS when it
+// lies above (a drop beyond max_drop is ruled out), INCONCLUSIVE
+// otherwise or without an interval.
+func decideUnpaired(md MetricDelta, maxDrop float64) (string, []string) {
+	head := fmt.Sprintf("Unpaired: %s %.4f → %.4f (delta %+.4f).", md.Metric, md.Baseline, md.Candidate, md.Delta)
+	if md.CI == nil {
+		return Inconclusive, []string{head, "No interval: a side has no standard error (fewer than two items); pair the runs to decide."}
+	}
+	ci := fmt.Sprintf("%.0f%% interval on the delta [%+.4f, %+.4f] (independent samples)", 100*md.CI.Level, md.CI.Lo, md.CI.Hi)
+	switch {
+	case md.CI.Hi < -maxDrop:
+		return Block, []string{head, fmt.Sprintf("The %s lies below −max-drop %g: the candidate is worse by more than max-drop.", ci, maxDrop)}
+	case md.CI.Lo >= -maxDrop:
+		return Pass, []string{head, fmt.Sprintf("The %s lies above −max-drop %g: a drop beyond max-drop is ruled out.", ci, maxDrop)}
+	}
+	return Inconclusive, []string{head, fmt.Sprintf("The %s straddles −max-drop %g: an unpaired comparison cannot decide; runs whose items pair would.", ci, maxDrop)}
+}
