@@ -168,6 +168,27 @@ type Benchmark struct {
 	// the hashes covered when the recipe was compiled: nel-run refuses a
 	// file that changed since. Other specs load unchecked unless locked.
 	LocalData []DataPin `json:"local_data,omitempty"`
+	// Harness is set when a peer harness runs the benchmark (lm-eval://,
+	// skills://, container://): the job runs it in its image against the
+	// solver's service, and nel-run ingest reads its output into the
+	// benchmark's one shard. An older plan has none.
+	Harness *Harness `json:"harness,omitempty"`
+}
+
+// Harness is a peer evaluation harness run in its own container image.
+type Harness struct {
+	// Kind is "lm-eval" (lm-evaluation-harness), "skills" (NeMo-Skills'
+	// ns eval) or "container" (an eval-factory image's run_eval).
+	Kind string `json:"kind"`
+	// Task is the harness's task or benchmark name.
+	Task  string `json:"task"`
+	Image string `json:"image"`
+	// Argv is the harness's command line as the job runs it, with the
+	// endpoint's URL in $NEL_HARNESS_URL (known only once the job runs).
+	Argv []string `json:"argv"`
+	// Config is a file the harness reads (the run_config of a container
+	// harness), written into its folder before it starts; "" when none.
+	Config string `json:"config,omitempty"`
 }
 
 // Defaults of the benchmark fields the compiler fills when a recipe

@@ -76,6 +76,10 @@ func fullPlan() *Plan {
 			SkipFailed: true, MaxSystemRetries: 3,
 			Data:      []DataPin{pin},
 			LocalData: []DataPin{{Spec: "data/gsm8k.jsonl", Digest: pin.Digest, Files: pin.Files}},
+			Harness: &Harness{
+				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
+				Argv: []string{"lm_eval", "--tasks", "gsm8k"}, Config: "{}",
+			},
 		}},
 	}
 }

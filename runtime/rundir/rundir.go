@@ -24,6 +24,7 @@
 //	│   ├── results.parquet                           Results(): one row per (item, repeat), merged
 //	│   ├── trajectories.parquet                      Trajectories(): prompts, responses and errors, merged
 //	│   ├── eval.json                                 Bundle(): the statistics merge computes
+//	│   ├── harness/                                  Harness(): a peer harness's own output (lm-eval://, skills://, container://)
 //	│   └── shards/                                   Shards()
 //	│       ├── shard-00000-of-00002.parquet          Shard(i, n): the rows of shard i of n
 //	│       ├── shard-00000-of-00002.trajectories.parquet  Shard.Trajectories()
@@ -57,9 +58,10 @@ const (
 )
 
 const (
-	metaDir   = ".nel"
-	logsDir   = "logs"
-	shardsDir = "shards"
+	metaDir    = ".nel"
+	logsDir    = "logs"
+	shardsDir  = "shards"
+	harnessDir = "harness"
 )
 
 // Dir is a run folder (a recipe's output.dir). Its methods return the
@@ -204,6 +206,11 @@ func (b Bench) Trajectories() string { return filepath.Join(string(b), Trajector
 
 // Bundle is the benchmark's eval.json, the statistics of Results.
 func (b Bench) Bundle() string { return filepath.Join(string(b), BundleFile) }
+
+// Harness is the folder a peer harness (lm-evaluation-harness,
+// NeMo-Skills, an eval-factory container) writes its own output into,
+// mounted into its container; nel-run ingest reads it into a shard.
+func (b Bench) Harness() string { return filepath.Join(string(b), harnessDir) }
 
 // Shards is the folder of the benchmark's shard files.
 func (b Bench) Shards() string { return filepath.Join(string(b), shardsDir) }

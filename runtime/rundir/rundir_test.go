@@ -42,6 +42,7 @@ func TestDocLayout(t *testing.T) {
 		{"Trajectories()", b.Trajectories()},
 		{"Bundle()", b.Bundle()},
 		{"Shards()", b.Shards()},
+		{"Harness()", b.Harness()},
 		{"Shard(i, n)", string(s)},
 		{"Shard.Trajectories()", s.Trajectories()},
 		{"Shard.Journal()", s.Journal()},
