@@ -148,6 +148,9 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 	if b.Verifier != "" {
 		m["verifier"] = judgeIdentity(r.Services[b.Verifier])
 	}
+	if h := harnessMethod(r, b); h != nil {
+		m["harness"] = h
+	}
 	return m
 }
 

@@ -77,6 +77,7 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			pb.Data = s.dataPins[i]
 		}
 		pb.LocalData = localPins(s, i)
+		pb.Harness = planHarness(r, b)
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {

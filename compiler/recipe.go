@@ -133,6 +133,11 @@ type Solver struct {
 	ResourceService string      `json:"resource_service"`
 	GymService      string      `json:"gym_service"`
 	SandboxTools    bool        `json:"sandbox_tools"`
+	// The container solver's (an eval-factory image, container://).
+	EndpointType  string            `json:"endpoint_type"`
+	AdapterConfig map[string]any    `json:"adapter_config"`
+	EnvVars       map[string]string `json:"env_vars"`
+	Mounts        map[string]string `json:"mounts"`
 }
 
 // Scoring selects the metrics computed for each sample.

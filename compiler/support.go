@@ -65,7 +65,13 @@ func unsupported(s *Source) Errors {
 		}
 	}
 	for i, b := range r.Benchmarks {
-		if scheme, _, ok := strings.Cut(b.Name, "://"); ok && scheme != "hf" && scheme != "file" {
+		if _, _, _, ok := harnessOf(b.Name); ok {
+			harnessUnsupported(no, r, i, b)
+			continue
+		}
+		if scheme, _, ok := strings.Cut(b.Name, "://"); ok && scheme == "vlmevalkit" {
+			no("benchmark source vlmevalkit:// (VLMEvalKit needs an API model class configured for the endpoint, and writes its per-item results as .xlsx, which nel-run does not read)", "benchmarks", i, "name")
+		} else if ok && scheme != "hf" && scheme != "file" {
 			no("benchmark source "+scheme+"://", "benchmarks", i, "name")
 		}
 		if b.Solver.Type != "simple" {
@@ -110,8 +116,8 @@ func unsupported(s *Source) Errors {
 		if cl.CondaEnv != "" {
 			no("conda_env (nel-run needs no Python)", "cluster", "conda_env")
 		}
-		if cl.EvalImage != "" {
-			no("eval_image (nel-run is a static binary and runs on the node)", "cluster", "eval_image")
+		if cl.EvalImage != "" && !allHarness(r) {
+			no("eval_image for nel's own benchmarks (nel-run is a static binary and runs on the node; eval_image sets the image of lm-eval:// and skills:// benchmarks only)", "cluster", "eval_image")
 		}
 		if cl.Hostname != "" {
 			no("remote submission (hostname); pipe nel compile to sbatch on the login node", "cluster", "hostname")

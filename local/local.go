@@ -106,6 +106,9 @@ func prepare(s *compiler.Source, o Options, stderr io.Writer) (*plan.Plan, error
 	if err != nil {
 		return nil, err
 	}
+	if err := compiler.HarnessOffSLURM(s, "nel run"); err != nil {
+		return nil, err
+	}
 	if err := localServices(p); err != nil {
 		return nil, exitcode.New(exitcode.Usage, fmt.Errorf("run %s: %w", s.Path, err))
 	}

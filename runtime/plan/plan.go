@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 )
 
 // Version is the plan format version. nel-run refuses plans of another one.
@@ -105,6 +106,19 @@ type Parallelism struct {
 // #EnvRef does: group 1 is the name, group 3 the default (group 2 tells
 // whether there is one). The compiler checks them; nel-run expands them.
 var EnvRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// BaseURL turns an api service's URL as written into the base URL clients
+// append paths to: NeMo Evaluator configs write the full endpoint
+// (…/v1/chat/completions), others the base (…/v1).
+func BaseURL(u string) string {
+	u = strings.TrimRight(u, "/")
+	for _, suffix := range []string{"/chat/completions", "/completions", "/responses"} {
+		if strings.HasSuffix(u, suffix) {
+			return strings.TrimSuffix(u, suffix)
+		}
+	}
+	return u
+}
 
 // EnvRef is a ${VAR} or ${VAR:-default} reference to the environment.
 type EnvRef struct {

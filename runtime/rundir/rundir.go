@@ -19,7 +19,8 @@
 //	│   ├── server-vllm.log                           Logs.Server(service, ""): a server of a local run
 //	│   ├── server-vllm-1234.log                      Logs.Server(service, job): a server of SLURM job 1234
 //	│   ├── sandbox-python-1234.log                   Logs.Sandbox(sandbox, job)
-//	│   └── shard-gsm8k-0-1234.log                    Logs.Shard(benchDir, i, job): a shard of a heterogeneous job
+//	│   ├── shard-gsm8k-0-1234.log                    Logs.Shard(benchDir, i, job): a shard of a heterogeneous job
+//	│   └── harness-mmlu-1234.log                     Logs.Harness(benchDir, job): a peer harness's run
 //	├── gsm8k/                                        Benchmark(dir): a benchmark's folder, the plan's benchmarks[].dir
 //	│   ├── results.parquet                           Results(): one row per (item, repeat), merged
 //	│   ├── trajectories.parquet                      Trajectories(): prompts, responses and errors, merged
@@ -172,6 +173,12 @@ func (l Logs) Sandbox(sandbox, job string) string {
 // logs to the job's own output.
 func (l Logs) Shard(benchDir string, i int, job string) string {
 	return l.file("shard-" + benchDir + "-" + strconv.Itoa(i) + jobSuffix(job))
+}
+
+// Harness is the log of the peer harness that ran the benchmark in folder
+// benchDir in SLURM job job.
+func (l Logs) Harness(benchDir, job string) string {
+	return l.file("harness-" + benchDir + jobSuffix(job))
 }
 
 func (l Logs) file(name string) string { return filepath.Join(string(l), name+".log") }

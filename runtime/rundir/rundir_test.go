@@ -37,6 +37,7 @@ func TestDocLayout(t *testing.T) {
 		{"Logs.Server(service, job)", d.Logs().Server("vllm", "1234")},
 		{"Logs.Sandbox(sandbox, job)", d.Logs().Sandbox("python", "1234")},
 		{"Logs.Shard(benchDir, i, job)", d.Logs().Shard("gsm8k", 0, "1234")},
+		{"Logs.Harness(benchDir, job)", d.Logs().Harness("mmlu", "1234")},
 		{"Benchmark(dir)", string(b)},
 		{"Results()", b.Results()},
 		{"Trajectories()", b.Trajectories()},

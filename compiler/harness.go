@@ -1,0 +1,246 @@
+package compiler
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// Benchmarks whose name is a peer harness's URI run that harness in its
+// own container image, as NeMo Evaluator's SLURM scripts do: lm-eval://task
+// (lm-evaluation-harness against the service's OpenAI-compatible endpoint,
+// samples logged), skills://benchmark (NeMo-Skills' ns eval) and
+// container://image#task (an eval-factory image's run_eval with a legacy
+// run_config). nel-run ingest then reads what the harness wrote.
+//
+// The benchmark hash covers what decides such a benchmark's methodology:
+// the benchmark fields every benchmark hashes (name, max_problems,
+// fewshot, repeats, system prompt, generation, params, scoring), plus the
+// "harness" entry: kind, task, image (with its digest once nel lock pinned
+// cluster.eval_image), the endpoint type, the container solver's
+// adapter_config, and the harness arguments nel adds that are not
+// deployment (harnessArgs). The model id, endpoint URL and concurrency are
+// left out, as for every benchmark.
+
+// harnessInside is where the harness's folder is mounted in its container.
+const harnessInside = "/nel-harness"
+
+// harnessURLRef is the text the harness's argv and config carry for the
+// service's base URL, which the job knows only once its servers are up:
+// the harness step substitutes $NEL_HARNESS_URL for it.
+const harnessURLRef = "${NEL_HARNESS_URL}"
+
+// Default images per scheme: NeMo Evaluator's resources/containers.toml
+// ({registry}:{tag}-<variant>); cluster.eval_image replaces them.
+var harnessImages = map[string]string{
+	"lm-eval": "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
+	"skills":  "nvcr.io/nvidia/nemo-evaluator:latest-skills",
+}
+
+// harnessOf says which peer harness runs benchmark name, and its task
+// (and image, for container://); ok is false for other names.
+func harnessOf(name string) (kind, task, image string, ok bool) {
+	scheme, rest, found := strings.Cut(name, "://")
+	if !found {
+		return "", "", "", false
+	}
+	switch scheme {
+	case "lm-eval", "skills":
+		return scheme, rest, "", true
+	case "container":
+		image, task, _ = strings.Cut(rest, "#")
+		return scheme, task, image, true
+	}
+	return "", "", "", false
+}
+
+// harnessImage is the image a harness benchmark runs in.
+func harnessImage(r *Recipe, kind, uriImage string) string {
+	if kind == "container" {
+		return uriImage
+	}
+	if r.Cluster.EvalImage != "" {
+		return r.Cluster.EvalImage
+	}
+	return harnessImages[kind]
+}
+
+// planHarness is a harness benchmark's plan entry; nil for others.
+func planHarness(r *Recipe, b *Benchmark) *plan.Harness {
+	kind, task, uriImage, ok := harnessOf(b.Name)
+	if !ok {
+		return nil
+	}
+	h := &plan.Harness{Kind: kind, Task: task, Image: harnessImage(r, kind, uriImage)}
+	sv := r.Services[b.Solver.Service]
+	model := sv.Model
+	if sv.Managed() {
+		model = servedName(b.Solver.Service, sv)
+	}
+	switch kind {
+	case "lm-eval":
+		h.Argv = lmEvalArgv(r, b, sv, model, task)
+	case "skills":
+		h.Argv = skillsArgv(r, b, model, task)
+	case "container":
+		h.Argv = []string{"nemo-evaluator", "run_eval", "--run_config", harnessInside + "/run_config.yaml"}
+		h.Config = containerRunConfig(b, sv, model, task)
+	}
+	return h
+}
+
+// lmEvalArgv runs lm-evaluation-harness against the service's chat (or
+// completions) endpoint with every sample logged.
+func lmEvalArgv(r *Recipe, b *Benchmark, sv *Service, model, task string) []string {
+	modelType, path := "local-chat-completions", "/chat/completions"
+	if sv.Protocol == "completions" {
+		modelType, path = "local-completions", "/completions"
+	}
+	args := "model=" + model + ",base_url=" + harnessURLRef + path +
+		",num_concurrent=" + strconv.Itoa(b.MaxConcurrent) + ",max_retries=3,tokenized_requests=False"
+	argv := []string{"lm_eval", "--model", modelType, "--model_args", args, "--tasks", task}
+	argv = append(argv, lmEvalMethodArgs(r, b, sv)...)
+	return append(argv, "--output_path", harnessInside, "--log_samples")
+}
+
+// lmEvalMethodArgs are lm_eval's arguments that are methodology.
+func lmEvalMethodArgs(r *Recipe, b *Benchmark, sv *Service) []string {
+	var argv []string
+	if sv.Protocol != "completions" {
+		argv = append(argv, "--apply_chat_template")
+	}
+	if b.MaxProblems != nil {
+		argv = append(argv, "--limit", strconv.Itoa(*b.MaxProblems))
+	}
+	if b.Fewshot != nil {
+		argv = append(argv, "--num_fewshot", strconv.Itoa(*b.Fewshot))
+	}
+	if sp := effectiveSystemPrompt(b); sp != nil {
+		argv = append(argv, "--system_instruction", *sp)
+	}
+	g := EffectiveGeneration(r, b)
+	var kw []string
+	if g.Temperature != nil {
+		kw = append(kw, "temperature="+fmtFloat(*g.Temperature))
+	}
+	if g.TopP != nil {
+		kw = append(kw, "top_p="+fmtFloat(*g.TopP))
+	}
+	if g.MaxTokens != nil {
+		kw = append(kw, "max_gen_toks="+strconv.FormatInt(*g.MaxTokens, 10))
+	}
+	if len(kw) > 0 {
+		argv = append(argv, "--gen_kwargs", strings.Join(kw, ","))
+	}
+	return argv
+}
+
+// skillsArgv runs NeMo-Skills' ns eval locally in its image (no cluster
+// config: ns runs the generation and evaluation steps in place).
+func skillsArgv(r *Recipe, b *Benchmark, model, task string) []string {
+	argv := []string{"ns", "eval", "--server_type=openai", "--model=" + model,
+		"--server_address=" + harnessURLRef, "--output_dir=" + harnessInside,
+		"++max_concurrent_requests=" + strconv.Itoa(b.MaxConcurrent)}
+	return append(argv, skillsMethodArgs(r, b, task)...)
+}
+
+// skillsMethodArgs are ns eval's arguments that are methodology.
+func skillsMethodArgs(r *Recipe, b *Benchmark, task string) []string {
+	bench := task
+	if b.Repeats > 1 {
+		bench += ":" + strconv.Itoa(b.Repeats) // that many seeds: output-rs<i>.jsonl
+	}
+	argv := []string{"--benchmarks=" + bench}
+	if b.MaxProblems != nil {
+		argv = append(argv, "++max_samples="+strconv.Itoa(*b.MaxProblems))
+	}
+	g := EffectiveGeneration(r, b)
+	if g.Temperature != nil {
+		argv = append(argv, "++inference.temperature="+fmtFloat(*g.Temperature))
+	}
+	if g.TopP != nil {
+		argv = append(argv, "++inference.top_p="+fmtFloat(*g.TopP))
+	}
+	if g.MaxTokens != nil {
+		argv = append(argv, "++inference.tokens_to_generate="+strconv.FormatInt(*g.MaxTokens, 10))
+	}
+	return argv
+}
+
+// containerRunConfig is the legacy run_config an eval-factory image reads
+// (as NeMo Evaluator builds it), as JSON, which is YAML too. Its url is
+// harnessURLRef plus the endpoint's path; the job fills in the URL.
+func containerRunConfig(b *Benchmark, sv *Service, model, task string) string {
+	ep := containerEndpoint(b, sv, model)
+	cfg := map[string]any{
+		"config": map[string]any{"type": task, "output_dir": harnessInside},
+		"target": map[string]any{"api_endpoint": ep},
+	}
+	if len(b.Params) > 0 {
+		cfg["config"].(map[string]any)["params"] = b.Params
+	}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		// The recipe decoded from JSON-compatible CUE: it encodes.
+		panic("encode run_config: " + err.Error())
+	}
+	return string(out)
+}
+
+func containerEndpoint(b *Benchmark, sv *Service, model string) map[string]any {
+	typ := containerEndpointType(b, sv)
+	path := "/chat/completions"
+	if typ == "completions" {
+		path = "/completions"
+	}
+	ep := map[string]any{"url": harnessURLRef + path, "model_id": model, "type": typ}
+	if sv.APIKey != "" {
+		ep["api_key_name"] = "NEMO_API_KEY"
+	}
+	if len(b.Solver.AdapterConfig) > 0 {
+		ep["adapter_config"] = b.Solver.AdapterConfig
+	}
+	return ep
+}
+
+// containerEndpointType is the legacy endpoint type: the solver's
+// endpoint_type, else the service protocol's (NeMo's mapping).
+func containerEndpointType(b *Benchmark, sv *Service) string {
+	if b.Solver.EndpointType != "" {
+		return b.Solver.EndpointType
+	}
+	if sv.Protocol == "completions" {
+		return "completions"
+	}
+	return "chat"
+}
+
+// harnessMethod is the "harness" entry of a harness benchmark's hash (see
+// the comment at the top); nil for other benchmarks.
+func harnessMethod(r *Recipe, b *Benchmark) map[string]any {
+	kind, task, uriImage, ok := harnessOf(b.Name)
+	if !ok {
+		return nil
+	}
+	sv := r.Services[b.Solver.Service]
+	m := map[string]any{"kind": kind, "task": task, "image": harnessImage(r, kind, uriImage)}
+	if sv == nil {
+		return m
+	}
+	switch kind {
+	case "lm-eval":
+		m["args"] = lmEvalMethodArgs(r, b, sv)
+		m["endpoint_type"] = sv.Protocol
+	case "skills":
+		m["args"] = skillsMethodArgs(r, b, task)
+		m["endpoint_type"] = sv.Protocol
+	case "container":
+		m["endpoint_type"] = containerEndpointType(b, sv)
+		m["adapter_config"] = b.Solver.AdapterConfig
+	}
+	return m
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,169 @@
+package compiler
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/shellquote"
+	"github.com/nel-eval/nel/templates"
+)
+
+// harnessStep is how the job runs a harness benchmark: the harness in its
+// image under Pyxis, then nel-run ingest. Every value is pre-quoted or
+// plain.
+type harnessStep struct {
+	Key, Kind, Image      string
+	Dir, Log, Shard       string // paths under $NEL_OUT, inside double quotes
+	Config, ConfigDelim   string
+	Env                   []string // complete shell statements
+	SrunFlags, Pyxis, Cmd string
+}
+
+// The script run in the harness's image (bash -c SCRIPT nel-harness ARGV):
+// the key under the names the harnesses read it from, $NEL_HARNESS_URL put
+// in for harnessURLRef in every argument (as text: nothing is evaluated),
+// then the harness, from its folder.
+const harnessPrelude = `set -eu
+if [ -n "${NEL_HARNESS_API_KEY:-}" ]; then
+  export OPENAI_API_KEY="$NEL_HARNESS_API_KEY" NVIDIA_API_KEY="$NEL_HARNESS_API_KEY" NEMO_API_KEY="$NEL_HARNESS_API_KEY"
+fi
+u='` + harnessURLRef + `'
+args=()
+for a in "$@"; do args+=("${a//"$u"/"$NEL_HARNESS_URL"}"); done
+cd ` + harnessInside + `
+`
+
+// harnessScripts are the kinds' own lines after the prelude. An
+// eval-factory image gets its run_config with the URL filled in, runs
+// nemo-evaluator (eval-factory in older images), and its results.yml is
+// converted to JSON with the image's Python, so that nel-run reads no YAML.
+var harnessScripts = map[string]string{
+	"lm-eval": `exec "${args[@]}"
+`,
+	"skills": `ns prepare_data "$NEL_HARNESS_TASK" || echo "nel: ns prepare_data $NEL_HARNESS_TASK failed; using the data in the image" >&2
+exec "${args[@]}"
+`,
+	"container": `python3 -c 'import json, os
+c = json.load(open("run_config.json"))
+e = c["target"]["api_endpoint"]
+e["url"] = e["url"].replace("` + harnessURLRef + `", os.environ["NEL_HARNESS_URL"])
+json.dump(c, open("run_config.yaml", "w"), indent=2)'
+command -v "${args[0]}" >/dev/null 2>&1 || args[0]=eval-factory
+"${args[@]}"
+python3 -c 'import json, yaml; json.dump(yaml.safe_load(open("results.yml")), open("results.json", "w"), indent=2)'
+`,
+}
+
+// harnessSteps lays out the harness benchmarks' steps, by benchmark key.
+func (j *job) harnessSteps(s *Source, p *plan.Plan) {
+	for i, b := range p.Benchmarks {
+		if b.Harness == nil {
+			continue
+		}
+		if j.Harness == nil {
+			j.Harness = map[string]harnessStep{}
+		}
+		j.Harness[b.Key] = j.harnessStep(s.Recipe, p, b, s.Recipe.Benchmarks[i])
+	}
+}
+
+func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchmark) harnessStep {
+	h := b.Harness
+	st := harnessStep{
+		Key: b.Key, Kind: h.Kind, Image: h.Image,
+		Dir:   j.Run.Harness(b.Dir),
+		Log:   j.Run.HarnessLog(b.Dir),
+		Shard: j.Run.Shard(b.Dir, 0, 1),
+	}
+	if h.Config != "" {
+		st.Config, st.ConfigDelim = h.Config, templates.HeredocDelimiter(h.Config, "NEL_RUN_CONFIG_EOF")
+	}
+	flags := []string{"--overlap", "--nodes=1", "--ntasks=1"}
+	if j.Het {
+		flags = append(flags, "--het-group="+strconv.Itoa(j.EvalGroup))
+	}
+	st.SrunFlags = strings.Join(flags, " ")
+	var names []string
+	st.Env, names = harnessEnv(p, b, rb)
+	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names)
+	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScripts[h.Kind]) + " nel-harness " + shellquote.Join(h.Argv)
+	return st
+}
+
+// harnessEnv returns the statements that export the harness's endpoint,
+// key (by name: the value stays in the environment) and the container
+// solver's env_vars, and the names they export.
+func harnessEnv(p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names []string) {
+	var sv plan.Service
+	for _, x := range p.Services {
+		if x.Name == b.Solver.Service {
+			sv = x
+		}
+	}
+	if sv.Managed {
+		exports = append(exports, `export NEL_HARNESS_URL="$`+sv.URLEnv+`"`)
+	} else {
+		exports = append(exports, "export NEL_HARNESS_URL="+shellquote.Quote(plan.BaseURL(sv.URL)))
+	}
+	names = append(names, "NEL_HARNESS_URL")
+	env := []plan.EnvVar{}
+	if sv.APIKey != nil {
+		env = append(env, plan.EnvVar{Name: "NEL_HARNESS_API_KEY", From: sv.APIKey})
+	}
+	if b.Harness.Kind == "skills" {
+		env = append(env, plan.EnvVar{Name: "NEL_HARNESS_TASK", Value: b.Harness.Task})
+	}
+	for _, k := range sortedKeys(rb.Solver.EnvVars) {
+		e := plan.EnvVar{Name: k, Value: rb.Solver.EnvVars[k]}
+		if ref, ok := parseWholeEnvRef(e.Value); ok {
+			e = plan.EnvVar{Name: k, From: &plan.EnvRef{Name: ref.Name, Default: ref.Default}}
+		}
+		env = append(env, e)
+	}
+	for _, e := range env {
+		names = append(names, e.Name)
+		exports = append(exports, exportEnv(e))
+	}
+	return exports, names
+}
+
+// exportEnv is the statement that exports e: a literal quoted, a
+// reference by name.
+func exportEnv(e plan.EnvVar) string {
+	switch {
+	case e.From == nil:
+		return "export " + e.Name + "=" + shellquote.Quote(e.Value)
+	case e.From.Default == nil:
+		return "export " + e.Name + `="$` + e.From.Name + `"`
+	default:
+		return fmt.Sprintf(`if [ -n "${%s+x}" ]; then export %s="$%s"; else export %s=%s; fi`,
+			e.From.Name, e.Name, e.From.Name, e.Name, shellquote.Quote(*e.From.Default))
+	}
+}
+
+// harnessPyxis are the srun flags that run the harness in its image: the
+// cluster's mounts, the harness's folder, the solver's mounts.
+func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string) string {
+	mounts := "--container-mounts="
+	if len(cl.ContainerMounts) > 0 {
+		mounts += shellquote.Quote(strings.Join(cl.ContainerMounts, ",") + ",")
+	}
+	mounts += `"$nel_hdir:` + harnessInside + `"`
+	var extra []string
+	for _, host := range sortedKeys(rb.Solver.Mounts) {
+		extra = append(extra, host+":"+rb.Solver.Mounts[host])
+	}
+	if len(extra) > 0 {
+		mounts += shellquote.Quote("," + strings.Join(extra, ","))
+	}
+	f := []string{"--container-image=" + shellquote.Quote(h.Image), mounts}
+	if cl.MountHome {
+		f = append(f, "--container-mount-home")
+	} else {
+		f = append(f, "--no-container-mount-home")
+	}
+	f = append(f, "--container-env="+strings.Join(envNames, ","))
+	return strings.Join(f, " ")
+}
