@@ -971,4 +971,3 @@ func (r *runner) endpoint(svc *plan.Service) (base, key string, err error) {
 	}
 	return base, key, nil
 }
-
