@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,8 +66,16 @@ func (j *job) harnessSteps(s *Source, p *plan.Plan) {
 		if j.Harness == nil {
 			j.Harness = map[string]harnessStep{}
 		}
-		j.Harness[b.Key] = j.harnessStep(s.Recipe, p, b, s.Recipe.Benchmarks[i])
+		rb := s.Recipe.Benchmarks[i]
+		j.Harness[b.Key] = j.harnessStep(s.Recipe, p, b, rb)
+		for _, k := range sortedKeys(rb.Solver.EnvVars) {
+			if ref, ok := parseWholeEnvRef(rb.Solver.EnvVars[k]); ok && ref.Default == nil {
+				j.Secrets = append(j.Secrets, secret{Name: ref.Name, Where: fmt.Sprintf("benchmarks[%d].solver.env_vars.%s", i, k)})
+			}
+		}
 	}
+	slices.SortStableFunc(j.Secrets, func(a, b secret) int { return strings.Compare(a.Name, b.Name) })
+	j.Secrets = slices.CompactFunc(j.Secrets, func(a, b secret) bool { return a.Name == b.Name })
 }
 
 func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchmark) harnessStep {
