@@ -112,8 +112,8 @@ func TestIngestAggregateOnly(t *testing.T) {
 	if !strings.Contains(joined, "aggregate-only") || strings.Contains(joined, "no rows") {
 		t.Errorf("notes %q", bd.Notes)
 	}
-	if !strings.Contains(sum.Headline(), "0.8011") {
-		t.Errorf("headline line %q", sum.Headline())
+	if want := "container://simple_evals.mmlu  harness:mmlu/score/macro 0.8011 · aggregate-only: container wrote no per-item results, so there is no interval"; sum.Headline() != want {
+		t.Errorf("headline line\n%q, want\n%q", sum.Headline(), want)
 	}
 }
 
