@@ -281,6 +281,11 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		r.VerdictReasons = append(r.VerdictReasons, "No comparison is given on an INVALID run: fix the infrastructure failures and run it again.")
 		return r, nil
 	}
+	for _, run := range []*Run{b, c} {
+		if run.Meta[results.MetaAggregateOnly] == "true" {
+			return nil, refuse("%s: %s is aggregate-only (its harness wrote no per-item results): a paired comparison, its interval and its test need items", p.Name, run.Path)
+		}
+	}
 	if len(b.Rows) == 0 || len(c.Rows) == 0 {
 		return nil, refuse("%s: nothing to pair: %s has no %s rows", p.Name, map[bool]string{true: b.Path, false: c.Path}[len(b.Rows) == 0], rundir.ResultsFile)
 	}
