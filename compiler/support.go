@@ -65,48 +65,7 @@ func unsupported(s *Source) Errors {
 		}
 	}
 	for i, b := range r.Benchmarks {
-		if _, _, _, ok := harnessOf(b.Name); ok {
-			harnessUnsupported(no, r, i, b)
-			continue
-		}
-		if scheme, _, ok := strings.Cut(b.Name, "://"); ok && scheme == "vlmevalkit" {
-			no("benchmark source vlmevalkit:// (VLMEvalKit needs an API model class configured for the endpoint, and writes its per-item results as .xlsx, which nel-run does not read)", "benchmarks", i, "name")
-		} else if ok && scheme != "hf" && scheme != "file" {
-			no("benchmark source "+scheme+"://", "benchmarks", i, "name")
-		}
-		if b.Solver.Type != "simple" {
-			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
-		}
-		if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
-			no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
-		}
-		if b.Playbook != "" {
-			no("playbook", "benchmarks", i, "playbook")
-		}
-		if b.Verifier != "" {
-			no("verifier", "benchmarks", i, "verifier")
-		}
-		if b.InstructionTemplate != nil {
-			no("instruction_template", "benchmarks", i, "instruction_template")
-		}
-		if m, ok := b.Sandbox.(map[string]any); ok {
-			if t, _ := m["type"].(string); t == "ecs_fargate" || t == "custom" {
-				no("sandbox type "+t, "benchmarks", i, "sandbox", "type")
-			}
-		}
-		for j, m := range b.Scoring.Metrics {
-			switch m.Type {
-			case "scorer":
-			case "judge":
-				if m.SwapCheck {
-					no("swap_check on a judge metric (it applies to pairwise judges; a judge metric scores one response)", "benchmarks", i, "scoring", "metrics", j, "swap_check")
-				}
-			case "pairwise_judge", "ensemble_judge":
-				no("metric type "+m.Type+" (nel-run runs judge metrics, one service each: use type \"judge\")", "benchmarks", i, "scoring", "metrics", j, "type")
-			default:
-				no("metric type "+m.Type, "benchmarks", i, "scoring", "metrics", j, "type")
-			}
-		}
+		benchmarkUnsupported(no, r, i, b)
 	}
 	cl := r.Cluster
 	switch cl.Type {
@@ -130,6 +89,53 @@ func unsupported(s *Source) Errors {
 		no("output.export", "output", "export")
 	}
 	return c.errs.sorted()
+}
+
+// benchmarkUnsupported refuses what benchmark i asks for that nel cannot
+// run yet.
+func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
+	if _, _, _, ok := harnessOf(b.Name); ok {
+		harnessUnsupported(no, r, i, b)
+	} else {
+		if scheme, _, ok := strings.Cut(b.Name, "://"); ok && scheme == "vlmevalkit" {
+			no("benchmark source vlmevalkit:// (nel does not drive VLMEvalKit's run.py against an endpoint yet, nor read its per-item predictions, .xlsx by default)", "benchmarks", i, "name")
+		} else if ok && scheme != "hf" && scheme != "file" {
+			no("benchmark source "+scheme+"://", "benchmarks", i, "name")
+		}
+		if b.Solver.Type != "simple" {
+			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
+		}
+	}
+	if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
+		no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
+	}
+	if b.Playbook != "" {
+		no("playbook", "benchmarks", i, "playbook")
+	}
+	if b.Verifier != "" {
+		no("verifier", "benchmarks", i, "verifier")
+	}
+	if b.InstructionTemplate != nil {
+		no("instruction_template", "benchmarks", i, "instruction_template")
+	}
+	if m, ok := b.Sandbox.(map[string]any); ok {
+		if t, _ := m["type"].(string); t == "ecs_fargate" || t == "custom" {
+			no("sandbox type "+t, "benchmarks", i, "sandbox", "type")
+		}
+	}
+	for j, m := range b.Scoring.Metrics {
+		switch m.Type {
+		case "scorer":
+		case "judge":
+			if m.SwapCheck {
+				no("swap_check on a judge metric (it applies to pairwise judges; a judge metric scores one response)", "benchmarks", i, "scoring", "metrics", j, "swap_check")
+			}
+		case "pairwise_judge", "ensemble_judge":
+			no("metric type "+m.Type+" (nel-run runs judge metrics, one service each: use type \"judge\")", "benchmarks", i, "scoring", "metrics", j, "type")
+		default:
+			no("metric type "+m.Type, "benchmarks", i, "scoring", "metrics", j, "type")
+		}
+	}
 }
 
 // parseWholeEnvRef parses a value that is exactly ${VAR} or ${VAR:-default}.
