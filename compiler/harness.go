@@ -120,18 +120,7 @@ func lmEvalMethodArgs(r *Recipe, b *Benchmark, sv *Service) []string {
 	if sp := effectiveSystemPrompt(b); sp != nil {
 		argv = append(argv, "--system_instruction", *sp)
 	}
-	g := EffectiveGeneration(r, b)
-	var kw []string
-	if g.Temperature != nil {
-		kw = append(kw, "temperature="+fmtFloat(*g.Temperature))
-	}
-	if g.TopP != nil {
-		kw = append(kw, "top_p="+fmtFloat(*g.TopP))
-	}
-	if g.MaxTokens != nil {
-		kw = append(kw, "max_gen_toks="+strconv.FormatInt(*g.MaxTokens, 10))
-	}
-	if len(kw) > 0 {
+	if kw := genArgs(EffectiveGeneration(r, b), "temperature=", "top_p=", "max_gen_toks="); len(kw) > 0 {
 		argv = append(argv, "--gen_kwargs", strings.Join(kw, ","))
 	}
 	return argv
@@ -156,17 +145,7 @@ func skillsMethodArgs(r *Recipe, b *Benchmark, task string) []string {
 	if b.MaxProblems != nil {
 		argv = append(argv, "++max_samples="+strconv.Itoa(*b.MaxProblems))
 	}
-	g := EffectiveGeneration(r, b)
-	if g.Temperature != nil {
-		argv = append(argv, "++inference.temperature="+fmtFloat(*g.Temperature))
-	}
-	if g.TopP != nil {
-		argv = append(argv, "++inference.top_p="+fmtFloat(*g.TopP))
-	}
-	if g.MaxTokens != nil {
-		argv = append(argv, "++inference.tokens_to_generate="+strconv.FormatInt(*g.MaxTokens, 10))
-	}
-	return argv
+	return append(argv, genArgs(EffectiveGeneration(r, b), "++inference.temperature=", "++inference.top_p=", "++inference.tokens_to_generate=")...)
 }
 
 // containerRunConfig is the legacy run_config an eval-factory image reads
@@ -241,6 +220,22 @@ func harnessMethod(r *Recipe, b *Benchmark) map[string]any {
 		m["adapter_config"] = b.Solver.AdapterConfig
 	}
 	return m
+}
+
+// genArgs spells the generation parameters a harness takes (the rules
+// refuse the others) under its names for them, in this order.
+func genArgs(g Generation, temperature, topP, maxTokens string) []string {
+	var out []string
+	if g.Temperature != nil {
+		out = append(out, temperature+fmtFloat(*g.Temperature))
+	}
+	if g.TopP != nil {
+		out = append(out, topP+fmtFloat(*g.TopP))
+	}
+	if g.MaxTokens != nil {
+		out = append(out, maxTokens+strconv.FormatInt(*g.MaxTokens, 10))
+	}
+	return out
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -7,8 +7,12 @@
 package harness
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
+	"strings"
 )
 
 // Kinds of harness, as the plan names them (plan.Harness.Kind).
@@ -132,4 +136,32 @@ func firstString(v any) string {
 		}
 	}
 	return ""
+}
+
+// eachJSONL calls f with every non-blank line of the JSON Lines file at
+// path, decoded, and its line number; an error names the file and line.
+func eachJSONL(path string, f func(line int, raw []byte, rec map[string]any) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30) // a long generation is one line
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if err := f(line, sc.Bytes(), rec); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -76,50 +75,34 @@ func ReadLMEval(dir string) (*Output, error) {
 // filter; the first filter in the file is the sample's verdict, the
 // others' metrics are kept as scores named "<metric>,<filter>".
 func readLMSamples(path, task string) ([]Sample, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	byDoc := map[int64]int{}
 	var out []Sample
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
+	err := eachJSONL(path, func(_ int, _ []byte, rec map[string]any) error {
 		docID, ok := rec["doc_id"].(float64)
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: no numeric doc_id", path, line)
+			return fmt.Errorf("no numeric doc_id")
 		}
 		filter, _ := rec["filter"].(string)
 		metrics := lmMetricNames(rec)
 		if len(metrics) == 0 {
-			return nil, fmt.Errorf("%s:%d: no metric fields (\"metrics\" lists none with a numeric value)", path, line)
+			return fmt.Errorf("no metric fields (\"metrics\" lists none with a numeric value)")
 		}
 		if i, again := byDoc[int64(docID)]; again {
 			for _, m := range metrics {
 				v, _ := number(rec[m])
 				out[i].Scores[m+","+filter] = v
 			}
-			continue
+			return nil
 		}
 		s, err := lmSample(rec, task, int64(docID), filter, metrics)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return err
 		}
 		byDoc[int64(docID)] = len(out)
 		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // lmMetricNames are the record's metric fields with a numeric value, in

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -99,27 +98,13 @@ func readSkillsFile(path, bench string) ([]Sample, error) {
 	if m := skillsOutputRE.FindStringSubmatch(filepath.Base(path)); m[1] != "" {
 		repeat, _ = strconv.ParseInt(m[1], 10, 64)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []Sample
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
 	idx := int64(0)
 	seen := map[string]bool{}
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		s, err := skillsSample(rec, sc.Bytes(), bench, idx, repeat)
+	err := eachJSONL(path, func(_ int, raw []byte, rec map[string]any) error {
+		s, err := skillsSample(rec, raw, bench, idx, repeat)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return err
 		}
 		if seen[s.ItemID] {
 			// Two problems with the same text: told apart by position.
@@ -128,11 +113,9 @@ func readSkillsFile(path, bench string) ([]Sample, error) {
 		seen[s.ItemID] = true
 		out = append(out, s)
 		idx++
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 func skillsSample(rec map[string]any, raw []byte, bench string, idx, repeat int64) (Sample, error) {
