@@ -51,7 +51,7 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 	case "", "slurm":
 	case "make":
 		name = "makefile"
-		if err := HarnessOffSLURM(s, "a Makefile (-t make)"); err != nil {
+		if err := harnessOffSLURM(s, "a Makefile (-t make)"); err != nil {
 			return nil, err
 		}
 		if err := checkMakeSafe(s, j); err != nil {

@@ -121,8 +121,20 @@ func harnessEnv(p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names [
 	if sv.APIKey != nil {
 		env = append(env, plan.EnvVar{Name: "NEL_HARNESS_API_KEY", From: sv.APIKey})
 	}
-	if b.Harness.Kind == "skills" {
-		env = append(env, plan.EnvVar{Name: "NEL_HARNESS_TASK", Value: b.Harness.Task})
+	for _, e := range append(env, harnessExtraEnv(b.Harness, rb)...) {
+		names = append(names, e.Name)
+		exports = append(exports, exportEnv(e))
+	}
+	return exports, names
+}
+
+// harnessExtraEnv is the harness's environment besides its endpoint and
+// key: the task (skills:// prepares its data by name) and the container
+// solver's env_vars, a ${VAR} value as a reference.
+func harnessExtraEnv(h *plan.Harness, rb *Benchmark) []plan.EnvVar {
+	var env []plan.EnvVar
+	if h.Kind == "skills" {
+		env = append(env, plan.EnvVar{Name: "NEL_HARNESS_TASK", Value: h.Task})
 	}
 	for _, k := range sortedKeys(rb.Solver.EnvVars) {
 		e := plan.EnvVar{Name: k, Value: rb.Solver.EnvVars[k]}
@@ -131,11 +143,42 @@ func harnessEnv(p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names [
 		}
 		env = append(env, e)
 	}
-	for _, e := range env {
-		names = append(names, e.Name)
-		exports = append(exports, exportEnv(e))
+	return env
+}
+
+// LocalHarness is what nel run needs, besides the plan, to run benchmark
+// i's harness in its image with docker or apptainer: the same script the
+// SLURM step runs (bash -c Script nel-harness Argv...), the environment
+// besides NEL_HARNESS_URL and NEL_HARNESS_API_KEY, and the mounts
+// (host:container) besides the harness's folder.
+type LocalHarness struct {
+	Script string
+	Env    []plan.EnvVar
+	Mounts []string
+}
+
+// HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
+// not run by a harness.
+func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
+	rb := s.Recipe.Benchmarks[i]
+	kind, task, _, ok := harnessOf(rb.Name)
+	if !ok {
+		return lh, false
 	}
-	return exports, names
+	lh.Script = harnessPrelude + harnessScripts[kind]
+	lh.Env = harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb)
+	lh.Mounts = solverMounts(rb)
+	return lh, true
+}
+
+// solverMounts are a container solver's mounts, host:container, by host
+// path.
+func solverMounts(rb *Benchmark) []string {
+	var out []string
+	for _, host := range sortedKeys(rb.Solver.Mounts) {
+		out = append(out, host+":"+rb.Solver.Mounts[host])
+	}
+	return out
 }
 
 // exportEnv is the statement that exports e: a literal quoted, a
@@ -160,11 +203,7 @@ func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string)
 		mounts += shellquote.Quote(strings.Join(cl.ContainerMounts, ",") + ",")
 	}
 	mounts += `"$nel_hdir:` + harnessInside + `"`
-	var extra []string
-	for _, host := range sortedKeys(rb.Solver.Mounts) {
-		extra = append(extra, host+":"+rb.Solver.Mounts[host])
-	}
-	if len(extra) > 0 {
+	if extra := solverMounts(rb); len(extra) > 0 {
 		mounts += shellquote.Quote("," + strings.Join(extra, ","))
 	}
 	f := []string{"--container-image=" + shellquote.Quote(h.Image), mounts}

@@ -134,14 +134,15 @@ func allHarness(r *Recipe) bool {
 	return len(r.Benchmarks) > 0
 }
 
-// HarnessOffSLURM refuses the harness benchmarks of a recipe run on this
-// machine (nel run) or compiled to a Makefile: nel starts a harness only
-// as a Pyxis container step of a SLURM job. what names the target.
-func HarnessOffSLURM(s *Source, what string) error {
+// harnessOffSLURM refuses the harness benchmarks of a recipe compiled to
+// a Makefile: a job starts a harness as a Pyxis container step of a SLURM
+// job (nel run starts it with docker or apptainer). what names the
+// target.
+func harnessOffSLURM(s *Source, what string) error {
 	c := &ruleChecker{s: s, r: s.Recipe}
 	for i, b := range s.Recipe.Benchmarks {
 		if kind, _, _, ok := harnessOf(b.Name); ok {
-			c.at("not supported yet: "+kind+":// benchmarks in "+what+" (nel runs the harness in its container image under Pyxis; compile with nel compile -t slurm and submit it to a SLURM cluster)", "benchmarks", i, "name")
+			c.at("not supported yet: "+kind+":// benchmarks in "+what+" (a job runs the harness in its container image under Pyxis: compile with -t slurm, or run it here with nel run, which uses docker or apptainer)", "benchmarks", i, "name")
 		}
 	}
 	if len(c.errs) == 0 {

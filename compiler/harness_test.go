@@ -187,8 +187,8 @@ func TestHarnessRefusals(t *testing.T) {
 	}
 }
 
-// TestHarnessOffSLURM: a Makefile (like nel run) cannot start a harness,
-// and says where.
+// TestHarnessOffSLURM: a Makefile cannot start a harness (a SLURM job or
+// nel run does), and says where.
 func TestHarnessOffSLURM(t *testing.T) {
 	s := loadHarness(t, harnessRecipe)
 	_, err := Compile(s, CompileOptions{Target: "make", NelVersion: "test", NelRun: "/x/nel-run", NelRunSHA256: strings.Repeat("0", 64)})
