@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -56,24 +57,53 @@ func harnessOf(name string) (kind, task, image string, ok bool) {
 	return "", "", "", false
 }
 
-// harnessImage is the image a harness benchmark runs in.
-func harnessImage(r *Recipe, kind, uriImage string) string {
-	if kind == "container" {
+// IsHarness reports whether a peer harness runs benchmark b: its data is
+// then the harness's own, in its image (which nel lock pins), not
+// something nel reads.
+func IsHarness(b *Benchmark) bool {
+	_, _, _, ok := harnessOf(b.Name)
+	return ok
+}
+
+// harnessImage is the image a harness benchmark runs in: pinned by the
+// lock, else the one container:// names, else cluster.eval_image, else
+// the kind's default.
+func harnessImage(r *Recipe, b *Benchmark) string {
+	kind, _, uriImage, _ := harnessOf(b.Name)
+	switch {
+	case b.harnessImage != "":
+		return b.harnessImage
+	case kind == "container":
 		return uriImage
-	}
-	if r.Cluster.EvalImage != "" {
+	case r.Cluster.EvalImage != "":
 		return r.Cluster.EvalImage
 	}
 	return harnessImages[kind]
 }
 
+// harnessImageFields are the harness images a lock pins besides
+// cluster.eval_image (pinned as that field): a container:// image and a
+// default one, as "benchmarks[i].harness.image".
+func harnessImageFields(r *Recipe) []ImageField {
+	var out []ImageField
+	for i, b := range r.Benchmarks {
+		kind, _, _, ok := harnessOf(b.Name)
+		if !ok || (kind != "container" && r.Cluster.EvalImage != "") {
+			continue
+		}
+		out = append(out, ImageField{Field: fmt.Sprintf("benchmarks[%d].harness.image", i), Ref: harnessImage(r, b),
+			path: []any{"benchmarks", i, "name"}, set: func(v string) { b.harnessImage = v }})
+	}
+	return out
+}
+
 // planHarness is a harness benchmark's plan entry; nil for others.
 func planHarness(r *Recipe, b *Benchmark) *plan.Harness {
-	kind, task, uriImage, ok := harnessOf(b.Name)
+	kind, task, _, ok := harnessOf(b.Name)
 	if !ok {
 		return nil
 	}
-	h := &plan.Harness{Kind: kind, Task: task, Image: harnessImage(r, kind, uriImage)}
+	h := &plan.Harness{Kind: kind, Task: task, Image: harnessImage(r, b)}
 	sv := r.Services[b.Solver.Service]
 	model := sv.Model
 	if sv.Managed() {
@@ -199,12 +229,12 @@ func containerEndpointType(b *Benchmark, sv *Service) string {
 // harnessMethod is the "harness" entry of a harness benchmark's hash (see
 // the comment at the top); nil for other benchmarks.
 func harnessMethod(r *Recipe, b *Benchmark) map[string]any {
-	kind, task, uriImage, ok := harnessOf(b.Name)
+	kind, task, _, ok := harnessOf(b.Name)
 	if !ok {
 		return nil
 	}
 	sv := r.Services[b.Solver.Service]
-	m := map[string]any{"kind": kind, "task": task, "image": harnessImage(r, kind, uriImage)}
+	m := map[string]any{"kind": kind, "task": task, "image": harnessImage(r, b)}
 	if sv == nil {
 		return m
 	}

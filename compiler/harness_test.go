@@ -225,3 +225,47 @@ func TestHarnessScriptSecrets(t *testing.T) {
 		t.Error("the harness's container does not get the key by name")
 	}
 }
+
+// TestHarnessLock: nel lock pins a harness's default image like any other
+// (benchmarks[i].harness.image); the plan then runs the pinned reference
+// and the benchmark hash covers its digest. The data is the harness's own:
+// the lock records the benchmark with no sources.
+func TestHarnessLock(t *testing.T) {
+	s := loadHarness(t, harnessRecipe)
+	unlocked, _ := benchHash(t, harnessRecipe)
+	fields := ImageFields(s.Recipe)
+	if len(fields) != 1 || fields[0].Field != "benchmarks[0].harness.image" || fields[0].Ref != "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval" {
+		t.Fatalf("image fields %+v", fields)
+	}
+	in, err := BenchmarkInputs(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := "nvcr.io/nvidia/nemo-evaluator@sha256:" + strings.Repeat("a", 64)
+	lk := &Lock{LockVersion: LockVersion,
+		Datasets: []LockedBenchmark{{Benchmark: "lm-eval://mmlu_generative", Inputs: in}},
+		Images:   []LockedImage{{Field: fields[0].Field, Ref: fields[0].Ref, Digest: "sha256:" + strings.Repeat("a", 64), Pinned: pinned}},
+	}
+	if err := s.ApplyLock(lk, "h.lock.json"); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := ComputeHashes(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := BuildPlan(s, h, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Benchmarks[0].Harness.Image; got != pinned {
+		t.Errorf("plan image %q, want the pinned %q", got, pinned)
+	}
+	if h.Benchmarks["lm-eval://mmlu_generative"] == unlocked {
+		t.Error("the benchmark hash does not see the pinned digest")
+	}
+	// With cluster.eval_image, that field is the one pinned.
+	s = loadHarness(t, harnessRecipe, "benchmarks:", "cluster:\n  type: slurm\n  node_pools: {cpu: {nodes: 1}}\n  eval_image: lm-eval:v2\nbenchmarks:")
+	if fields := ImageFields(s.Recipe); len(fields) != 1 || fields[0].Field != "cluster.eval_image" {
+		t.Errorf("image fields with eval_image: %+v", fields)
+	}
+}

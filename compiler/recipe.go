@@ -121,6 +121,9 @@ type Benchmark struct {
 	SystemPrompt        *string        `json:"system_prompt"`
 	Generation          *Generation    `json:"generation"`
 	Playbook            string         `json:"playbook"`
+	// harnessImage is the harness's image as nel lock pinned it; "" until
+	// a lock is applied (harnessImage gives the image the job uses).
+	harnessImage string
 }
 
 // Solver is a benchmark's solver; only `simple` runs today.
