@@ -77,6 +77,9 @@ func TestIngestLMEvalWithScorer(t *testing.T) {
 	if bd.Headline.Metric != "pass@1" || bd.Headline.Value == nil || *bd.Headline.Value != 2.0/3 || bd.Headline.CLT == nil {
 		t.Errorf("headline %+v, want pass@1 2/3 with an interval", bd.Headline)
 	}
+	if !strings.Contains(strings.Join(bd.Notes, "\n"), "shuffle_seed does not apply") {
+		t.Errorf("notes %q: a harness picks its items itself, which the bundle must say", bd.Notes)
+	}
 	if meta[results.MetaAggregateOnly] != "false" || !strings.Contains(meta[results.MetaHarness], `"kind":"lm-eval"`) {
 		t.Errorf("metadata %v", meta)
 	}
