@@ -98,10 +98,10 @@ func harnessImageFields(r *Recipe) []ImageField {
 }
 
 // planHarness is a harness benchmark's plan entry; nil for others.
-func planHarness(r *Recipe, b *Benchmark) *plan.Harness {
+func planHarness(r *Recipe, b *Benchmark) (*plan.Harness, error) {
 	kind, task, _, ok := harnessOf(b.Name)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	h := &plan.Harness{Kind: kind, Task: task, Image: harnessImage(r, b)}
 	sv := r.Services[b.Solver.Service]
@@ -116,9 +116,13 @@ func planHarness(r *Recipe, b *Benchmark) *plan.Harness {
 		h.Argv = skillsArgv(r, b, model, task)
 	case "container":
 		h.Argv = []string{"nemo-evaluator", "run_eval", "--run_config", harnessInside + "/run_config.yaml"}
-		h.Config = containerRunConfig(b, sv, model, task)
+		cfg, err := containerRunConfig(b, sv, model, task)
+		if err != nil {
+			return nil, fmt.Errorf("%s: run_config: %w", b.Name, err)
+		}
+		h.Config = cfg
 	}
-	return h
+	return h, nil
 }
 
 // lmEvalArgv runs lm-evaluation-harness against the service's chat (or
@@ -181,7 +185,7 @@ func skillsMethodArgs(r *Recipe, b *Benchmark, task string) []string {
 // containerRunConfig is the legacy run_config an eval-factory image reads
 // (as NeMo Evaluator builds it), as JSON, which is YAML too. Its url is
 // harnessURLRef plus the endpoint's path; the job fills in the URL.
-func containerRunConfig(b *Benchmark, sv *Service, model, task string) string {
+func containerRunConfig(b *Benchmark, sv *Service, model, task string) (string, error) {
 	ep := containerEndpoint(b, sv, model)
 	cfg := map[string]any{
 		"config": map[string]any{"type": task, "output_dir": harnessInside},
@@ -191,11 +195,7 @@ func containerRunConfig(b *Benchmark, sv *Service, model, task string) string {
 		cfg["config"].(map[string]any)["params"] = b.Params
 	}
 	out, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		// The recipe decoded from JSON-compatible CUE: it encodes.
-		panic("encode run_config: " + err.Error())
-	}
-	return string(out)
+	return string(out), err
 }
 
 func containerEndpoint(b *Benchmark, sv *Service, model string) map[string]any {

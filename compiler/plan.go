@@ -77,7 +77,11 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			pb.Data = s.dataPins[i]
 		}
 		pb.LocalData = localPins(s, i)
-		pb.Harness = planHarness(r, b)
+		hp, err := planHarness(r, b)
+		if err != nil {
+			return nil, err
+		}
+		pb.Harness = hp
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {

@@ -38,7 +38,11 @@ func harnessOf(b *Bundle, meta map[string]string) {
 	h.AggregateOnly = meta[results.MetaAggregateOnly] == "true"
 	b.Harness = h
 	if !h.AggregateOnly {
-		b.Notes = append(b.Notes, fmt.Sprintf("run by the %s harness in %s: it chose the items, in its own order (max_problems takes its first ones; shuffle_seed does not apply), and its own per-item verdicts are the harness:* scores", h.Kind, h.Image))
+		note := fmt.Sprintf("run by the %s harness in %s: it chose the items, in its own order (max_problems takes its first ones; shuffle_seed does not apply), and its own per-item verdicts are the harness:* scores", h.Kind, h.Image)
+		if h.Kind == "lm-eval" {
+			note += "; max_problems is lm_eval's --limit, which applies to each task of a group"
+		}
+		b.Notes = append(b.Notes, note)
 		return
 	}
 	b.Binary, b.Correct, b.Variance = false, nil, nil
