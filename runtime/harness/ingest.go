@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/score"
@@ -164,11 +165,19 @@ func ingestMeta(o IngestOptions, out *Output, rows []results.Row, model string) 
 	if err != nil {
 		return nil, err
 	}
+	// The build that read the output, and the host it ran on (the job's
+	// batch node; the harness ran in its image on a node of the same job).
+	prov, err := json.Marshal(provenance.Record{Version: provenance.Version,
+		Build: provenance.CollectBuild(o.NelVersion), Host: provenance.CollectHost(nil)})
+	if err != nil {
+		return nil, err
+	}
 	started := o.Started
 	if started.IsZero() {
 		started = time.Now()
 	}
 	return map[string]string{
+		results.MetaProvenance:    string(prov),
 		results.MetaRecipeHash:    o.Plan.RecipeHash,
 		results.MetaPlanHash:      o.Plan.PlanHash,
 		results.MetaBenchmarkHash: b.Hash,

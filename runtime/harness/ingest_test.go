@@ -77,6 +77,9 @@ func TestIngestLMEvalWithScorer(t *testing.T) {
 	if bd.Headline.Metric != "pass@1" || bd.Headline.Value == nil || *bd.Headline.Value != 2.0/3 || bd.Headline.CLT == nil {
 		t.Errorf("headline %+v, want pass@1 2/3 with an interval", bd.Headline)
 	}
+	if bd.Provenance.Build == nil || bd.Provenance.Build.NelVersion != "test" || len(bd.Provenance.Hosts) != 1 {
+		t.Errorf("provenance %+v: want the ingesting build and host", bd.Provenance)
+	}
 	if !strings.Contains(strings.Join(bd.Notes, "\n"), "shuffle_seed does not apply") {
 		t.Errorf("notes %q: a harness picks its items itself, which the bundle must say", bd.Notes)
 	}
