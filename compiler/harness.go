@@ -28,6 +28,11 @@ import (
 // harnessInside is where the harness's folder is mounted in its container.
 const harnessInside = "/nel-harness"
 
+// harnessConfigFile is the container harness's run_config as the job
+// writes it into the harness's folder, with harnessURLRef in its url; the
+// step writes run_config.yaml from it with the URL filled in.
+const harnessConfigFile = "run_config.json"
+
 // harnessURLRef is the text the harness's argv and config carry for the
 // service's base URL, which the job knows only once its servers are up:
 // the harness step substitutes $NEL_HARNESS_URL for it.

@@ -18,6 +18,7 @@ type harnessStep struct {
 	Key, Kind, Image      string
 	Dir, Log, Shard       string // paths under $NEL_OUT, inside double quotes
 	Config, ConfigDelim   string
+	ConfigFile            string
 	Env                   []string // complete shell statements
 	SrunFlags, Pyxis, Cmd string
 }
@@ -47,7 +48,7 @@ var harnessScripts = map[string]string{
 exec "${args[@]}"
 `,
 	"container": `python3 -c 'import json, os
-c = json.load(open("run_config.json"))
+c = json.load(open("` + harnessConfigFile + `"))
 e = c["target"]["api_endpoint"]
 e["url"] = e["url"].replace("` + harnessURLRef + `", os.environ["NEL_HARNESS_URL"])
 json.dump(c, open("run_config.yaml", "w"), indent=2)'
@@ -88,6 +89,7 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 	}
 	if h.Config != "" {
 		st.Config, st.ConfigDelim = h.Config, templates.HeredocDelimiter(h.Config, "NEL_RUN_CONFIG_EOF")
+		st.ConfigFile = harnessConfigFile
 	}
 	flags := []string{"--overlap", "--nodes=1", "--ntasks=1"}
 	if j.Het {
@@ -152,9 +154,12 @@ func harnessExtraEnv(h *plan.Harness, rb *Benchmark) []plan.EnvVar {
 // besides NEL_HARNESS_URL and NEL_HARNESS_API_KEY, and the mounts
 // (host:container) besides the harness's folder.
 type LocalHarness struct {
-	Script string
-	Env    []plan.EnvVar
-	Mounts []string
+	// Inside is where the harness's folder is mounted in the image;
+	// ConfigFile is the name Plan's Harness.Config is written to there.
+	Inside, ConfigFile string
+	Script             string
+	Env                []plan.EnvVar
+	Mounts             []string
 }
 
 // HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
@@ -165,6 +170,7 @@ func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 	if !ok {
 		return lh, false
 	}
+	lh.Inside, lh.ConfigFile = harnessInside, harnessConfigFile
 	lh.Script = harnessPrelude + harnessScripts[kind]
 	lh.Env = harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb)
 	lh.Mounts = solverMounts(rb)

@@ -18,10 +18,6 @@ import (
 	"github.com/nel-eval/nel/runtime/rundir"
 )
 
-// harnessInside is where the harness's folder is mounted in its image, as
-// on SLURM (compiler.harnessInside).
-const harnessInside = "/nel-harness"
-
 // runHarnesses runs the recipe's harness benchmarks one after the other,
 // each in its image with docker (else apptainer), then reads its output
 // into the benchmark's shard (runtime/harness). It says each failure and
@@ -60,7 +56,7 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 		return err
 	}
 	if b.Harness.Config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "run_config.json"), []byte(b.Harness.Config+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, lh.ConfigFile), []byte(b.Harness.Config+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
@@ -145,7 +141,7 @@ func resolve(e plan.EnvVar, getenv func(string) string) string {
 func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]string) ([]string, error) {
 	if docker, err := exec.LookPath("docker"); err == nil {
 		// The host's network: a local endpoint is on localhost.
-		argv := []string{docker, "run", "--rm", "--network", "host", "-v", dir + ":" + harnessInside}
+		argv := []string{docker, "run", "--rm", "--network", "host", "-v", dir + ":" + lh.Inside}
 		for _, m := range lh.Mounts {
 			argv = append(argv, "-v", m)
 		}
@@ -155,7 +151,7 @@ func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]s
 		return append(argv, image), nil
 	}
 	if app, err := exec.LookPath("apptainer"); err == nil {
-		binds := append([]string{dir + ":" + harnessInside}, lh.Mounts...)
+		binds := append([]string{dir + ":" + lh.Inside}, lh.Mounts...)
 		return []string{app, "exec", "--bind", strings.Join(binds, ","), "docker://" + image}, nil
 	}
 	return nil, errors.New("not supported here: a harness benchmark runs in its container image, and neither docker nor apptainer is installed (or compile it for SLURM with nel compile)")

@@ -13,7 +13,7 @@ import (
 // TestContainerArgv: docker when it is installed, else apptainer, else a
 // refusal that says why; values never on the command line.
 func TestContainerArgv(t *testing.T) {
-	lh := compiler.LocalHarness{Mounts: []string{"/data:/data"}}
+	lh := compiler.LocalHarness{Inside: "/nel-harness", Mounts: []string{"/data:/data"}}
 	env := map[string]string{"NEL_HARNESS_URL": "http://localhost:8000/v1", "NEL_HARNESS_API_KEY": "secret"}
 	bin := t.TempDir()
 	t.Setenv("PATH", bin)

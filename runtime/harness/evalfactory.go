@@ -14,12 +14,8 @@ import (
 // the per-sample eval-results/<benchmark>/output*.jsonl. nel-run reads no
 // YAML: the job converts results.yml to results.json inside the container
 // (eval-factory images ship Python with PyYAML), and this reads that.
-const (
-	// EvalFactoryResults is the JSON copy of results.yml the job writes.
-	EvalFactoryResults = "results.json"
-	// EvalFactoryConfig is the run_config the job mounts into the image.
-	EvalFactoryConfig = "run_config.yaml"
-)
+// EvalFactoryResults is the JSON copy of results.yml the job writes.
+const EvalFactoryResults = "results.json"
 
 // ReadEvalFactory reads an eval-factory container's output folder: the
 // per-sample rows when it wrote NeMo-Skills outputs, the aggregate scores
