@@ -189,7 +189,6 @@ func Headline(s metrics.Score) string {
 // itself (metrics.Bundle.Harness): an aggregate-only benchmark's headline.
 const HarnessPrefix = "harness:"
 
-
 // CILevel is the level both intervals of the suite's scores share, for
 // column headings: "95% CI".
 func CILevel(suite []*metrics.Bundle) string {
