@@ -19,11 +19,11 @@ import (
 // The benchmark hash covers what decides such a benchmark's methodology:
 // the benchmark fields every benchmark hashes (name, max_problems,
 // fewshot, repeats, system prompt, generation, params, scoring), plus the
-// "harness" entry: kind, task, image (with its digest once nel lock pinned
-// cluster.eval_image), the endpoint type, the container solver's
-// adapter_config, and the harness arguments nel adds that are not
-// deployment (harnessArgs). The model id, endpoint URL and concurrency are
-// left out, as for every benchmark.
+// "harness" entry: kind, task, image (by digest once nel lock pinned it,
+// as benchmarks[i].harness.image or cluster.eval_image), the endpoint
+// type, the container solver's adapter_config, and the harness arguments
+// that are methodology (lmEvalMethodArgs, skillsMethodArgs). The model id,
+// endpoint URL and concurrency are left out, as for every benchmark.
 
 // harnessInside is where the harness's folder is mounted in its container.
 const harnessInside = "/nel-harness"
@@ -38,11 +38,17 @@ const harnessConfigFile = "run_config.json"
 // the harness step substitutes $NEL_HARNESS_URL for it.
 const harnessURLRef = "${NEL_HARNESS_URL}"
 
-// Default images per scheme: NeMo Evaluator's resources/containers.toml
-// ({registry}:{tag}-<variant>); cluster.eval_image replaces them.
-var harnessImages = map[string]string{
-	"lm-eval": "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
-	"skills":  "nvcr.io/nvidia/nemo-evaluator:latest-skills",
+// defaultHarnessImage is the image of a kind as NeMo Evaluator's
+// resources/containers.toml names it ({registry}:{tag}-<variant>);
+// cluster.eval_image replaces it.
+func defaultHarnessImage(kind string) string {
+	switch kind {
+	case "lm-eval":
+		return "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval"
+	case "skills":
+		return "nvcr.io/nvidia/nemo-evaluator:latest-skills"
+	}
+	return ""
 }
 
 // harnessOf says which peer harness runs benchmark name, and its task
@@ -83,7 +89,7 @@ func harnessImage(r *Recipe, b *Benchmark) string {
 	case r.Cluster.EvalImage != "":
 		return r.Cluster.EvalImage
 	}
-	return harnessImages[kind]
+	return defaultHarnessImage(kind)
 }
 
 // harnessImageFields are the harness images a lock pins besides
