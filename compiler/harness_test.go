@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nel-eval/nel/internal/shelltest"
+	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
 // harnessRecipe is NeMo's 03_mmlu_lmeval.yaml in shape; edit replaces
@@ -267,5 +270,38 @@ func TestHarnessLock(t *testing.T) {
 	s = loadHarness(t, harnessRecipe, "benchmarks:", "cluster:\n  type: slurm\n  node_pools: {cpu: {nodes: 1}}\n  eval_image: lm-eval:v2\nbenchmarks:")
 	if fields := ImageFields(s.Recipe); len(fields) != 1 || fields[0].Field != "cluster.eval_image" {
 		t.Errorf("image fields with eval_image: %+v", fields)
+	}
+}
+
+// TestHarnessArgvInert runs the harness step's own script (but for its cd
+// and exec, which print the arguments instead) with a hostile task, model
+// and endpoint URL: every argument arrives as written, the URL put in as
+// text, and nothing runs.
+func TestHarnessArgvInert(t *testing.T) {
+	s := loadHarness(t, harnessRecipe,
+		"lm-eval://mmlu_generative", `"lm-eval://t$(touch PWNED)'\"`+"`touch PWNED`\"",
+		"model: nvidia/nemotron-3-super-120b-a12b", `model: "m';touch PWNED;'"`)
+	h, _, _ := ComputeHashes(s)
+	p, err := BuildPlan(s, h, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := p.Benchmarks[0].Harness.Argv
+	if j := strings.Join(argv, " "); !strings.Contains(j, "--tasks t$(touch PWNED)'\"`touch PWNED`") || !strings.Contains(j, "model=m';touch PWNED;'") {
+		t.Fatalf("the hostile task and model are not in the arguments: %q", argv)
+	}
+	url := `http://h:1/v1?a=$(touch PWNED)&b=\&c`
+	script := strings.Replace(harnessPrelude, "cd "+harnessInside+"\n", "", 1) + `printf '%s\0' "${args[@]}"`
+	cmd := "NEL_HARNESS_URL=" + shellquote.Quote(url) + " bash -c " + shellquote.Quote(script) + " nel-harness " + shellquote.Join(argv)
+	want := make([]string, len(argv))
+	for i, a := range argv {
+		want[i] = strings.ReplaceAll(a, harnessURLRef, url)
+	}
+	if !strings.Contains(strings.Join(want, " "), "base_url="+url+"/chat/completions") {
+		t.Fatalf("the URL is not in the arguments: %q", want)
+	}
+	for _, locale := range shelltest.Locales() {
+		got := shelltest.SplitNUL(shelltest.Run(t, shelltest.Shells(t)[0], locale, cmd))
+		shelltest.CompareArgs(t, "harness argv", got, want)
 	}
 }
