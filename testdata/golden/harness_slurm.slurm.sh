@@ -327,6 +327,7 @@ if [ -f "$NEL_OUT/lm-eval_mmlu_generative/shards/shard-00000-of-00001.parquet" ]
 else
   rm -rf "$nel_hdir" || nel_fail "cannot clear $nel_hdir"
   mkdir -p "$nel_hdir" || nel_fail "cannot create $nel_hdir"
+  nel_hdir=$(cd "$nel_hdir" && pwd) || nel_fail "cannot enter $nel_hdir" # Pyxis mounts absolute paths
   export NEL_HARNESS_URL="$NEL_SERVICE_MODEL_URL"
   nel_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   # shellcheck disable=SC2016 # ${NEL_HARNESS_URL} is text the step replaces inside the container
@@ -359,6 +360,7 @@ if [ -f "$NEL_OUT/skills_mmlu-pro/shards/shard-00000-of-00001.parquet" ]; then
 else
   rm -rf "$nel_hdir" || nel_fail "cannot clear $nel_hdir"
   mkdir -p "$nel_hdir" || nel_fail "cannot create $nel_hdir"
+  nel_hdir=$(cd "$nel_hdir" && pwd) || nel_fail "cannot enter $nel_hdir" # Pyxis mounts absolute paths
   export NEL_HARNESS_URL="$NEL_SERVICE_MODEL_URL"
   export NEL_HARNESS_TASK=mmlu-pro
   nel_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -393,6 +395,7 @@ if [ -f "$NEL_OUT/container_nvcr.io_nvidia_eval-factory_nemo-skills_26.03_ns_ife
 else
   rm -rf "$nel_hdir" || nel_fail "cannot clear $nel_hdir"
   mkdir -p "$nel_hdir" || nel_fail "cannot create $nel_hdir"
+  nel_hdir=$(cd "$nel_hdir" && pwd) || nel_fail "cannot enter $nel_hdir" # Pyxis mounts absolute paths
   cat > "$nel_hdir/run_config.json" <<'NEL_RUN_CONFIG_EOF'
 {
   "config": {
