@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +42,7 @@ func ReadSkills(dir string) (*Output, error) {
 		return nil, fmt.Errorf("no eval-results/<benchmark>/output*.jsonl")
 	}
 	o := &Output{Aggregate: map[string]float64{}}
-	for _, bench := range sortedKeys(groups) {
+	for _, bench := range slices.Sorted(maps.Keys(groups)) {
 		for _, path := range groups[bench] {
 			ss, err := readSkillsFile(path, bench)
 			if err != nil {
@@ -207,13 +209,4 @@ func str(rec map[string]any, keys ...string) string {
 		}
 	}
 	return ""
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
