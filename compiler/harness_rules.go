@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"reflect"
 	"strings"
 )
 
@@ -98,6 +99,8 @@ func containerUnsupported(no func(string, ...any), r *Recipe, b *Benchmark, at f
 	}
 	if effectiveSystemPrompt(b) != nil || b.Solver.Generation != nil || b.Generation != nil {
 		no("system_prompt or generation for container:// (set them in params, which the harness reads)", at("solver")...)
+	} else if g := EffectiveGeneration(r, b); !reflect.ValueOf(g).IsZero() {
+		no("the service's generation for container:// (set it in the benchmark's params, which the harness reads)", "services", b.Solver.Service, "generation")
 	}
 	if len(b.Scoring.Metrics) > 0 {
 		no("scoring metrics for container:// (the eval-factory harness scores)", at("scoring", "metrics")...)

@@ -179,6 +179,7 @@ func TestHarnessRefusals(t *testing.T) {
 		{containerRecipe, []string{"    params:", "    max_problems: 3\n    params:"}, "benchmarks[0].max_problems: not supported yet: max_problems for container:// (set params.limit_samples"},
 		{containerRecipe, []string{"type: container", "type: simple", "      adapter_config:\n        process_reasoning_traces: true\n", ""}, "benchmarks[0].solver.type: not supported yet: solver type simple for container://"},
 		{containerRecipe, []string{"#ns_ifeval", ""}, "benchmarks[0].name: not supported yet: container:// without a task"},
+		{containerRecipe, []string{"    api_key: ${NVIDIA_API_KEY}", "    api_key: ${NVIDIA_API_KEY}\n    generation: {temperature: 0.5}"}, "services.nemotron.generation: not supported yet: the service's generation for container://"},
 	}
 	for _, c := range cases {
 		s := loadHarness(t, c.text, c.edit...)
