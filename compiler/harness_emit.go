@@ -37,17 +37,22 @@ for a in "$@"; do args+=("${a//"$u"/"$NEL_HARNESS_URL"}"); done
 cd ` + harnessInside + `
 `
 
-// harnessScripts are the kinds' own lines after the prelude. An
-// eval-factory image gets its run_config with the URL filled in, runs
-// nemo-evaluator (eval-factory in older images), and its results.yml is
-// converted to JSON with the image's Python, so that nel-run reads no YAML.
-var harnessScripts = map[string]string{
-	"lm-eval": `exec "${args[@]}"
-`,
-	"skills": `ns prepare_data "$NEL_HARNESS_TASK" || echo "nel: ns prepare_data $NEL_HARNESS_TASK failed; using the data in the image" >&2
+// harnessScript is a kind's own lines after the prelude. An eval-factory
+// image gets its run_config with the URL filled in, runs nemo-evaluator
+// (eval-factory in older images), and its results.yml is converted to
+// JSON (runtime/harness.EvalFactoryResults) with the image's Python, so
+// that nel-run reads no YAML.
+func harnessScript(kind string) string {
+	switch kind {
+	case "lm-eval":
+		return `exec "${args[@]}"
+`
+	case "skills":
+		return `ns prepare_data "$NEL_HARNESS_TASK" || echo "nel: ns prepare_data $NEL_HARNESS_TASK failed; using the data in the image" >&2
 exec "${args[@]}"
-`,
-	"container": `python3 -c 'import json, os
+`
+	case "container":
+		return `python3 -c 'import json, os
 c = json.load(open("` + harnessConfigFile + `"))
 e = c["target"]["api_endpoint"]
 e["url"] = e["url"].replace("` + harnessURLRef + `", os.environ["NEL_HARNESS_URL"])
@@ -55,7 +60,9 @@ json.dump(c, open("run_config.yaml", "w"), indent=2)'
 command -v "${args[0]}" >/dev/null 2>&1 || args[0]=eval-factory
 "${args[@]}"
 python3 -c 'import json, yaml; json.dump(yaml.safe_load(open("results.yml")), open("results.json", "w"), indent=2)'
-`,
+`
+	}
+	return ""
 }
 
 // harnessSteps lays out the harness benchmarks' steps, by benchmark key.
@@ -99,7 +106,7 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 	var names []string
 	st.Env, names = harnessEnv(p, b, rb)
 	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names)
-	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScripts[h.Kind]) + " nel-harness " + shellquote.Join(h.Argv)
+	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScript(h.Kind)) + " nel-harness " + shellquote.Join(h.Argv)
 	return st
 }
 
@@ -171,7 +178,7 @@ func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 		return lh, false
 	}
 	lh.Inside, lh.ConfigFile = harnessInside, harnessConfigFile
-	lh.Script = harnessPrelude + harnessScripts[kind]
+	lh.Script = harnessPrelude + harnessScript(kind)
 	lh.Env = harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb)
 	lh.Mounts = solverMounts(rb)
 	return lh, true
