@@ -51,6 +51,9 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 	case "", "slurm":
 	case "make":
 		name = "makefile"
+		if err := harnessOffSLURM(s, "a Makefile (-t make)"); err != nil {
+			return nil, err
+		}
 		if err := checkMakeSafe(s, j); err != nil {
 			return nil, err
 		}
@@ -79,6 +82,7 @@ type job struct {
 	Servers                                             []server   // make: the managed services
 	Sandboxes                                           []sandboxPool
 	Benchmarks                                          []plan.Benchmark
+	Harness                                             map[string]harnessStep // the harness benchmarks' steps, by key
 	Shards, EvalGroup, EvalNodes                        int
 	EvalPool                                            string
 }
@@ -220,6 +224,7 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 	if err := j.layout(s, p); err != nil {
 		return nil, err
 	}
+	j.harnessSteps(s, p)
 	return j, nil
 }
 

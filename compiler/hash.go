@@ -153,6 +153,9 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 		// are what they were before byob existed.
 		m["byob"] = byobMethod(s, i)
 	}
+	if h := harnessMethod(r, b); h != nil {
+		m["harness"] = h
+	}
 	return m
 }
 

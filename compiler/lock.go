@@ -100,7 +100,8 @@ type ImageField struct {
 
 // ImageFields lists the recipe's container images in a fixed order:
 // services, then sandboxes, then benchmarks' inline sandboxes, then the
-// cluster's eval image.
+// cluster's eval image, then the harness benchmarks' images it does not
+// set (harnessImageFields).
 func ImageFields(r *Recipe) []ImageField {
 	var out []ImageField
 	for _, name := range sortedKeys(r.Services) {
@@ -129,7 +130,7 @@ func ImageFields(r *Recipe) []ImageField {
 		out = append(out, ImageField{Field: "cluster.eval_image", Ref: r.Cluster.EvalImage,
 			path: []any{"cluster", "eval_image"}, set: func(v string) { r.Cluster.EvalImage = v }})
 	}
-	return out
+	return append(out, harnessImageFields(r)...)
 }
 
 // BenchmarkInputs is the sha256 of what decides which data benchmark i
@@ -217,7 +218,7 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 			}
 			continue
 		}
-		if len(d.Sources) == 0 {
+		if _, _, _, harness := harnessOf(s.Recipe.Benchmarks[i].Name); len(d.Sources) == 0 && !harness {
 			c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "no dataset sources: " + again})
 		}
 		pins[i] = relocatePins(s, i, d.Sources)

@@ -80,6 +80,11 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 		if b.BYOB != nil {
 			pb.BYOB = b.BYOB.spec
 		}
+		hp, err := planHarness(r, b)
+		if err != nil {
+			return nil, err
+		}
+		pb.Harness = hp
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {

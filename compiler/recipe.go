@@ -152,6 +152,9 @@ type Benchmark struct {
 	SystemPrompt        *string        `json:"system_prompt"`
 	Generation          *Generation    `json:"generation"`
 	BYOB                *BYOB          `json:"byob"`
+	// harnessImage is the harness's image as nel lock pinned it; "" until
+	// a lock is applied (harnessImage gives the image the job uses).
+	harnessImage string
 }
 
 // BYOB is a benchmark's byob section (a benchmark the recipe declares).
@@ -189,6 +192,11 @@ type Solver struct {
 	ResourceService string      `json:"resource_service"`
 	GymService      string      `json:"gym_service"`
 	SandboxTools    bool        `json:"sandbox_tools"`
+	// The container solver's (an eval-factory image, container://).
+	EndpointType  string            `json:"endpoint_type"`
+	AdapterConfig map[string]any    `json:"adapter_config"`
+	EnvVars       map[string]string `json:"env_vars"`
+	Mounts        map[string]string `json:"mounts"`
 }
 
 // Scoring selects the metrics computed for each sample.

@@ -58,3 +58,13 @@ func (d scriptDir) ShardLog(benchDir string, i int) string {
 func (d scriptDir) Shard(benchDir string, i, n int) string {
 	return filepath.ToSlash(string(d.dir.Benchmark(benchDir).Shard(i, n)))
 }
+
+// Harness is the folder a peer harness writes into for the benchmark in
+// benchDir; HarnessLog is its log in this SLURM job.
+func (d scriptDir) Harness(benchDir string) string {
+	return filepath.ToSlash(d.dir.Benchmark(benchDir).Harness())
+}
+
+func (d scriptDir) HarnessLog(benchDir string) string {
+	return filepath.ToSlash(d.dir.Logs().Harness(benchDir, "$SLURM_JOB_ID"))
+}

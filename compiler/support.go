@@ -68,40 +68,9 @@ func unsupported(s *Source) Errors {
 		unsupportedSandbox(r.Sandboxes[name], no, "sandboxes", name)
 	}
 	for i, b := range r.Benchmarks {
-		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
-			scheme, _, _ := strings.Cut(b.Name, "://")
-			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
-		}
-		if b.Solver.Type != "simple" {
-			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
-		}
-		if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
-			no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
-		}
-		if b.Verifier != "" {
-			no("verifier", "benchmarks", i, "verifier")
-		}
-		if b.InstructionTemplate != nil {
-			no("instruction_template", "benchmarks", i, "instruction_template")
-		}
-		if _, ok := b.Sandbox.(map[string]any); ok {
-			unsupportedSandbox(resolveSandbox(r, b), no, "benchmarks", i, "sandbox")
-		}
-		for j, m := range b.Scoring.Metrics {
-			switch m.Type {
-			case "scorer":
-			case "judge":
-				if m.SwapCheck {
-					no("swap_check on a judge metric (it applies to pairwise judges; a judge metric scores one response)", "benchmarks", i, "scoring", "metrics", j, "swap_check")
-				}
-			case "pairwise_judge", "ensemble_judge":
-				no("metric type "+m.Type+" (nel-run runs judge metrics, one service each: use type \"judge\")", "benchmarks", i, "scoring", "metrics", j, "type")
-			default:
-				no("metric type "+m.Type, "benchmarks", i, "scoring", "metrics", j, "type")
-			}
-		}
+		benchmarkUnsupported(no, r, i, b)
 	}
-	unsupportedCluster(r.Cluster, no)
+	unsupportedCluster(r, no)
 	if r.Output.Timestamped {
 		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
 	}
@@ -111,8 +80,9 @@ func unsupported(s *Source) Errors {
 	return c.errs.sorted()
 }
 
-// unsupportedCluster names what nel cannot do of cluster cl.
-func unsupportedCluster(cl Cluster, no func(string, ...any)) {
+// unsupportedCluster names what nel cannot do of r's cluster.
+func unsupportedCluster(r *Recipe, no func(string, ...any)) {
+	cl := r.Cluster
 	for _, k := range sortedKeys(cl.ContainerEnv) {
 		if cl.Type == "local" {
 			no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
@@ -129,8 +99,8 @@ func unsupportedCluster(cl Cluster, no func(string, ...any)) {
 		if cl.CondaEnv != "" {
 			no("conda_env (nel-run needs no Python)", "cluster", "conda_env")
 		}
-		if cl.EvalImage != "" {
-			no("eval_image (nel-run is a static binary and runs on the node)", "cluster", "eval_image")
+		if cl.EvalImage != "" && !allHarness(r) {
+			no("eval_image for nel's own benchmarks (nel-run is a static binary and runs on the node; eval_image sets the image of lm-eval:// and skills:// benchmarks only)", "cluster", "eval_image")
 		}
 		if cl.Hostname != "" {
 			no("remote submission (hostname); pipe nel compile to sbatch on the login node", "cluster", "hostname")
@@ -209,6 +179,47 @@ func (c *ruleChecker) envWords(name string, sv *Service) {
 				c.at("not supported yet: ${…} text in "+f.field+" other than ${VAR} (no default: the variable must be set where the job runs)", "services", name, f.field)
 				break
 			}
+		}
+	}
+}
+
+// benchmarkUnsupported refuses what benchmark i asks for that nel cannot
+// run yet.
+func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
+	if _, _, _, ok := harnessOf(b.Name); ok {
+		harnessUnsupported(no, r, i, b)
+	} else {
+		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
+			scheme, _, _ := strings.Cut(b.Name, "://")
+			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
+		}
+		if b.Solver.Type != "simple" {
+			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
+		}
+	}
+	if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
+		no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
+	}
+	if b.Verifier != "" {
+		no("verifier", "benchmarks", i, "verifier")
+	}
+	if b.InstructionTemplate != nil {
+		no("instruction_template", "benchmarks", i, "instruction_template")
+	}
+	if _, ok := b.Sandbox.(map[string]any); ok {
+		unsupportedSandbox(resolveSandbox(r, b), no, "benchmarks", i, "sandbox")
+	}
+	for j, m := range b.Scoring.Metrics {
+		switch m.Type {
+		case "scorer":
+		case "judge":
+			if m.SwapCheck {
+				no("swap_check on a judge metric (it applies to pairwise judges; a judge metric scores one response)", "benchmarks", i, "scoring", "metrics", j, "swap_check")
+			}
+		case "pairwise_judge", "ensemble_judge":
+			no("metric type "+m.Type+" (nel-run runs judge metrics, one service each: use type \"judge\")", "benchmarks", i, "scoring", "metrics", j, "type")
+		default:
+			no("metric type "+m.Type, "benchmarks", i, "scoring", "metrics", j, "type")
 		}
 	}
 }

@@ -100,14 +100,16 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 	defer serve.StopAll(servers, 10*time.Second)
 
 	start := time.Now()
-	failed := runShards(ctx, p, o, servers, log, stderr, ui)
+	getenv := serviceEnv(servers)
+	failed := runShards(ctx, p, o, getenv, log, stderr, ui)
+	failed += runHarnesses(ctx, s, p, o, getenv, stderr)
 	sums, merr := merge.Merge(merge.Options{Plan: p, OutDir: p.OutputDir, Logger: log})
 	for _, sm := range sums {
 		fmt.Fprintln(stdout, sm.Headline())
 		fmt.Fprintf(stdout, "  %s\n", sm.Path)
 	}
 	if failed > 0 {
-		return nil, &ShardsFailed{Failed: failed, Of: len(p.Benchmarks) * p.Shards}
+		return nil, &ShardsFailed{Failed: failed, Of: shardCount(p)}
 	}
 	if merr != nil {
 		return nil, fmt.Errorf("run: %w", merr)
@@ -201,17 +203,7 @@ func startServices(ctx context.Context, p *plan.Plan, log *slog.Logger, stderr i
 
 // runShards runs every shard of every benchmark at once, showing progress,
 // says each distinct failure once and returns how many shards failed.
-func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Server, log *slog.Logger, stderr, ui io.Writer) int {
-	urls := map[string]string{}
-	for _, sv := range servers {
-		urls[sv.Env] = sv.URL
-	}
-	getenv := func(k string) string {
-		if v, ok := urls[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
-	}
+func runShards(ctx context.Context, p *plan.Plan, o Options, getenv func(string) string, log *slog.Logger, stderr, ui io.Writer) int {
 	interval := o.Every
 	if interval == 0 {
 		interval = time.Duration(p.ProgressInterval * float64(time.Second))
@@ -222,6 +214,9 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Se
 	var mu sync.Mutex
 	var failed []string
 	for _, b := range p.Benchmarks {
+		if b.Harness != nil {
+			continue // runHarnesses runs it
+		}
 		for i := range p.Shards {
 			wg.Go(func() {
 				_, err := shard.Run(ctx, shard.Options{
@@ -241,6 +236,35 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, servers []*serve.Se
 	bars.stop()
 	sayFailures(stderr, failed)
 	return len(failed)
+}
+
+// shardCount is how many shards the run has: Shards per benchmark, one
+// per harness benchmark.
+func shardCount(p *plan.Plan) int {
+	n := 0
+	for _, b := range p.Benchmarks {
+		if b.Harness != nil {
+			n++
+		} else {
+			n += p.Shards
+		}
+	}
+	return n
+}
+
+// serviceEnv is the environment the shards see: the started servers'
+// URL variables, then the process's own.
+func serviceEnv(servers []*serve.Server) func(string) string {
+	urls := map[string]string{}
+	for _, sv := range servers {
+		urls[sv.Env] = sv.URL
+	}
+	return func(k string) string {
+		if v, ok := urls[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
 }
 
 // sayFailures prints each cause once, in a stable order: shards of a

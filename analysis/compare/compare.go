@@ -295,6 +295,11 @@ func Compare(p Pair, opts Options) (*Report, error) {
 		r.VerdictReasons = append(r.VerdictReasons, "No comparison is given on an INVALID run: fix the infrastructure failures and run it again.")
 		return r, nil
 	}
+	for _, run := range []*Run{b, c} {
+		if run.Meta[results.MetaAggregateOnly] == "true" {
+			return nil, refuse("%s: %s is aggregate-only (its harness wrote no per-item results): a paired comparison, its interval and its test need items", p.Name, run.Path)
+		}
+	}
 	if p.Unpaired != "" {
 		return unpaired(r, p, opts)
 	}

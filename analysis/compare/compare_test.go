@@ -431,3 +431,16 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestAggregateOnlyIsRefused: a run whose harness wrote only aggregate
+// scores has no items; compare says so rather than pair nothing.
+func TestAggregateOnlyIsRefused(t *testing.T) {
+	b := run("base", rows(binary(5, func(int) bool { return true }), nil))
+	c := run("cand", nil)
+	c.Meta[results.MetaAggregateOnly] = "true"
+	_, err := Compare(Pair{Name: "mmlu", Base: b, Candidate: c}, DefaultOptions())
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "cand is aggregate-only (its harness wrote no per-item results)") {
+		t.Fatalf("err = %v, want an aggregate-only refusal", err)
+	}
+}

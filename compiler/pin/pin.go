@@ -66,6 +66,15 @@ func (r *recordingLoader) Load(ctx context.Context, spec string, opts dataset.Lo
 func lockDatasets(ctx context.Context, s *compiler.Source, lk *compiler.Lock, w io.Writer) error {
 	for i, b := range s.Recipe.Benchmarks {
 		key := compiler.BenchmarkKey(s.Recipe, i)
+		if compiler.IsHarness(b) {
+			in, err := compiler.BenchmarkInputs(s, i)
+			if err != nil {
+				return err
+			}
+			lk.Datasets = append(lk.Datasets, compiler.LockedBenchmark{Benchmark: key, Inputs: in})
+			fmt.Fprintf(w, "nel: %s: the harness reads its own data, in its image (pinned below)\n", key)
+			continue
+		}
 		def, ok, err := compiler.Definition(s, i)
 		if err != nil {
 			return exitcode.Usagef("lock: benchmarks[%d]: %w", i, err)

@@ -303,6 +303,10 @@ func (s Summary) Headline() string {
 			fmt.Fprintf(&b, ", %.0f%% CI %.4f–%.4f", 100*ci.Level, ci.Lo, ci.Hi)
 		}
 	}
+	if h := bd.Harness; h != nil && h.AggregateOnly {
+		fmt.Fprintf(&b, " · aggregate-only: %s wrote no per-item results, so there is no interval", h.Kind)
+		return b.String()
+	}
 	fmt.Fprintf(&b, " · %d items × %d %s", bd.Items, bd.Repeats, plural(bd.Repeats, "repeat", "repeats"))
 	if bd.ScoredItems < bd.Items && !v.Invalid {
 		fmt.Fprintf(&b, " (%d items scored)", bd.ScoredItems)

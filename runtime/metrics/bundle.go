@@ -68,9 +68,31 @@ type Bundle struct {
 	// Failures is the failure analysis of the scored samples: the model
 	// errors.
 	Failures Failures `json:"failures"`
+	// Harness is set when a peer harness ran the benchmark (lm-eval://,
+	// skills://, container://).
+	Harness *Harness `json:"harness,omitempty"`
 	// Notes say what a reader must know before trusting the numbers:
 	// "no rows", "every sample failed (timeout 40)", "simulated endpoint".
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Harness says which peer harness produced a benchmark's results, and
+// what it reported itself.
+type Harness struct {
+	Kind  string `json:"kind"` // lm-eval, skills, container
+	Task  string `json:"task"`
+	Image string `json:"image"`
+	// Files are the harness's output files the results were read from.
+	Files []string `json:"files,omitempty"`
+	// AggregateOnly is set when the harness wrote aggregate scores only:
+	// the benchmark has no rows (none are invented), its headline is the
+	// harness's Primary score with no interval, and what needs items
+	// (intervals, pass@k, paired comparison, gate verdicts on deltas) is
+	// unavailable.
+	AggregateOnly bool `json:"aggregate_only"`
+	// Primary and Scores are the harness's own aggregates, by its names.
+	Primary string             `json:"primary,omitempty"`
+	Scores  map[string]float64 `json:"scores,omitempty"`
 }
 
 // Score is one metric with its intervals. Value is nil when it is

@@ -164,6 +164,7 @@ func Compute(in Input) *Bundle {
 	b.Validity = validity(in.Rows, scored, in.Errors, maxRate, from)
 	b.Failures = modelErrors(in.Rows, scored, in.Errors, b.ScoredSamples)
 	b.Notes = append(notes(b), pvNotes...)
+	harnessOf(b, in.Meta)
 	return b
 }
 
@@ -727,6 +728,8 @@ func Percent(x float64) string {
 	return strconv.FormatFloat(math.Round(x*1e4)/100, 'f', -1, 64) + "%"
 }
 
+const noRowsNote = "no rows: nothing was evaluated, so there is no score"
+
 func notes(b *Bundle) []string {
 	var ns []string
 	if b.Provenance.Simulated {
@@ -735,7 +738,7 @@ func notes(b *Bundle) []string {
 	v, f := b.Validity, b.Failures
 	switch {
 	case b.Samples == 0:
-		ns = append(ns, "no rows: nothing was evaluated, so there is no score")
+		ns = append(ns, noRowsNote)
 	case v.Invalid:
 		ns = append(ns, "INVALID: "+v.Reason+": the numbers do not measure the model; fix the cause and run it again")
 	case v.InfraErrors == b.Samples:

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 )
 
 // Version is the plan format version. nel-run refuses plans of another one.
@@ -106,6 +107,19 @@ type Parallelism struct {
 // whether there is one). The compiler checks them; nel-run expands them.
 var EnvRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
+// BaseURL turns an api service's URL as written into the base URL clients
+// append paths to: NeMo Evaluator configs write the full endpoint
+// (…/v1/chat/completions), others the base (…/v1).
+func BaseURL(u string) string {
+	u = strings.TrimRight(u, "/")
+	for _, suffix := range []string{"/chat/completions", "/completions", "/responses"} {
+		if strings.HasSuffix(u, suffix) {
+			return strings.TrimSuffix(u, suffix)
+		}
+	}
+	return u
+}
+
 // EnvRef is a ${VAR} or ${VAR:-default} reference to the environment.
 type EnvRef struct {
 	Name    string  `json:"name"`
@@ -172,6 +186,11 @@ type Benchmark struct {
 	// section): nel-run builds its items and scorer from it instead of
 	// looking Name up among the built-ins.
 	BYOB *BYOB `json:"byob,omitempty"`
+	// Harness is set when a peer harness runs the benchmark (lm-eval://,
+	// skills://, container://): the job runs it in its image against the
+	// solver's service, and nel-run ingest reads its output into the
+	// benchmark's one shard. An older plan has none.
+	Harness *Harness `json:"harness,omitempty"`
 }
 
 // BYOB is a benchmark declared in the recipe: a dataset, a prompt
@@ -223,6 +242,22 @@ type BYOBScorer struct {
 	// Timeout bounds one run of Command or of code_execution's program,
 	// in seconds (0: the default).
 	Timeout float64 `json:"timeout,omitempty"`
+}
+
+// Harness is a peer evaluation harness run in its own container image.
+type Harness struct {
+	// Kind is "lm-eval" (lm-evaluation-harness), "skills" (NeMo-Skills'
+	// ns eval) or "container" (an eval-factory image's run_eval).
+	Kind string `json:"kind"`
+	// Task is the harness's task or benchmark name.
+	Task  string `json:"task"`
+	Image string `json:"image"`
+	// Argv is the harness's command line as the job runs it, with the
+	// endpoint's URL in $NEL_HARNESS_URL (known only once the job runs).
+	Argv []string `json:"argv"`
+	// Config is a file the harness reads (the run_config of a container
+	// harness), written into its folder before it starts; "" when none.
+	Config string `json:"config,omitempty"`
 }
 
 // Defaults of the benchmark fields the compiler fills when a recipe

@@ -87,6 +87,10 @@ func fullPlan() *Plan {
 					Schema: `{"type":"object"}`, Command: []string{"python3", "score.py"}, Timeout: 12.5,
 				},
 			},
+			Harness: &Harness{
+				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
+				Argv: []string{"lm_eval", "--tasks", "gsm8k"}, Config: "{}",
+			},
 		}},
 	}
 }

@@ -91,3 +91,18 @@ const (
 	MetaSelected = "nel.selected_items" // items selected for the benchmark (all shards)
 	MetaRepeats  = "nel.repeats"
 )
+
+// Keys of a benchmark run by a peer harness (nel-run ingest).
+const (
+	// MetaHarness is the harness that produced the rows, as JSON: its
+	// kind, task, image and the files of its output that were read.
+	MetaHarness = "nel.harness"
+	// MetaAggregateOnly is "true" when the harness wrote aggregate scores
+	// only: the file then holds no rows (none are invented), and the
+	// statistics that need items (intervals, paired tests) are
+	// unavailable.
+	MetaAggregateOnly = "nel.aggregate_only"
+	// MetaHarnessScores is the harness's own aggregate scores as JSON
+	// ({"primary": name, "scores": {name: value}}).
+	MetaHarnessScores = "nel.harness_scores"
+)

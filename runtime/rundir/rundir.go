@@ -22,11 +22,13 @@
 //	│   ├── server-vllm.log                           Logs.Server(service, ""): a server of a local run
 //	│   ├── server-vllm-1234.log                      Logs.Server(service, job): a server of SLURM job 1234
 //	│   ├── sandbox-python-1234.log                   Logs.Sandbox(sandbox, job)
-//	│   └── shard-gsm8k-0-1234.log                    Logs.Shard(benchDir, i, job): a shard of a heterogeneous job
+//	│   ├── shard-gsm8k-0-1234.log                    Logs.Shard(benchDir, i, job): a shard of a heterogeneous job
+//	│   └── harness-mmlu-1234.log                     Logs.Harness(benchDir, job): a peer harness's run
 //	├── gsm8k/                                        Benchmark(dir): a benchmark's folder, the plan's benchmarks[].dir
 //	│   ├── results.parquet                           Results(): one row per (item, repeat), merged
 //	│   ├── trajectories.parquet                      Trajectories(): prompts, responses and errors, merged
 //	│   ├── eval.json                                 Bundle(): the statistics merge computes
+//	│   ├── harness/                                  Harness(): a peer harness's own output (lm-eval://, skills://, container://)
 //	│   └── shards/                                   Shards()
 //	│       ├── shard-00000-of-00002.parquet          Shard(i, n): the rows of shard i of n
 //	│       ├── shard-00000-of-00002.trajectories.parquet  Shard.Trajectories()
@@ -60,9 +62,10 @@ const (
 )
 
 const (
-	metaDir   = ".nel"
-	logsDir   = "logs"
-	shardsDir = "shards"
+	metaDir    = ".nel"
+	logsDir    = "logs"
+	shardsDir  = "shards"
+	harnessDir = "harness"
 )
 
 // Dir is a run folder (a recipe's output.dir). Its methods return the
@@ -198,6 +201,12 @@ func (l Logs) Shard(benchDir string, i int, job string) string {
 	return l.file("shard-" + benchDir + "-" + strconv.Itoa(i) + jobSuffix(job))
 }
 
+// Harness is the log of the peer harness that ran the benchmark in folder
+// benchDir in SLURM job job.
+func (l Logs) Harness(benchDir, job string) string {
+	return l.file("harness-" + benchDir + jobSuffix(job))
+}
+
 func (l Logs) file(name string) string { return filepath.Join(string(l), name+".log") }
 
 func jobSuffix(job string) string {
@@ -230,6 +239,11 @@ func (b Bench) Trajectories() string { return filepath.Join(string(b), Trajector
 
 // Bundle is the benchmark's eval.json, the statistics of Results.
 func (b Bench) Bundle() string { return filepath.Join(string(b), BundleFile) }
+
+// Harness is the folder a peer harness (lm-evaluation-harness,
+// NeMo-Skills, an eval-factory container) writes its own output into,
+// mounted into its container; nel-run ingest reads it into a shard.
+func (b Bench) Harness() string { return filepath.Join(string(b), harnessDir) }
 
 // Shards is the folder of the benchmark's shard files.
 func (b Bench) Shards() string { return filepath.Join(string(b), shardsDir) }

@@ -971,7 +971,7 @@ func (r *runner) endpoint(svc *plan.Service) (base, key string, err error) {
 		if len(missing) > 0 {
 			return "", "", fmt.Errorf("service %s: url %q needs $%s, which is not set", svc.Name, svc.URL, strings.Join(missing, ", $"))
 		}
-		base = trimEndpoint(u)
+		base = plan.BaseURL(u)
 	}
 	if ref := svc.APIKey; ref != nil {
 		key = r.o.Getenv(ref.Name)
@@ -983,16 +983,4 @@ func (r *runner) endpoint(svc *plan.Service) (base, key string, err error) {
 		}
 	}
 	return base, key, nil
-}
-
-// trimEndpoint turns a full endpoint URL (…/v1/chat/completions, as NeMo
-// Evaluator configs write it) into the base URL the client appends paths to.
-func trimEndpoint(u string) string {
-	u = strings.TrimRight(u, "/")
-	for _, suffix := range []string{"/chat/completions", "/completions", "/responses"} {
-		if strings.HasSuffix(u, suffix) {
-			return strings.TrimSuffix(u, suffix)
-		}
-	}
-	return u
 }

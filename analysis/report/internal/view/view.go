@@ -176,11 +176,18 @@ func Headline(s metrics.Score) string {
 	if iv := Intervals(s); iv != "" {
 		return out + " " + iv
 	}
-	if s.Value != nil {
+	switch {
+	case s.Value != nil && strings.HasPrefix(s.Metric, HarnessPrefix):
+		return out + " (aggregate-only: the harness's own score, no items to compute an interval from)"
+	case s.Value != nil:
 		return out + " (no interval: fewer than two items)"
 	}
 	return out
 }
+
+// HarnessPrefix starts the names of the scores a peer harness reported
+// itself (metrics.Bundle.Harness): an aggregate-only benchmark's headline.
+const HarnessPrefix = "harness:"
 
 // CILevel is the level both intervals of the suite's scores share, for
 // column headings: "95% CI".

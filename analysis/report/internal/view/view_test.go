@@ -26,6 +26,7 @@ func TestFormats(t *testing.T) {
 			"pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]"},
 		{Headline(metrics.Score{Metric: "pass@1", Value: reporttest.F(1)}), "pass@1 1.0000 (no interval: fewer than two items)"},
 		{Headline(metrics.Score{Metric: "mean_reward"}), "mean_reward n/a"},
+		{Headline(metrics.Score{Metric: "harness:mmlu/score/macro", Value: reporttest.F(0.8011)}), "harness:mmlu/score/macro 0.8011 (aggregate-only: the harness's own score, no items to compute an interval from)"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -1,0 +1,167 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/runtime/harness"
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/rundir"
+)
+
+// runHarnesses runs the recipe's harness benchmarks one after the other,
+// each in its image with docker (else apptainer), then reads its output
+// into the benchmark's shard (runtime/harness). It says each failure and
+// returns how many failed.
+func runHarnesses(ctx context.Context, s *compiler.Source, p *plan.Plan, o Options, getenv func(string) string, stderr io.Writer) int {
+	failed := 0
+	for i := range p.Benchmarks {
+		b := &p.Benchmarks[i]
+		if b.Harness == nil {
+			continue
+		}
+		if err := runHarness(ctx, s, p, i, o, getenv, stderr); err != nil {
+			fmt.Fprintf(stderr, "nel: benchmark %s: %v\n", b.Key, err)
+			failed++
+		}
+	}
+	return failed
+}
+
+func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o Options, getenv func(string) string, stderr io.Writer) error {
+	b := &p.Benchmarks[i]
+	bench := rundir.Dir(p.OutputDir).Benchmark(b.Dir)
+	if _, err := os.Stat(string(bench.Shard(0, 1))); err == nil {
+		fmt.Fprintf(stderr, "nel: %s: already run by its harness and ingested\n", b.Key)
+		return nil
+	}
+	lh, _ := compiler.HarnessLocal(s, i)
+	dir, err := filepath.Abs(bench.Harness())
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if b.Harness.Config != "" {
+		if err := os.WriteFile(filepath.Join(dir, lh.ConfigFile), []byte(b.Harness.Config+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	env, err := harnessEnv(p, b, lh, getenv)
+	if err != nil {
+		return err
+	}
+	argv, err := containerArgv(b.Harness.Image, dir, lh, env)
+	if err != nil {
+		return err
+	}
+	argv = append(argv, "bash", "-c", lh.Script, "nel-harness")
+	argv = append(argv, b.Harness.Argv...)
+	logPath := rundir.Dir(p.OutputDir).Logs().Harness(b.Dir, "")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	fmt.Fprintf(stderr, "nel: %s: running %s in %s with %s (log: %s)\n", b.Key, b.Harness.Kind, b.Harness.Image, argv[0], logPath)
+	started := time.Now()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v, "APPTAINERENV_"+k+"="+v)
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("its harness failed (%v); its log: %s", err, logPath)
+	}
+	res, err := harness.Ingest(ctx, harness.IngestOptions{Plan: p, Benchmark: b, OutDir: p.OutputDir, NelVersion: o.NelVersion, Started: started})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "nel: %s: %d rows from its harness\n", b.Key, res.Rows)
+	return nil
+}
+
+// harnessEnv is the harness's environment, by name: the endpoint's base
+// URL, its key, and the rest LocalHarness lists, resolved here. Values are
+// given to the engine in its environment, never on its command line.
+func harnessEnv(p *plan.Plan, b *plan.Benchmark, lh compiler.LocalHarness, getenv func(string) string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, sv := range p.Services {
+		if sv.Name != b.Solver.Service {
+			continue
+		}
+		url := sv.URL
+		if sv.Managed {
+			url = getenv(sv.URLEnv)
+		}
+		env["NEL_HARNESS_URL"] = plan.BaseURL(os.Expand(url, getenv))
+		if sv.APIKey != nil {
+			env["NEL_HARNESS_API_KEY"] = resolve(plan.EnvVar{Name: "NEL_HARNESS_API_KEY", From: sv.APIKey}, getenv)
+		}
+	}
+	if env["NEL_HARNESS_URL"] == "" {
+		return nil, fmt.Errorf("service %s has no URL here", b.Solver.Service)
+	}
+	for _, e := range lh.Env {
+		env[e.Name] = resolve(e, getenv)
+	}
+	return env, nil
+}
+
+func resolve(e plan.EnvVar, getenv func(string) string) string {
+	switch {
+	case e.From == nil:
+		return e.Value
+	case getenv(e.From.Name) == "" && e.From.Default != nil:
+		return *e.From.Default
+	}
+	return getenv(e.From.Name)
+}
+
+// containerArgv starts the engine's command that runs image with the
+// harness's folder and mounts, the environment's names passed through:
+// docker where it is installed, else apptainer.
+func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]string) ([]string, error) {
+	if docker, err := exec.LookPath("docker"); err == nil {
+		// The host's network: a local endpoint is on localhost.
+		argv := []string{docker, "run", "--rm", "--network", "host", "-v", dir + ":" + lh.Inside}
+		for _, m := range lh.Mounts {
+			argv = append(argv, "-v", m)
+		}
+		for _, k := range sortedNames(env) {
+			argv = append(argv, "-e", k) // the value comes from docker's own environment
+		}
+		return append(argv, image), nil
+	}
+	if app, err := exec.LookPath("apptainer"); err == nil {
+		binds := append([]string{dir + ":" + lh.Inside}, lh.Mounts...)
+		return []string{app, "exec", "--bind", strings.Join(binds, ","), "docker://" + image}, nil
+	}
+	return nil, errors.New("not supported here: a harness benchmark runs in its container image, and neither docker nor apptainer is installed (or compile it for SLURM with nel compile)")
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

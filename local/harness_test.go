@@ -1,0 +1,46 @@
+package local
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/compiler"
+)
+
+// TestContainerArgv: docker when it is installed, else apptainer, else a
+// refusal that says why; values never on the command line.
+func TestContainerArgv(t *testing.T) {
+	lh := compiler.LocalHarness{Inside: "/nel-harness", Mounts: []string{"/data:/data"}}
+	env := map[string]string{"NEL_HARNESS_URL": "http://localhost:8000/v1", "NEL_HARNESS_API_KEY": "secret"}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	if _, err := containerArgv("img:1", "/out/h", lh, env); err == nil || !strings.Contains(err.Error(), "neither docker nor apptainer is installed") {
+		t.Errorf("no engine: err = %v", err)
+	}
+	fake := func(name string) {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake("apptainer")
+	argv, err := containerArgv("img:1", "/out/h", lh, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(bin, "apptainer"), "exec", "--bind", "/out/h:/nel-harness,/data:/data", "docker://img:1"}; !slices.Equal(argv, want) {
+		t.Errorf("apptainer argv %q, want %q", argv, want)
+	}
+	fake("docker")
+	argv, err = containerArgv("img:1", "/out/h", lh, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(bin, "docker"), "run", "--rm", "--network", "host", "-v", "/out/h:/nel-harness", "-v", "/data:/data",
+		"-e", "NEL_HARNESS_API_KEY", "-e", "NEL_HARNESS_URL", "img:1"}
+	if !slices.Equal(argv, want) {
+		t.Errorf("docker argv %q, want %q", argv, want)
+	}
+}
