@@ -308,7 +308,7 @@ func byobMethod(s *Source, i int) any {
 func Definition(s *Source, i int) (*bench.Benchmark, bool, error) {
 	b := s.Recipe.Benchmarks[i]
 	if b.BYOB != nil && b.BYOB.spec != nil {
-		def, err := bench.BYOB(b.Name, b.BYOB.spec, s.Dir)
+		def, err := bench.BYOB(b.Name, b.BYOB.spec, s.Dir, nil)
 		return def, err == nil, err
 	}
 	def, ok := bench.Lookup(b.Name)

@@ -22,8 +22,10 @@ const BYOBCategory = "Custom"
 // An item's content (what its ID hashes) is the whole record: the same
 // record gets the same ID under any template, as the built-ins' IDs do.
 // A scorer command runs in dir, the recipe's directory, so that the paths
-// in it are relative to the recipe like every other path a recipe names.
-func BYOB(name string, spec *plan.BYOB, dir string) (*Benchmark, error) {
+// in it are relative to the recipe like every other path a recipe names,
+// with nel-run's environment less the variables named in hide (the
+// plan's API keys: a scorer reads model output, and needs no key).
+func BYOB(name string, spec *plan.BYOB, dir string, hide []string) (*Benchmark, error) {
 	prompt, err := ParseTemplate(spec.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: byob.prompt: %w", name, err)
@@ -39,7 +41,7 @@ func BYOB(name string, spec *plan.BYOB, dir string) (*Benchmark, error) {
 	}
 	sc, err := newBYOBScorer(spec.Scorer)
 	if sc != nil {
-		sc.dir = dir
+		sc.dir, sc.hide = dir, hide
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: byob.scorer: %w", name, err)

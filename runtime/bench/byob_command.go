@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/failure"
@@ -57,6 +59,7 @@ func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.spec.Command[0], s.spec.Command[1:]...)
 	cmd.Dir = s.dir
+	cmd.Env = without(os.Environ(), s.hide)
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &limited{w: &stderr, n: commandStderr}
@@ -145,4 +148,16 @@ func (l *limited) Write(p []byte) (int, error) {
 		l.w.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// without is env (NAME=value entries) less the variables named in names.
+func without(env, names []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

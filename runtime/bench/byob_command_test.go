@@ -18,7 +18,7 @@ import (
 func commandScore(t *testing.T, dir string, argv []string, timeout float64, response string) Score {
 	t.Helper()
 	b, err := BYOB("caps", &plan.BYOB{Dataset: "caps.jsonl", Prompt: "{country}", Target: "capital",
-		Scorer: plan.BYOBScorer{Command: argv, Timeout: timeout}}, dir)
+		Scorer: plan.BYOBScorer{Command: argv, Timeout: timeout}}, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +107,28 @@ json.dump({"reward": 0.25 if s["target"] in s["response"] else 0.0}, sys.stdout)
 	// A command that does not exist fails the same way.
 	if s := commandScore(t, dir, []string{filepath.Join(dir, "no-such-scorer")}, 0, "Lima"); s.Failure != failure.ScorerError {
 		t.Errorf("missing command: %+v", s)
+	}
+}
+
+// TestBYOBCommandHidesKeys: a scorer command inherits nel-run's
+// environment except the variables holding the plan's API keys.
+func TestBYOBCommandHidesKeys(t *testing.T) {
+	py := testenv.LookPath(t, testenv.Python3)
+	dir := t.TempDir()
+	writeScript(t, dir, "env.py", `import json, os, sys
+json.load(sys.stdin)
+print(json.dumps({"correct": True, "key": os.environ.get("NEL_TEST_KEY", "<unset>"), "other": os.environ.get("NEL_TEST_OTHER", "<unset>")}))
+`)
+	t.Setenv("NEL_TEST_KEY", "sk-secret")
+	t.Setenv("NEL_TEST_OTHER", "visible")
+	b, err := BYOB("caps", &plan.BYOB{Dataset: "caps.jsonl", Prompt: "{country}", Target: "capital",
+		Scorer: plan.BYOBScorer{Command: []string{py, "env.py"}}}, dir, []string{"NEL_TEST_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := &Item{Expected: "Lima", Messages: []Message{{Role: "user", Content: "Peru"}}, Meta: map[string]any{}}
+	s := b.ScoreEnv(context.Background(), nil, it, "Lima")
+	if s.Failure != failure.None || s.Details["key"] != "<unset>" || s.Details["other"] != "visible" {
+		t.Errorf("the command saw key=%v other=%v (failure %q), want <unset> and visible", s.Details["key"], s.Details["other"], s.Failure)
 	}
 }

@@ -35,6 +35,7 @@ type byobScorer struct {
 	schema  *jsonSchema    // json_schema
 	timeout time.Duration  // code_execution, command
 	dir     string         // where a command runs
+	hide    []string       // variables a command does not inherit
 }
 
 func newBYOBScorer(spec plan.BYOBScorer) (*byobScorer, error) {

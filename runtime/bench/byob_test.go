@@ -116,7 +116,7 @@ func capsSpec(data string) *plan.BYOB {
 
 func loadBYOB(t *testing.T, dir string, spec *plan.BYOB) *Set {
 	t.Helper()
-	b, err := BYOB("capitals", spec, dir)
+	b, err := BYOB("capitals", spec, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestBYOBMissingField(t *testing.T) {
 	} {
 		spec := capsSpec("caps.jsonl")
 		c.edit(spec)
-		b, err := BYOB("capitals", spec, dir)
+		b, err := BYOB("capitals", spec, dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestBYOBHubMissingField(t *testing.T) {
 	hub := fakeHub{l: newLoader(dir), files: map[string]string{"hf://org/caps?split=test": "test.parquet"}}
 	spec := capsSpec("hf://org/caps?split=test")
 	spec.Prompt = "Capital of {cntry}?"
-	b, _ := BYOB("capitals", spec, dir)
+	b, _ := BYOB("capitals", spec, dir, nil)
 	_, err := b.Load(context.Background(), hub, nil)
 	const want = "capitals: test.parquet record 1: byob.prompt: field {cntry} is not a column of the dataset (its columns: capital, country)"
 	if err == nil || err.Error() != want {
@@ -244,7 +244,7 @@ func TestBYOBFewshot(t *testing.T) {
 		t.Errorf("completions prompt %q, want %q", it.Prompt, plain)
 	}
 	spec.Fewshot.N = 4
-	b, _ := BYOB("capitals", spec, dir)
+	b, _ := BYOB("capitals", spec, dir, nil)
 	if _, err := b.Load(context.Background(), newLoader(dir), nil); err == nil || !strings.Contains(err.Error(), "train.csv has 3 records, fewer than n: 4") {
 		t.Errorf("n beyond the file: %v", err)
 	}
@@ -253,7 +253,7 @@ func TestBYOBFewshot(t *testing.T) {
 // byobScore scores response against expected with the scorer spec.
 func byobScore(t *testing.T, spec plan.BYOBScorer, expected, response string) Score {
 	t.Helper()
-	b, err := BYOB("x", &plan.BYOB{Dataset: "d.jsonl", Prompt: "{q}", Target: "a", Scorer: spec}, "")
+	b, err := BYOB("x", &plan.BYOB{Dataset: "d.jsonl", Prompt: "{q}", Target: "a", Scorer: spec}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestBYOBIfeval(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "if.jsonl"), []byte(`{"task": "a greeting", "instruction_id_list": ["punctuation:no_comma", "change_case:english_lowercase"], "kwargs": [{}, {}]}`+"\n"), 0o644)
 	spec := &plan.BYOB{Dataset: "if.jsonl", Prompt: "Write {task}, in lower case and without commas.", Target: "task", Scorer: plan.BYOBScorer{Name: "ifeval"}}
 	set := loadBYOB(t, dir, spec)
-	b, _ := BYOB("capitals", spec, dir)
+	b, _ := BYOB("capitals", spec, dir, nil)
 	it := &set.Items[0]
 	if s := b.Score(it, "hello there friend"); !s.Correct || s.Scores["ifeval:instruction_strict/num"] != 2 {
 		t.Errorf("a response following both: %+v", s)
@@ -363,7 +363,7 @@ func TestBYOBCodeExecution(t *testing.T) {
 	spec := &plan.BYOB{Dataset: "code.jsonl", Prompt: "Write a Python function {fn} to {task}.", Target: "fn",
 		Scorer: plan.BYOBScorer{Name: "code_execution", Test: "{test}\nprint('checked {fn}')"}}
 	set := loadBYOB(t, dir, spec)
-	b, _ := BYOB("code", spec, dir)
+	b, _ := BYOB("code", spec, dir, nil)
 	if !b.NeedsSandbox {
 		t.Fatal("code_execution does not need a sandbox")
 	}

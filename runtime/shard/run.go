@@ -278,7 +278,7 @@ func newRunner(o Options) (*runner, error) {
 // else the built-in of its name.
 func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 	if b.BYOB != nil {
-		return bench.BYOB(b.Name, b.BYOB, p.RecipeDir)
+		return bench.BYOB(b.Name, b.BYOB, p.RecipeDir, apiKeyNames(p))
 	}
 	def, ok := bench.Lookup(b.Name)
 	if !ok {
@@ -983,4 +983,16 @@ func (r *runner) endpoint(svc *plan.Service) (base, key string, err error) {
 		}
 	}
 	return base, key, nil
+}
+
+// apiKeyNames are the variables holding the plan's API keys, which a byob
+// scorer command is not given.
+func apiKeyNames(p *plan.Plan) []string {
+	var names []string
+	for _, sv := range p.Services {
+		if sv.APIKey != nil {
+			names = append(names, sv.APIKey.Name)
+		}
+	}
+	return names
 }
