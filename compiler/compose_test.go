@@ -340,3 +340,33 @@ func TestEnvTypedError(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestSecretRefs: a variable named like a secret is never expanded into
+// the recipe: a url keeps it for the node, any other field refuses it,
+// and a field that keeps references keeps it as ever.
+func TestSecretRefs(t *testing.T) {
+	env := map[string]string{"MY_API_KEY": "sk-123", "HF_TOKEN": "hf-456", "HOST": "h.example"}
+	s, err := loadIn(t, map[string]string{"r.yaml": `services:
+  m: {type: api, url: "https://${HOST}/v1?key=${MY_API_KEY}", model: m, api_key: "${MY_API_KEY}"}
+benchmarks:
+  - name: gsm8k
+    solver: {type: simple, service: m}
+`}, "r.yaml", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Recipe.Services["m"].URL; got != "https://${HOST}/v1?key=${MY_API_KEY}" {
+		t.Errorf("url %q: want it as written, resolved on the node", got)
+	}
+	_, err = loadIn(t, map[string]string{"r.yaml": composeService + `benchmarks:
+  - name: gsm8k
+    system_prompt: "token ${HF_TOKEN}"
+    solver: {type: simple, service: m}
+`}, "r.yaml", env)
+	if err == nil || !strings.Contains(err.Error(), "r.yaml:5:20: benchmarks[0].system_prompt: ${HF_TOKEN} names a secret") {
+		t.Errorf("a secret in a system prompt: error %v, want one at r.yaml:5:20 naming ${HF_TOKEN}", err)
+	}
+	if _, ok := secretRef("$${NVIDIA_API_KEY} and ${HOST}"); ok {
+		t.Error("an escaped $${NVIDIA_API_KEY} counted as a reference")
+	}
+}

@@ -16,8 +16,11 @@ import (
 // resolves on the node (and which compile refuses elsewhere, support.go:
 // nel would keep it as text where NeMo Evaluator's shell expanded it).
 //
-// Two kinds of field are not expanded, because what they hold may be a
-// secret and DESIGN §3 keeps secrets out of every file nel writes:
+// A variable whose name says it holds a secret (secretRef: …_API_KEY,
+// …_TOKEN, …) is never expanded: in a url it stays a reference nel-run
+// resolves on the node, anywhere else it is an error. And two kinds of
+// field are not expanded at all, because what they hold may be a secret
+// and DESIGN §3 keeps secrets out of every file nel writes:
 // services.*.api_key and the values of environment maps (extra_env,
 // container_env, env_vars) and of proxy extra_headers. Their ${VAR} stays a
 // reference, passed by name and resolved on the node, and the hashes see
@@ -49,6 +52,26 @@ func keepsReferences(path []any) bool {
 	return false
 }
 
+// secretSuffixes end the names of variables that hold secrets, by the
+// conventions of the tools nel's users come from (NVIDIA_API_KEY,
+// HF_TOKEN, WANDB_API_KEY, AWS_SECRET_ACCESS_KEY, …).
+var secretSuffixes = []string{"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "ACCESS_KEY", "PRIVATE_KEY"}
+
+// secretRef returns the first variable s references (not escaped as
+// $${…}) whose name says it holds a secret.
+func secretRef(s string) (string, bool) {
+	protected := strings.ReplaceAll(s, "$${", escapedRef)
+	for _, m := range envRE.FindAllStringSubmatch(protected, -1) {
+		up := strings.ToUpper(m[1])
+		for _, suf := range secretSuffixes {
+			if strings.HasSuffix(up, suf) {
+				return m[1], true
+			}
+		}
+	}
+	return "", false
+}
+
 // expansion is the result of expanding a recipe's strings.
 type expansion struct {
 	// deferred are the paths of expanded strings that hold a literal
@@ -69,6 +92,15 @@ func expandEnv(x ast.Expr, file string, overrides []Override, getenv func(string
 		}
 		if keepsReferences(p) {
 			return stringAt(strings.ReplaceAll(s, "$${", "${"), lit.Pos()), nil
+		}
+		if name, ok := secretRef(s); ok {
+			// A url keeps it for nel-run to resolve on the node, like a
+			// $${VAR}; anywhere else its value would be written down.
+			if len(p) == 3 && p[0] == "services" && p[2] == "url" {
+				exp.deferred = append(exp.deferred, p)
+				return stringAt(strings.ReplaceAll(s, "$${", "${"), lit.Pos()), nil
+			}
+			return nil, errAt(lit.Pos(), file, p, "${%s} names a secret, and nel never writes a secret into a compiled job, plan or bundle: pass it by name (a service's api_key, or an extra_env, container_env or env_vars value)", name)
 		}
 		t, whole, err := expandString(s, getenv)
 		if err != nil {
