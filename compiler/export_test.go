@@ -6,4 +6,5 @@ package compiler
 var (
 	ParseData = parseData
 	Compose   = compose
+	StringOf  = stringOf
 )

@@ -2,18 +2,18 @@ package compiler_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/literal"
-	"cuelang.org/go/cue/token"
 
 	"github.com/nel-eval/nel/compiler"
 )
@@ -71,7 +71,11 @@ var compatConfigs = []struct {
 var compatEnv = map[string]string{
 	"COMPAT_ROOT":         "/lab/shared",
 	"COMPAT_REVIEWER_URL": "https://review.example.org/v1/chat/completions",
+	"COMPAT_API_KEY":      compatSecret,
 }
+
+// compatSecret is the API key's value: no compiled script may contain it.
+const compatSecret = "sk-compat-0f1e2d3c-never-in-a-script"
 
 // TestNeMoCompat: nel's own configs use every key path, value kind and
 // form of NeMo Evaluator's published configs (published-paths.txt); each
@@ -80,6 +84,7 @@ var compatEnv = map[string]string{
 func TestNeMoCompat(t *testing.T) {
 	t.Chdir(compatDir)
 	t.Setenv("HOME", t.TempDir()) // no ~/.config/nemo-evaluator/conf fragments
+	compatListed(t)
 	used := map[string]bool{}
 	for _, c := range compatConfigs {
 		compatUses(t, c.file, used)
@@ -110,6 +115,24 @@ func TestNeMoCompat(t *testing.T) {
 	}
 }
 
+// compatListed: every config in the directory has its expected outcome
+// in compatConfigs, so none is left untested.
+func compatListed(t *testing.T) {
+	t.Helper()
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, c := range compatConfigs {
+		listed = append(listed, c.file)
+	}
+	slices.Sort(listed)
+	if !slices.Equal(files, listed) {
+		t.Fatalf("testdata/nemo-compat has %q, compatConfigs lists %q", files, listed)
+	}
+}
+
 // compatValidate does what nel validate does and wants no error.
 func compatValidate(t *testing.T, l *compiler.Loader, file string) *compiler.Source {
 	t.Helper()
@@ -137,6 +160,9 @@ func compatCompile(t *testing.T, s *compiler.Source, file string, refused []stri
 	switch {
 	case err == nil && len(refused) == 0:
 		checkScript(t, file, out)
+		if bytes.Contains(out, []byte(compatSecret)) {
+			t.Errorf("the script holds the value of COMPAT_API_KEY")
+		}
 		return
 	case err == nil:
 		t.Fatalf("compiles now, and compile refused %q before: move it to the configs that compile (refused: nil) and update docs/nemo-compat.md", refused)
@@ -262,7 +288,7 @@ func compatWalk(x ast.Expr, path, key string, used map[string]bool) {
 		}
 	case *ast.ListLit:
 		for _, e := range x.Elts {
-			if s, ok := compatString(e); ok && path == "output.export" {
+			if s, ok := compiler.StringOf(e); ok && path == "output.export" {
 				used["value output.export[]="+s] = true
 			}
 			compatWalk(e, path+"[]", "", used)
@@ -274,7 +300,7 @@ var endpointPathRE = regexp.MustCompile(`^https?://[^/]+.*/(chat/)?completions$`
 
 // compatValue records the value kinds and forms a field's value shows.
 func compatValue(q, name string, v ast.Expr, used map[string]bool) {
-	s, isStr := compatString(v)
+	s, isStr := compiler.StringOf(v)
 	_, isStruct := v.(*ast.StructLit)
 	switch {
 	case q == "benchmarks[].sandbox" && isStr:
@@ -321,7 +347,8 @@ func compatForms(x ast.Expr, used map[string]bool) {
 		}
 	}
 	ast.Walk(x, func(n ast.Node) bool {
-		s, ok := compatString(n)
+		e, _ := n.(ast.Expr)
+		s, ok := compiler.StringOf(e)
 		for _, m := range refRE.FindAllStringSubmatch(s, -1) {
 			switch {
 			case !ok:
@@ -345,7 +372,7 @@ func compatDefaults(x ast.Expr, used map[string]bool) {
 		return
 	}
 	for _, e := range list.Elts {
-		s, isStr := compatString(e)
+		s, isStr := compiler.StringOf(e)
 		group, _, grouped := strings.Cut(s, "/")
 		switch {
 		case !isStr:
@@ -364,14 +391,4 @@ func compatDefaults(x ast.Expr, used map[string]bool) {
 			used["form defaults-plain-name"] = true
 		}
 	}
-}
-
-// compatString is the text of a string literal.
-func compatString(n ast.Node) (string, bool) {
-	b, ok := n.(*ast.BasicLit)
-	if !ok || b.Kind != token.STRING {
-		return "", false
-	}
-	s, err := literal.Unquote(b.Value)
-	return s, err == nil
 }
