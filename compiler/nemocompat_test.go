@@ -67,7 +67,8 @@ var compatConfigs = []struct {
 
 // compatEnv is the environment the configs read: COMPAT_REGION is left
 // unset so that its ${VAR:-default} takes the default. Secrets (api_key,
-// container_env) stay references and need no value to compile.
+// container_env) stay references and need no value to compile; the API
+// key has one so that the test can see it is never written.
 var compatEnv = map[string]string{
 	"COMPAT_ROOT":         "/lab/shared",
 	"COMPAT_REVIEWER_URL": "https://review.example.org/v1/chat/completions",
