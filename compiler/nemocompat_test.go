@@ -1,0 +1,395 @@
+package compiler_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/ast"
+
+	"github.com/nel-eval/nel/compiler"
+)
+
+// compatDir holds nel's own configs that use every field and form NeMo
+// Evaluator's published configs use (published-paths.txt lists them).
+const compatDir = "../testdata/nemo-compat"
+
+// compatFeatureIssue says, for each feature compile refuses in the
+// compatibility configs ("not supported yet: FEATURE"), which issue adds
+// it; docs/nemo-compat.md attributes the published configs the same way.
+var compatFeatureIssue = map[string]string{
+	"benchmark source harbor://":         "issue 20",
+	"solver type harbor":                 "issue 20",
+	"solver type tool_calling":           "issue 20",
+	"solver type openclaw":               "issue 20",
+	"instruction_template":               "issue 20",
+	"apptainer sandboxes on a node pool": "issue 20",
+	"proxy":                              "issue 21",
+	"service type gym":                   "issue 21",
+	"solver type gym_delegation":         "issue 21",
+	"benchmark source gym://":            "issue 21",
+	"sandbox type ecs_fargate":           "issue 22",
+	"output.export":                      "issue 22",
+	"benchmark source vlmevalkit://":     "issue 19",
+	"image_detail":                       "issue 19",
+	"setup_commands":                     "issue 27",
+	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
+	"remote submission": "none",
+}
+
+// compatConfigs is what nel does today with each compatibility config: it
+// compiles (refused is empty) or compile refuses exactly these features.
+// When an issue lands a feature, this test fails and names the config to
+// move; docs/nemo-compat.md changes with it.
+var compatConfigs = []struct {
+	file    string
+	refused []string // sorted
+}{
+	{"chat_suite.yaml", nil},
+	{"harnesses.yaml", nil},
+	{"slurm_vllm.yaml", nil},
+	{"slurm_dynamo.yaml", nil},
+	{"loader_forms.yaml", nil},
+	{"slurm_fragments.yaml", []string{"remote submission", "setup_commands"}},
+	{"agentic_hosted.yaml", []string{"benchmark source harbor://", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
+	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor"}},
+	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling"}},
+	{"vision.yaml", []string{"benchmark source vlmevalkit://", "image_detail"}},
+}
+
+// compatEnv is the environment the configs read: COMPAT_REGION is left
+// unset so that its ${VAR:-default} takes the default. Secrets (api_key,
+// container_env) stay references and need no value to compile; the API
+// key has one so that the test can see it is never written.
+var compatEnv = map[string]string{
+	"COMPAT_ROOT":         "/lab/shared",
+	"COMPAT_REVIEWER_URL": "https://review.example.org/v1/chat/completions",
+	"COMPAT_API_KEY":      compatSecret,
+}
+
+// compatSecret is the API key's value: no compiled script may contain it.
+const compatSecret = "sk-compat-0f1e2d3c-never-in-a-script"
+
+// TestNeMoCompat: nel's own configs use every key path, value kind and
+// form of NeMo Evaluator's published configs (published-paths.txt); each
+// validates, and compiles to a script bash and shellcheck accept or is
+// refused with exactly its expected "not supported yet" features.
+func TestNeMoCompat(t *testing.T) {
+	t.Chdir(compatDir)
+	t.Setenv("HOME", t.TempDir()) // no ~/.config/nemo-evaluator/conf fragments
+	compatListed(t)
+	used := map[string]bool{}
+	for _, c := range compatConfigs {
+		compatUses(t, c.file, used)
+	}
+	for _, line := range readInventory(t, "published-paths.txt") {
+		if !used[line] {
+			t.Errorf("published-paths.txt: %q: no config in testdata/nemo-compat uses it", line)
+		}
+	}
+	l, err := compiler.NewLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.LookupEnv = func(name string) (string, bool) {
+		v, ok := compatEnv[name]
+		return v, ok
+	}
+	for _, c := range compatConfigs {
+		t.Run(c.file, func(t *testing.T) {
+			for _, f := range c.refused {
+				if compatFeatureIssue[f] == "" {
+					t.Errorf("feature %q has no issue in compatFeatureIssue", f)
+				}
+			}
+			s := compatValidate(t, l, c.file)
+			compatCompile(t, s, c.file, c.refused)
+		})
+	}
+}
+
+// compatListed: every config in the directory has its expected outcome
+// in compatConfigs, so none is left untested.
+func compatListed(t *testing.T) {
+	t.Helper()
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, c := range compatConfigs {
+		listed = append(listed, c.file)
+	}
+	slices.Sort(listed)
+	if !slices.Equal(files, listed) {
+		t.Fatalf("testdata/nemo-compat has %q, compatConfigs lists %q", files, listed)
+	}
+}
+
+// compatValidate does what nel validate does and wants no error.
+func compatValidate(t *testing.T, l *compiler.Loader, file string) *compiler.Source {
+	t.Helper()
+	s, err := l.LoadFile(file, nil)
+	if err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if _, _, err := compiler.ComputeHashes(s); err != nil {
+		t.Fatalf("hash: %v", err)
+	}
+	if _, errs := compiler.CheckData(context.Background(), s); len(errs) > 0 {
+		t.Fatalf("validate data: %v", errs)
+	}
+	return s
+}
+
+// compatCompile compiles for SLURM and checks the outcome against refused.
+func compatCompile(t *testing.T, s *compiler.Source, file string, refused []string) {
+	t.Helper()
+	out, err := compiler.Compile(s, compiler.CompileOptions{
+		Target: "slurm", NelVersion: "test", NelRun: goldenNelRun, NelRunSHA256: goldenSHA256,
+		Reproduce: "nel compile -t slurm " + file,
+	})
+	var errs compiler.Errors
+	switch {
+	case err == nil && len(refused) == 0:
+		checkScript(t, file, out)
+		if bytes.Contains(out, []byte(compatSecret)) {
+			t.Errorf("the script holds the value of COMPAT_API_KEY")
+		}
+		return
+	case err == nil:
+		t.Fatalf("compiles now, and compile refused %q before: move it to the configs that compile (refused: nil) and update docs/nemo-compat.md", refused)
+	case !errors.As(err, &errs):
+		t.Fatalf("compile: %v", err)
+	}
+	var got []string
+	for _, e := range errs {
+		f, ok := notSupportedFeature(e.Msg)
+		if !ok {
+			t.Fatalf("compile: %v (want only \"not supported yet\" errors)", e)
+		}
+		if !slices.Contains(got, f) {
+			got = append(got, f)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, refused) {
+		t.Errorf("compile refuses %q, want %q: when a feature lands, update this config's refused list and docs/nemo-compat.md", got, refused)
+	}
+}
+
+// notSupportedFeature is the feature a "not supported yet: FEATURE (why);
+// hint" message names.
+func notSupportedFeature(msg string) (string, bool) {
+	_, f, ok := strings.Cut(msg, "not supported yet: ")
+	if !ok {
+		return "", false
+	}
+	f, _, _ = strings.Cut(f, "; ")
+	f, _, _ = strings.Cut(f, " (")
+	return f, true
+}
+
+// readInventory returns the path, value and form lines of an inventory,
+// comments dropped.
+func readInventory(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		kind, _, _ := strings.Cut(line, " ")
+		if kind != "path" && kind != "value" && kind != "form" {
+			t.Fatalf("%s:%d: %q: expected path, value or form", file, n, line)
+		}
+		out = append(out, line)
+	}
+	if len(out) < 100 {
+		t.Fatalf("%s: only %d lines", file, len(out))
+	}
+	return out
+}
+
+// compatFreeMaps are the mappings whose keys the user chooses: the
+// inventory writes them as *.
+var compatFreeMaps = map[string]bool{
+	"services": true, "sandboxes": true, "node_pools": true,
+	"extra_env": true, "env_vars": true, "container_env": true, "extra_headers": true,
+}
+
+// compatUses adds to used the inventory lines a config uses: the paths and
+// values of its composed syntax (what it writes, before the schema fills
+// defaults in), and the forms of every file it was composed from.
+func compatUses(t *testing.T, file string, used map[string]bool) {
+	t.Helper()
+	x := parseCompat(t, file)
+	composed, files, err := compiler.Compose(file, x)
+	if err != nil {
+		t.Fatalf("compose %s: %v", file, err)
+	}
+	compatWalk(composed, "", "", used)
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			continue // one of nel's built-in fragments
+		}
+		compatForms(parseCompat(t, f), used)
+	}
+}
+
+func parseCompat(t *testing.T, file string) ast.Expr {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := compiler.ParseData(file, src)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	return x
+}
+
+// compatWalk records the generalised path of every field under x, which
+// is at path (the field key, its name).
+func compatWalk(x ast.Expr, path, key string, used map[string]bool) {
+	switch x := x.(type) {
+	case *ast.StructLit:
+		for _, d := range x.Elts {
+			f, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, _, _ := ast.LabelName(f.Label)
+			q := name
+			if compatFreeMaps[key] {
+				q = "*"
+			}
+			if path != "" {
+				q = path + "." + q
+			}
+			used["path "+q] = true
+			compatValue(q, name, f.Value, used)
+			compatWalk(f.Value, q, name, used)
+		}
+	case *ast.ListLit:
+		for _, e := range x.Elts {
+			if s, ok := compiler.StringOf(e); ok && path == "output.export" {
+				used["value output.export[]="+s] = true
+			}
+			compatWalk(e, path+"[]", "", used)
+		}
+	}
+}
+
+var endpointPathRE = regexp.MustCompile(`^https?://[^/]+.*/(chat/)?completions$`)
+
+// compatValue records the value kinds and forms a field's value shows.
+func compatValue(q, name string, v ast.Expr, used map[string]bool) {
+	s, isStr := compiler.StringOf(v)
+	_, isStruct := v.(*ast.StructLit)
+	switch {
+	case q == "benchmarks[].sandbox" && isStr:
+		used["form sandbox-by-name"] = true
+	case q == "benchmarks[].sandbox" && isStruct:
+		used["form sandbox-inline"] = true
+	case q == "benchmarks[].playbook":
+		used["form playbook"] = true
+	case !isStr:
+	case name == "type" || name == "protocol" || strings.HasSuffix(q, "interceptors[].name"):
+		used[fmt.Sprintf("value %s=%s", q, s)] = true
+	case q == "benchmarks[].name":
+		if scheme, _, ok := strings.Cut(s, "://"); ok {
+			s = scheme + "://*"
+		}
+		used["value benchmarks[].name="+s] = true
+	case name == "url" && !strings.HasPrefix(s, "$") && endpointPathRE.MatchString(s):
+		used["form url-endpoint-path"] = true
+	case name == "url" && !strings.HasPrefix(s, "$"):
+		used["form url-base"] = true
+	case name == "api_key" && strings.HasPrefix(s, "${"):
+		used["form secret-ref"] = true
+	}
+}
+
+var refRE = regexp.MustCompile(`(\$?)\$\{([^}]*)\}`)
+
+// compatForms records the loader forms one file (as written) uses: its
+// defaults entries, top-level variables and ${…} references.
+func compatForms(x ast.Expr, used map[string]bool) {
+	if st, ok := x.(*ast.StructLit); ok {
+		for _, d := range st.Elts {
+			f, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, _, _ := ast.LabelName(f.Label)
+			switch {
+			case name == "defaults":
+				compatDefaults(f.Value, used)
+			case strings.HasPrefix(name, "_"):
+				used["form _vars"] = true
+			}
+		}
+	}
+	ast.Walk(x, func(n ast.Node) bool {
+		e, _ := n.(ast.Expr)
+		s, ok := compiler.StringOf(e)
+		for _, m := range refRE.FindAllStringSubmatch(s, -1) {
+			switch {
+			case !ok:
+			case m[1] != "":
+				used["form $${VAR}"] = true
+			case strings.HasPrefix(m[2], "."):
+				used["form ${.path}"] = true
+			case strings.Contains(m[2], ":-"):
+				used["form ${VAR:-default}"] = true
+			default:
+				used["form ${VAR}"] = true
+			}
+		}
+		return true
+	}, nil)
+}
+
+func compatDefaults(x ast.Expr, used map[string]bool) {
+	list, ok := x.(*ast.ListLit)
+	if !ok {
+		return
+	}
+	for _, e := range list.Elts {
+		s, isStr := compiler.StringOf(e)
+		group, _, grouped := strings.Cut(s, "/")
+		switch {
+		case !isStr:
+			if st, ok := e.(*ast.StructLit); ok && len(st.Elts) == 1 {
+				if f, ok := st.Elts[0].(*ast.Field); ok {
+					if name, _, _ := ast.LabelName(f.Label); name == "_base_" {
+						used["form _base_"] = true
+					}
+				}
+			}
+		case s == "_self_":
+			used["form _self_"] = true
+		case grouped:
+			used["form defaults-group/name:"+group] = true
+		default:
+			used["form defaults-plain-name"] = true
+		}
+	}
+}
