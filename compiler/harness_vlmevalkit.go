@@ -3,6 +3,8 @@ package compiler
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/nel-eval/nel/runtime/harness"
 )
 
 // vlmevalkit://DATASET runs VLMEvalKit's run.py in its image against the
@@ -32,10 +34,10 @@ import (
 
 // vlmevalkitModel is the name the model is registered under: VLMEvalKit
 // names its output files <model>_<dataset>…, which nel-run ingest reads.
-const vlmevalkitModel = "nel"
+const vlmevalkitModel = harness.VLMEvalKitModel
 
 // vlmevalkitJudge is run.py's --judge: answer extraction by rules only.
-const vlmevalkitJudge = "exact_matching"
+const vlmevalkitJudge = harness.VLMEvalKitJudge
 
 // vlmevalkitScript runs the driver (the harness prelude has filled in
 // nothing: the driver reads the URL and key from the environment itself).

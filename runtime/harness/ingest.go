@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
@@ -51,7 +52,7 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 		return nil, fmt.Errorf("benchmark %s: a harness runs as one shard, the plan has %d", b.Key, n)
 	}
 	dir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
-	out, err := Read(b.Harness.Kind, dir.Harness())
+	out, err := ReadTask(b.Harness.Kind, b.Harness.Task, dir.Harness())
 	if err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
@@ -115,6 +116,9 @@ func toRows(p *plan.Plan, b *plan.Benchmark, out *Output, model string) ([]resul
 			if name == primary {
 				r.Reward, r.Correct, r.Extracted = x, binary(x), v.Extracted
 			}
+		}
+		if s.Error != failure.None {
+			r.ErrorCategory, r.Outcome = string(s.Error), string(s.Error.Outcome())
 		}
 		rows = append(rows, r)
 		req, _ := json.Marshal(s.Prompt)
