@@ -56,6 +56,9 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 	if err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
+	if err := checkLimit(b, out); err != nil {
+		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -85,6 +88,18 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
 	return &Ingested{Path: string(sh), Rows: len(rows), AggregateOnly: out.AggregateOnly()}, nil
+}
+
+// checkLimit refuses VLMEvalKit output with more items than max_problems:
+// the job's driver cuts datasets built on VLMEvalKit's image dataset
+// class only, and a number over more items than the recipe asked for
+// would be another benchmark's.
+func checkLimit(b *plan.Benchmark, out *Output) error {
+	if b.Harness.Kind != VLMEvalKit || b.MaxProblems == nil || len(out.Samples) <= *b.MaxProblems {
+		return nil
+	}
+	return fmt.Errorf("VLMEvalKit ran %d items, max_problems is %d: not supported yet: max_problems for a %s dataset (the limit applies to VLMEvalKit's image datasets)",
+		len(out.Samples), *b.MaxProblems, b.Harness.Task)
 }
 
 // toRows turns the harness's samples into rows and trajectories, scoring

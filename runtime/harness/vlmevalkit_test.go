@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // TestReadVLMEvalKitMMBench: a row per item from the per-item results
@@ -128,5 +130,23 @@ func TestIngestVLMEvalKit(t *testing.T) {
 	}
 	if bd.Harness == nil || bd.Harness.Kind != VLMEvalKit || bd.Harness.Scores["acc/dev/Overall"] != 0.5 {
 		t.Errorf("bundle harness %+v", bd.Harness)
+	}
+}
+
+// TestIngestVLMEvalKitLimit: more items than max_problems means the limit
+// did not reach the dataset; the result is refused, not kept.
+func TestIngestVLMEvalKitLimit(t *testing.T) {
+	p := ingestPlan(VLMEvalKit, "MMBench_DEV_EN")
+	limit := 3
+	p.Benchmarks[0].MaxProblems = &limit
+	out := t.TempDir()
+	copyTree(t, "testdata/vlmevalkit-mmbench", rundir.Dir(out).Benchmark("bench").Harness())
+	_, err := Ingest(context.Background(), IngestOptions{Plan: p, Benchmark: &p.Benchmarks[0], OutDir: out, NelVersion: "test"})
+	if err == nil || !strings.Contains(err.Error(), "VLMEvalKit ran 4 items, max_problems is 3") {
+		t.Errorf("err = %v", err)
+	}
+	limit = 4
+	if _, err := Ingest(context.Background(), IngestOptions{Plan: p, Benchmark: &p.Benchmarks[0], OutDir: out, NelVersion: "test"}); err != nil {
+		t.Errorf("4 items with max_problems 4: %v", err)
 	}
 }
