@@ -14,7 +14,9 @@ import (
 // (lm-evaluation-harness against the service's OpenAI-compatible endpoint,
 // samples logged), skills://benchmark (NeMo-Skills' ns eval) and
 // container://image#task (an eval-factory image's run_eval with a legacy
-// run_config). nel-run ingest then reads what the harness wrote.
+// run_config) and vlmevalkit://dataset (VLMEvalKit's run.py, through its
+// OpenAI-compatible API model: harness_vlmevalkit.go). nel-run ingest then
+// reads what the harness wrote.
 //
 // The benchmark hash covers what decides such a benchmark's methodology:
 // the benchmark fields every benchmark hashes (name, max_problems,
@@ -47,6 +49,8 @@ func defaultHarnessImage(kind string) string {
 		return "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval"
 	case "skills":
 		return "nvcr.io/nvidia/nemo-evaluator:latest-skills"
+	case "vlmevalkit":
+		return "nvcr.io/nvidia/nemo-evaluator:latest" // the base image, "Base + gym + vlmevalkit"
 	}
 	return ""
 }
@@ -59,7 +63,7 @@ func harnessOf(name string) (kind, task, image string, ok bool) {
 		return "", "", "", false
 	}
 	switch scheme {
-	case "lm-eval", "skills":
+	case "lm-eval", "skills", "vlmevalkit":
 		return scheme, rest, "", true
 	case "container":
 		image, task, _ = strings.Cut(rest, "#")
@@ -130,6 +134,13 @@ func planHarness(r *Recipe, b *Benchmark) (*plan.Harness, error) {
 		cfg, err := containerRunConfig(b, sv, model, task)
 		if err != nil {
 			return nil, fmt.Errorf("%s: run_config: %w", b.Name, err)
+		}
+		h.Config = cfg
+	case "vlmevalkit":
+		h.Argv = vlmevalkitArgv(b, task)
+		cfg, err := vlmevalkitConfig(r, b, model)
+		if err != nil {
+			return nil, fmt.Errorf("%s: driver config: %w", b.Name, err)
 		}
 		h.Config = cfg
 	}
@@ -259,6 +270,10 @@ func harnessMethod(r *Recipe, b *Benchmark) map[string]any {
 	case "container":
 		m["endpoint_type"] = containerEndpointType(b, sv)
 		m["adapter_config"] = b.Solver.AdapterConfig
+	case "vlmevalkit":
+		m["judge"] = vlmevalkitJudge
+		m["model_args"] = vlmevalkitMethod(r, b)
+		m["endpoint_type"] = sv.Protocol
 	}
 	return m
 }

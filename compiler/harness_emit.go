@@ -61,6 +61,8 @@ command -v "${args[0]}" >/dev/null 2>&1 || args[0]=eval-factory
 "${args[@]}"
 python3 -c 'import json, yaml; json.dump(yaml.safe_load(open("results.yml")), open("results.json", "w"), indent=2)'
 `
+	case "vlmevalkit":
+		return vlmevalkitScript
 	}
 	return ""
 }

@@ -47,21 +47,29 @@ func harnessUnsupported(no func(feature string, path ...any), r *Recipe, i int, 
 		no("a sandbox for "+kind+":// (the harness runs its own code execution)", at("sandbox")...)
 	}
 	switch kind {
-	case "lm-eval", "skills":
+	case "lm-eval", "skills", "vlmevalkit":
 		simpleHarnessUnsupported(no, r, kind, b, at)
 	case "container":
 		containerUnsupported(no, r, b, at)
 	}
 }
 
-// simpleHarnessUnsupported covers lm-eval:// and skills://, which take
-// nel's max_problems, generation and scorer metrics as flags.
+// simpleHarnessUnsupported covers lm-eval://, skills:// and vlmevalkit://,
+// which take nel's max_problems, generation and scorer metrics as flags.
 func simpleHarnessUnsupported(no func(string, ...any), r *Recipe, kind string, b *Benchmark, at func(...any) []any) {
 	if len(b.Params) > 0 {
 		no("params for "+kind+":// (nel passes max_problems, fewshot, system_prompt and generation as the harness's flags)", at("params")...)
 	}
-	if kind == "lm-eval" && b.Repeats > 1 {
-		no("repeats > 1 for lm-eval:// (lm_eval runs each document once)", at("repeats")...)
+	if kind != "skills" && b.Repeats > 1 {
+		no("repeats > 1 for "+kind+":// (it runs each item once)", at("repeats")...)
+	}
+	if kind == "vlmevalkit" {
+		if b.Fewshot != nil {
+			no("fewshot for vlmevalkit:// (VLMEvalKit's datasets build their own prompts)", at("fewshot")...)
+		}
+		if r.Services[b.Solver.Service].Protocol == "completions" {
+			no("protocol completions for vlmevalkit:// (VLMEvalKit's API model posts to chat/completions)", "services", b.Solver.Service, "protocol")
+		}
 	}
 	if kind == "skills" {
 		if b.Fewshot != nil {

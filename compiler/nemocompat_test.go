@@ -62,7 +62,7 @@ var compatConfigs = []struct {
 	{"agentic_hosted.yaml", []string{"benchmark source harbor://", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor"}},
 	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling"}},
-	{"vision.yaml", []string{"benchmark source vlmevalkit://", "image_detail"}},
+	{"vision.yaml", nil},
 }
 
 // compatEnv is the environment the configs read: COMPAT_REGION is left

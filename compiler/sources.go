@@ -24,7 +24,7 @@ func Sources() []SourceKind {
 		{Form: "NAME", Field: name, Supported: true, About: "a built-in benchmark (nel list)"},
 		{Form: "lm-eval://TASK", Field: name, scheme: "lm-eval", Supported: true, About: "an lm-evaluation-harness task, run by lm_eval in its image; its samples become rows"},
 		{Form: "skills://BENCHMARK", Field: name, scheme: "skills", Supported: true, About: "a NeMo Skills benchmark, run by ns eval in its image; its outputs become rows"},
-		{Form: "vlmevalkit://BENCHMARK", Field: name, scheme: "vlmevalkit", About: "a VLMEvalKit benchmark (nel does not drive VLMEvalKit's run.py against an endpoint yet, nor read its per-item predictions, .xlsx by default)"},
+		{Form: "vlmevalkit://BENCHMARK", Field: name, scheme: "vlmevalkit", Supported: true, About: "a VLMEvalKit dataset, run by its run.py in its image through its OpenAI-compatible API model (image_detail as img_detail, answers matched by rules); per-item rows where it writes a hit per item, else aggregate-only"},
 		{Form: "gym://ENVIRONMENT", Field: name, scheme: "gym", About: "a NeMo Gym environment"},
 		{Form: "harbor://DATASET", Field: name, scheme: "harbor", About: "a Harbor agentic task set"},
 		{Form: "container://IMAGE#TASK", Field: name, scheme: "container", Supported: true, About: "a legacy eval-factory container, running its own loop; per-sample rows where it writes samples, else aggregate-only"},

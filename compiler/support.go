@@ -100,7 +100,7 @@ func unsupportedCluster(r *Recipe, no func(string, ...any)) {
 			no("conda_env (nel-run needs no Python)", "cluster", "conda_env")
 		}
 		if cl.EvalImage != "" && !allHarness(r) {
-			no("eval_image for nel's own benchmarks (nel-run is a static binary and runs on the node; eval_image sets the image of lm-eval:// and skills:// benchmarks only)", "cluster", "eval_image")
+			no("eval_image for nel's own benchmarks (nel-run is a static binary and runs on the node; eval_image sets the image of lm-eval://, skills:// and vlmevalkit:// benchmarks only)", "cluster", "eval_image")
 		}
 		if cl.Hostname != "" {
 			no("remote submission (hostname); pipe nel compile to sbatch on the login node", "cluster", "hostname")
@@ -197,8 +197,8 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}
 	}
-	if b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
-		no("image_detail (vision models)", "benchmarks", i, "solver", "image_detail")
+	if kind, _, _, _ := harnessOf(b.Name); kind != "vlmevalkit" && b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
+		no("image_detail outside vlmevalkit:// (nel's own simple solver sends no images; VLMEvalKit's API model takes it as img_detail)", "benchmarks", i, "solver", "image_detail")
 	}
 	if b.Verifier != "" {
 		no("verifier", "benchmarks", i, "verifier")

@@ -10,7 +10,7 @@ import (
 )
 
 const ingestHelp = `Read what a peer harness (lm-evaluation-harness, NeMo-Skills, an
-eval-factory container) wrote under <output>/<benchmark>/harness/ into the
+eval-factory container, VLMEvalKit) wrote under <output>/<benchmark>/harness/ into the
 benchmark's one shard, <output>/<benchmark>/shards/shard-00000-of-00001.parquet,
 which nel-run merge then checks and merges like any other. The compiled job
 runs it after the harness's container exits.

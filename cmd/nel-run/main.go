@@ -46,7 +46,7 @@ Usage:
 Commands:
   wait-ready     wait until model servers answer their health URLs with 200 OK
   shard          run one shard of a benchmark from a compiled plan (crash-safe, resumable)
-  ingest         read a peer harness's output (lm-eval, NeMo-Skills, eval-factory) into a shard
+  ingest         read a peer harness's output (lm-eval, NeMo-Skills, eval-factory, VLMEvalKit) into a shard
   merge          check and merge the shard results of a compiled plan
   with-services  start a plan's process servers, run a command, stop them
   sim-server     serve a simulated OpenAI-compatible endpoint answering from gold data

@@ -1,5 +1,5 @@
 // Package harness reads what a peer evaluation harness wrote (lm-evaluation-
-// harness, NeMo-Skills, an eval-factory container) into nel's rows: one row
+// harness, NeMo-Skills, an eval-factory container, VLMEvalKit) into nel's rows: one row
 // per (item, repeat) where the harness logs its samples, and an
 // aggregate-only result, with no invented rows, where it writes only
 // aggregate scores. nel-run ingest calls it on the node once the harness's
@@ -13,6 +13,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/failure"
 )
 
 // Kinds of harness, as the plan names them (plan.Harness.Kind).
@@ -20,6 +22,8 @@ const (
 	LMEval    = "lm-eval"
 	Skills    = "skills"
 	Container = "container" // an eval-factory image's run_eval
+	// VLMEvalKit is VLMEvalKit's run.py; its task is the dataset.
+	VLMEvalKit = "vlmevalkit"
 )
 
 // Sample is one (item, repeat) as a harness recorded it, in nel's terms.
@@ -47,6 +51,10 @@ type Sample struct {
 	// Record is the harness's whole record of the sample, as JSON: the
 	// trajectory's scoring details.
 	Record string
+	// Error is set when the harness recorded no answer for the sample
+	// because the endpoint failed (an infrastructure failure, never a
+	// wrong answer).
+	Error failure.Category
 }
 
 // Output is what a harness run produced.
@@ -69,12 +77,18 @@ func (o *Output) AggregateOnly() bool { return len(o.Samples) == 0 }
 
 // Read reads the output of harness kind from dir, the folder the harness
 // wrote into (its --output_path, --output_dir or /results).
-func Read(kind, dir string) (*Output, error) {
+func Read(kind, dir string) (*Output, error) { return ReadTask(kind, "", dir) }
+
+// ReadTask is Read for a kind whose files are named by its task
+// (VLMEvalKit's, by the dataset).
+func ReadTask(kind, task, dir string) (*Output, error) {
 	var (
 		o   *Output
 		err error
 	)
 	switch kind {
+	case VLMEvalKit:
+		o, err = ReadVLMEvalKit(dir, task)
 	case LMEval:
 		o, err = ReadLMEval(dir)
 	case Skills:
@@ -82,7 +96,7 @@ func Read(kind, dir string) (*Output, error) {
 	case Container:
 		o, err = ReadEvalFactory(dir)
 	default:
-		return nil, fmt.Errorf("unknown harness %q (expected %s, %s or %s)", kind, LMEval, Skills, Container)
+		return nil, fmt.Errorf("unknown harness %q (expected %s, %s, %s or %s)", kind, LMEval, Skills, Container, VLMEvalKit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s output in %s: %w", kind, dir, err)

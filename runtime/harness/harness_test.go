@@ -181,7 +181,7 @@ func TestReadErrors(t *testing.T) {
 			t.Errorf("%s on an empty folder: err = %v, want one naming the folder", kind, err)
 		}
 	}
-	if _, err := Read("vlmevalkit", empty); err == nil {
+	if _, err := Read("nope", empty); err == nil {
 		t.Error("unknown harness accepted")
 	}
 	bad := t.TempDir()
@@ -203,6 +203,13 @@ func copyTree(t *testing.T, src, dst string) {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
+		if d.Type()&os.ModeSymlink != 0 { // VLMEvalKit links its files beside its run
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, filepath.Join(dst, rel))
+		}
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}

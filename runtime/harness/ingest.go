@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/results"
@@ -51,8 +52,11 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 		return nil, fmt.Errorf("benchmark %s: a harness runs as one shard, the plan has %d", b.Key, n)
 	}
 	dir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
-	out, err := Read(b.Harness.Kind, dir.Harness())
+	out, err := ReadTask(b.Harness.Kind, b.Harness.Task, dir.Harness())
 	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
+	}
+	if err := checkLimit(b, out); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -86,6 +90,18 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 	return &Ingested{Path: string(sh), Rows: len(rows), AggregateOnly: out.AggregateOnly()}, nil
 }
 
+// checkLimit refuses VLMEvalKit output with more items than max_problems:
+// the job's driver cuts datasets built on VLMEvalKit's image dataset
+// class only, and a number over more items than the recipe asked for
+// would be another benchmark's.
+func checkLimit(b *plan.Benchmark, out *Output) error {
+	if b.Harness.Kind != VLMEvalKit || b.MaxProblems == nil || len(out.Samples) <= *b.MaxProblems {
+		return nil
+	}
+	return fmt.Errorf("VLMEvalKit ran %d items, max_problems is %d: not supported yet: max_problems for a %s dataset (the limit applies to VLMEvalKit's image datasets)",
+		len(out.Samples), *b.MaxProblems, b.Harness.Task)
+}
+
 // toRows turns the harness's samples into rows and trajectories, scoring
 // each with the recipe's scorer metrics.
 func toRows(p *plan.Plan, b *plan.Benchmark, out *Output, model string) ([]results.Row, []results.Trajectory, error) {
@@ -115,6 +131,9 @@ func toRows(p *plan.Plan, b *plan.Benchmark, out *Output, model string) ([]resul
 			if name == primary {
 				r.Reward, r.Correct, r.Extracted = x, binary(x), v.Extracted
 			}
+		}
+		if s.Error != failure.None {
+			r.ErrorCategory, r.Outcome = string(s.Error), string(s.Error.Outcome())
 		}
 		rows = append(rows, r)
 		req, _ := json.Marshal(s.Prompt)

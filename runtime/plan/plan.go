@@ -187,7 +187,7 @@ type Benchmark struct {
 	// looking Name up among the built-ins.
 	BYOB *BYOB `json:"byob,omitempty"`
 	// Harness is set when a peer harness runs the benchmark (lm-eval://,
-	// skills://, container://): the job runs it in its image against the
+	// skills://, container://, vlmevalkit://): the job runs it in its image against the
 	// solver's service, and nel-run ingest reads its output into the
 	// benchmark's one shard. An older plan has none.
 	Harness *Harness `json:"harness,omitempty"`
@@ -247,7 +247,8 @@ type BYOBScorer struct {
 // Harness is a peer evaluation harness run in its own container image.
 type Harness struct {
 	// Kind is "lm-eval" (lm-evaluation-harness), "skills" (NeMo-Skills'
-	// ns eval) or "container" (an eval-factory image's run_eval).
+	// ns eval), "container" (an eval-factory image's run_eval) or
+	// "vlmevalkit" (VLMEvalKit's run.py).
 	Kind string `json:"kind"`
 	// Task is the harness's task or benchmark name.
 	Task  string `json:"task"`
@@ -256,7 +257,8 @@ type Harness struct {
 	// endpoint's URL in $NEL_HARNESS_URL (known only once the job runs).
 	Argv []string `json:"argv"`
 	// Config is a file the harness reads (the run_config of a container
-	// harness), written into its folder before it starts; "" when none.
+	// harness, the driver's config of a vlmevalkit one), written into its
+	// folder before it starts; "" when none.
 	Config string `json:"config,omitempty"`
 }
 
