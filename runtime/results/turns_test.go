@@ -25,8 +25,8 @@ func agentSamples() (rows []Row, turns [][]agent.Turn, outcomes []agent.Outcome)
 	big := strings.Repeat("x", 70_000)
 	a := []agent.Turn{
 		{Index: 0, Role: "assistant", Content: "Let me look.", Reasoning: "list first",
-			ToolCalls:    []agent.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"ls"}`}},
-			LatencyMS:    100, PromptTokens: 50, CompletionTokens: 10, FinishReason: "tool_calls"},
+			ToolCalls: []agent.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"ls"}`}},
+			LatencyMS: 100, PromptTokens: 50, CompletionTokens: 10, FinishReason: "tool_calls"},
 		{Index: 1, Role: "tool", Content: "main.py\n", ToolCallID: "c1", ToolName: "bash", OutputChars: 8, LatencyMS: 5},
 		{Index: 2, Role: "assistant", ToolCalls: []agent.ToolCall{
 			{ID: "c1", Name: "str_replace_editor", Arguments: `{"command":"str_replace","path":"/app/main.py","old_str":"1","new_str":"2"}`},
