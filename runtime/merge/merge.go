@@ -129,7 +129,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		_, err := results.ConcatGated(trajPath, srcs, meta, checked.wait)
 		trajDone.set(err)
 	}()
-	turnsDone, err := concatTurns(b.Key, dir, files, meta, checked.wait)
+	turnsDone, turnSrcs, err := concatTurns(b.Key, dir, files, meta, checked.wait)
 	if err != nil {
 		checked.set(err)
 		trajDone.wait()
@@ -155,6 +155,10 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	// The error texts of the failed samples, from only the trajectories'
 	// key and error columns.
 	errTexts, err := errorTexts(files, rows)
+	var turns []results.Turn
+	if err == nil {
+		turns, err = auditTurns(turnSrcs)
+	}
 	if err != nil {
 		err = fmt.Errorf("benchmark %s: %w", b.Key, err)
 		checked.set(err)
@@ -167,7 +171,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	// of the failed samples, and write it beside results.parquet (the
 	// statistics are computed while results.parquet is being written;
 	// eval.json is written once both Parquet files are in place).
-	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts})
+	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts, Turns: turns})
 	if err := <-written; err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
@@ -181,10 +185,11 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 // concatTurns starts concatenating the shards' turns files into the
 // benchmark's turns.parquet, gated like trajectories.parquet, when the
 // shards have them (an agentic benchmark's); the verdict it returns says
-// when that file is in place (at once, nil, when there is none). Some
+// when that file is in place (at once, nil, when there is none), and the
+// shards' turns files it reads. Some
 // shards with turns and some without is refused: they were run by
 // different solvers, or a turns file was lost.
-func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[string]string, gate func() error) (*verdict, error) {
+func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[string]string, gate func() error) (*verdict, []string, error) {
 	done := newVerdict()
 	var srcs, absent []string
 	for _, f := range files {
@@ -198,16 +203,30 @@ func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[stri
 	switch {
 	case len(srcs) == 0:
 		done.set(nil)
-		return done, nil
+		return done, nil, nil
 	case len(absent) > 0:
-		return nil, fmt.Errorf("benchmark %s: %d of %d shards have turns, %s has none: delete the shard to run it again",
+		return nil, nil, fmt.Errorf("benchmark %s: %d of %d shards have turns, %s has none: delete the shard to run it again",
 			key, len(srcs), len(files), absent[0])
 	}
 	go func() {
 		_, err := results.ConcatGated(dir.Turns(), srcs, meta, gate)
 		done.set(err)
 	}()
-	return done, nil
+	return done, srcs, nil
+}
+
+// auditTurns reads what the trajectory audit needs of the shards' turns
+// files (not their text).
+func auditTurns(srcs []string) ([]results.Turn, error) {
+	var all []results.Turn
+	for _, src := range srcs {
+		turns, _, err := results.ReadTurnColumns(src, nil, metrics.AuditColumns...)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, turns...)
+	}
+	return all, nil
 }
 
 // shardFiles returns the n shard files of b under dir, in shard order; an

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/agent"
 	"github.com/nel-eval/nel/runtime/merge/mergetest"
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
@@ -64,8 +66,34 @@ func TestMergeTurns(t *testing.T) {
 	if len(want) != 40*2*2 {
 		t.Fatalf("fixture wrote %d turns, want 160", len(want))
 	}
-	if _, err := Merge(Options{Plan: p}); err != nil {
+	sums, err := Merge(Options{Plan: p})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// 40 items × 2 repeats, each one model turn and one bash call.
+	wantAudit := &metrics.Agent{
+		Samples: 80, Turns: metrics.TurnStats{Mean: 1, Median: 1, Max: 1}, ToolCalls: 80,
+		Tools:    []metrics.ToolUsage{{Name: "bash", Calls: 80}},
+		Outcomes: []metrics.OutcomeCount{{Outcome: "answered", Samples: 80, Share: 1}},
+	}
+	audit := sums[0].Bundle.Agent
+	if audit == nil {
+		t.Fatal("the merged bundle has no trajectory audit")
+	}
+	if a := *audit; len(a.Slowest) != metrics.MaxAgentSamples || a.Longest[0].ItemIdx != 0 {
+		t.Errorf("slowest %+v, longest %+v", a.Slowest, a.Longest)
+	}
+	audit.Slowest, audit.Longest = nil, nil
+	if !reflect.DeepEqual(audit, wantAudit) {
+		t.Errorf("audit %+v, want %+v", audit, wantAudit)
+	}
+	// A bundle recomputed from the merged files has the same audit.
+	again, err := metrics.FromParquet(string(bdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Agent == nil || again.Agent.Samples != 80 || again.Agent.ToolCalls != 80 {
+		t.Errorf("FromParquet's audit %+v", again.Agent)
 	}
 	got, meta, err := results.ReadTurns(bdir.Turns())
 	if err != nil {
@@ -79,8 +107,8 @@ func TestMergeTurns(t *testing.T) {
 	}
 
 	p, bdir = smallRun(t, shards)
-	if _, err := Merge(Options{Plan: p}); err != nil {
-		t.Fatal(err)
+	if sums, err = Merge(Options{Plan: p}); err != nil || sums[0].Bundle.Agent != nil {
+		t.Fatalf("Merge without turns: %v, audit %+v", err, sums[0].Bundle.Agent)
 	}
 	if _, err := os.Stat(bdir.Turns()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a run without turns has %s (%v)", bdir.Turns(), err)

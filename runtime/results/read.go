@@ -59,14 +59,19 @@ func ReadTrajectories(path string) ([]Trajectory, map[string]string, error) {
 // are not needed. The result reuses buf's array when it is large enough
 // (pass the previous result to read many files with one allocation).
 func ReadTrajectoryColumns(path string, buf []Trajectory, columns ...string) ([]Trajectory, map[string]string, error) {
-	var fields []field[Trajectory]
-	for _, f := range trajectoryFields() {
+	return readColumns(path, trajectoryFields(), buf, columns)
+}
+
+// readColumns reads only the named columns of path, as ReadTrajectoryColumns.
+func readColumns[T any](path string, all []field[T], buf []T, columns []string) ([]T, map[string]string, error) {
+	var fields []field[T]
+	for _, f := range all {
 		if slices.Contains(columns, f.name) {
 			fields = append(fields, f)
 		}
 	}
 	if len(fields) != len(columns) {
-		return nil, nil, fmt.Errorf("read %s: unknown trajectory column in %q", path, columns)
+		return nil, nil, fmt.Errorf("read %s: unknown column in %q", path, columns)
 	}
 	return readFile(path, fields, buf, false)
 }

@@ -160,6 +160,13 @@ func ReadTurns(path string) ([]Turn, map[string]string, error) {
 	return readFile(path, turnFields(), nil, false)
 }
 
+// ReadTurnColumns reads only the named columns of a turns file (e.g.
+// "item_id", "role", "tool_name"), as ReadTrajectoryColumns does for
+// trajectories: the audit needs none of the text.
+func ReadTurnColumns(path string, buf []Turn, columns ...string) ([]Turn, map[string]string, error) {
+	return readColumns(path, turnFields(), buf, columns)
+}
+
 // turnFields is the turns.parquet schema: Turn's fields in order.
 func turnFields() []field[Turn] {
 	return []field[Turn]{
