@@ -10,10 +10,13 @@
 package atif
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/nel-eval/nel/runtime/agent"
+	"github.com/nel-eval/nel/runtime/results"
 )
 
 // SchemaVersion is the ATIF version Convert writes.
@@ -191,4 +194,44 @@ func addResult(st *Step, turn agent.Turn) {
 	}
 	list, _ := st.Extra["tool_results"].([]map[string]any)
 	st.Extra["tool_results"] = append(list, detail)
+}
+
+// Samples groups turns.parquet rows by sample, in the order samples first
+// appear, into Samples for Convert: the session id
+// "<recipe hash>/<benchmark>/<item id>/<repeat>", the turns, and the
+// benchmark, item, repeat and outcome in Extra. The instruction is not in
+// turns.parquet (it is the request in trajectories.parquet): a caller that
+// has it sets it.
+func Samples(rows []results.Turn, ag Agent) ([]Sample, error) {
+	type key struct {
+		id     string
+		repeat int64
+	}
+	at := map[key]int{}
+	var groups [][]results.Turn
+	for _, r := range rows {
+		k := key{r.ItemID, r.Repeat}
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	out := make([]Sample, 0, len(groups))
+	for _, g := range groups {
+		slices.SortStableFunc(g, func(a, b results.Turn) int { return cmp.Compare(a.TurnIndex, b.TurnIndex) })
+		turns, err := results.AgentTurns(g)
+		if err != nil {
+			return nil, err
+		}
+		r := g[0]
+		out = append(out, Sample{
+			SessionID: fmt.Sprintf("%s/%s/%s/%d", r.RecipeHash, r.Benchmark, r.ItemID, r.Repeat),
+			Agent:     ag, Turns: turns,
+			Extra: map[string]any{"benchmark": r.Benchmark, "item_id": r.ItemID, "repeat": r.Repeat, "outcome": r.Outcome},
+		})
+	}
+	return out, nil
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/agent"
+	"github.com/nel-eval/nel/runtime/results"
 )
 
 // sample is a task solved in three assistant turns: two parallel calls,
@@ -79,5 +81,40 @@ func TestConvertRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Convert(%+v) = %v, want %q", c.turns, err, c.want)
 		}
+	}
+}
+
+// Samples regroups turns.parquet rows (here made by results.TurnsOf, rows
+// of two samples interleaved) into what Convert takes: converting the
+// first gives testdata/solved.json again, once the instruction (which
+// turns.parquet does not hold) is set.
+func TestSamples(t *testing.T) {
+	s := sample()
+	a := results.TurnsOf(results.Row{RecipeHash: "sha256:r", Benchmark: "harbor://demo", ItemID: "fix-bug"}, 0, s.Turns, agent.Solved)
+	none := results.TurnsOf(results.Row{RecipeHash: "sha256:r", Benchmark: "harbor://demo", ItemID: "dead", Repeat: 1}, 0, nil, agent.InfraError)
+	rows := append(append(append([]results.Turn{}, a[:2]...), none...), a[2:]...)
+	got, err := Samples(rows, s.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].SessionID != s.SessionID || got[1].SessionID != "sha256:r/harbor://demo/dead/1" || len(got[1].Turns) != 0 {
+		t.Fatalf("Samples = %+v", got)
+	}
+	wantExtra := map[string]any{"benchmark": "harbor://demo", "item_id": "fix-bug", "repeat": int64(0), "outcome": "solved"}
+	if !reflect.DeepEqual(got[0].Extra, wantExtra) {
+		t.Errorf("extra %v, want %v", got[0].Extra, wantExtra)
+	}
+	got[0].System, got[0].Instruction, got[0].Extra = s.System, s.Instruction, s.Extra
+	tr, err := Convert(got[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.MarshalIndent(tr, "", "  ")
+	want, err := os.ReadFile("testdata/solved.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(doc), bytes.TrimSpace(want)) {
+		t.Errorf("Convert(Samples(rows)[0]):\n%s\nwant testdata/solved.json", doc)
 	}
 }
