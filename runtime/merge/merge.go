@@ -157,7 +157,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	errTexts, err := errorTexts(files, rows)
 	var turns []results.Turn
 	if err == nil {
-		turns, err = auditTurns(turnSrcs)
+		turns, err = auditTurns(turnSrcs, rows)
 	}
 	if err != nil {
 		err = fmt.Errorf("benchmark %s: %w", b.Key, err)
@@ -216,13 +216,27 @@ func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[stri
 }
 
 // auditTurns reads what the trajectory audit needs of the shards' turns
-// files (not their text).
-func auditTurns(srcs []string) ([]results.Turn, error) {
+// files (not their text), and checks that every turn belongs to a sample
+// of rows: a turn of a sample the results do not hold would be audited
+// while it was never scored.
+func auditTurns(srcs []string, rows []results.Row) ([]results.Turn, error) {
+	if len(srcs) == 0 {
+		return nil, nil
+	}
+	samples := make(map[metrics.RowKey]bool, len(rows))
+	for _, r := range rows {
+		samples[metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}] = true
+	}
 	var all []results.Turn
 	for _, src := range srcs {
 		turns, _, err := results.ReadTurnColumns(src, nil, metrics.AuditColumns...)
 		if err != nil {
 			return nil, err
+		}
+		for _, t := range turns {
+			if !samples[metrics.RowKey{ItemID: t.ItemID, Repeat: t.Repeat}] {
+				return nil, fmt.Errorf("%s: item %s repeat %d has turns but no result row", src, t.ItemID, t.Repeat)
+			}
 		}
 		all = append(all, turns...)
 	}

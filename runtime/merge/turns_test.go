@@ -131,3 +131,30 @@ func TestMergeTurnsMissingShard(t *testing.T) {
 		}
 	}
 }
+
+// Turns of a sample that has no result row are refused, naming the file
+// and the sample; nothing is written.
+func TestMergeTurnsStraySample(t *testing.T) {
+	const shards = 2
+	p, bdir := smallRun(t, shards)
+	writeShardTurns(t, bdir, shards)
+	s := bdir.Shard(1, shards)
+	turns, meta, err := results.ReadTurns(s.Turns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := turns[0]
+	stray.ItemID, stray.Repeat = "not-an-item", 7
+	if err := results.WriteTurns(s.Turns(), append(turns, stray), meta); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Merge(Options{Plan: p})
+	if err == nil || !strings.Contains(err.Error(), s.Turns()+": item not-an-item repeat 7 has turns but no result row") {
+		t.Fatalf("Merge: %v", err)
+	}
+	for _, f := range []string{bdir.Turns(), bdir.Results(), bdir.Bundle()} {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s written by a refused merge (%v)", f, err)
+		}
+	}
+}
