@@ -41,7 +41,9 @@ type Turn struct {
 	Content       string
 	ContentBytes  int64
 	ContentSHA256 string
-	Reasoning     string
+	// Reasoning is kept whole, as in trajectories.parquet: it is the
+	// model's own text, which analyses of a trajectory read.
+	Reasoning string
 	// ToolCalls is an assistant turn's calls as a JSON list of
 	// {"id", "name", "arguments"} (agent.ToolCall), "" when it made none.
 	ToolCalls string

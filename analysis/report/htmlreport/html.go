@@ -53,6 +53,8 @@ type htmlPage struct {
 	Chart     chart
 	Benches   []htmlBench
 	Version   int
+	// AgentTitle heads an agentic benchmark's trajectory audit.
+	AgentTitle string
 }
 
 type htmlSummaryRow struct {
@@ -170,14 +172,15 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 		return fmt.Errorf("report: nil bundle in suite")
 	}
 	page := htmlPage{
-		Title:     view.DocTitle(opts.Title),
-		Source:    opts.Source,
-		FontCSS:   fontCSS(),
-		Simulated: view.Simulated(suite),
-		Warning:   view.SimulatedWarning,
-		Level:     view.CILevel(suite),
-		Chart:     suiteChart(suite),
-		Version:   report.Version,
+		Title:      view.DocTitle(opts.Title),
+		Source:     opts.Source,
+		FontCSS:    fontCSS(),
+		Simulated:  view.Simulated(suite),
+		Warning:    view.SimulatedWarning,
+		Level:      view.CILevel(suite),
+		Chart:      suiteChart(suite),
+		Version:    report.Version,
+		AgentTitle: view.AgentTitle,
 	}
 	for _, b := range suite {
 		h := view.HeadlineScore(b)
@@ -412,7 +415,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 {{range .Failures}}{{if .Exemplars}}<p>Examples of <code>{{.Category}}</code>:</p>
 <ul class="ex">{{range .Exemplars}}<li>item <code>{{.ItemID}}</code> ({{.Where}}): <code>{{.Error}}</code></li>{{end}}</ul>{{end}}{{end}}
 {{else}}<p>{{.FailSummary}}.</p>{{end}}
-{{if .AgentSummary}}<h3>Trajectories</h3>
+{{if .AgentSummary}}<h3>{{$.AgentTitle}}</h3>
 <p>{{.AgentSummary}}.</p>
 {{range .Agent}}<h4>{{.Title}}</h4>
 <table><thead><tr>{{range .Head}}<th{{if .Num}} class="num"{{end}}>{{.Text}}</th>{{end}}</tr></thead><tbody>
