@@ -150,7 +150,10 @@ func AgentTurns(rows []Turn) ([]agent.Turn, error) {
 }
 
 // WriteTurns writes turns to path like WriteRows, one column per Turn
-// field. An empty turns writes a valid file with no rows.
+// field. An empty turns writes a valid file with no rows. A shard of an
+// agentic benchmark writes its file (rundir.Shard.Turns) before its
+// results file, which marks the shard complete; merge concatenates the
+// shards' files into turns.parquet.
 func WriteTurns(path string, turns []Turn, meta map[string]string) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		return encodeParallel(w, turnFields(), turns, meta)
