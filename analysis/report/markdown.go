@@ -186,6 +186,9 @@ func (m *mdWriter) benchmark(b *metrics.Bundle) {
 	m.failureClasses(b.Validity.Classes, "Share of samples")
 	m.printf("### Model errors\n\n%s.\n\n", mdText(view.FailuresSummary(b.Failures)))
 	m.failureClasses(b.Failures.Categories, "Share of scored samples")
+	if b.Agent != nil {
+		m.agent(b.Agent)
+	}
 
 	m.printf("### Provenance\n\n")
 	rows = rows[:0]
@@ -261,5 +264,20 @@ func (m *mdWriter) scores(b *metrics.Bundle) {
 	if sc := append(view.ScorerMetrics(b), view.OtherMetrics(b)...); len(sc) > 0 {
 		m.printf("### Scorer metrics\n\n")
 		m.table(head, scoreRows(sc, metricName), "_rrrr")
+	}
+}
+
+// agent writes the trajectory audit of an agentic benchmark.
+func (m *mdWriter) agent(a *metrics.Agent) {
+	m.printf("### %s\n\n%s.\n\n", view.AgentTitle, mdText(view.AgentSummary(a)))
+	for _, t := range view.AgentTables(a) {
+		rows := make([][]string, len(t.Rows))
+		for i, r := range t.Rows {
+			for _, c := range r {
+				rows[i] = append(rows[i], mdText(c))
+			}
+		}
+		m.printf("**%s**\n\n", t.Title)
+		m.table(t.Head, rows, t.Align)
 	}
 }

@@ -9,8 +9,8 @@
 // Every format says the same things: a suite summary, then per benchmark
 // the headline with both its intervals labelled, pass@k, the variance
 // decomposition and the minimum detectable effect, categories, extra
-// scorer metrics, runtime, failures with exemplars, provenance and the
-// bundle's notes. An undefined value prints as "n/a" with the note that
+// scorer metrics, runtime, failures with exemplars, an agentic benchmark's
+// trajectory audit, provenance and the bundle's notes. An undefined value prints as "n/a" with the note that
 // explains it, never as NaN.
 package report
 

@@ -31,8 +31,9 @@ func renderJSON(w io.Writer, suite []*metrics.Bundle) error {
 
 // CSVHeader is the CSV report's header row. Each row is one (benchmark,
 // metric): every metric of the bundle, then "category:<name>" for each
-// category (the headline restricted to it). Undefined values and missing
-// intervals are empty cells.
+// category (the headline restricted to it), then for an agentic benchmark
+// the trajectory audit's "agent:…" rows (agentCSV). Undefined values and
+// missing intervals are empty cells.
 //
 // The validity columns repeat on every row of a benchmark: samples run,
 // samples scored, infrastructure failures (never scored), the
@@ -99,6 +100,11 @@ func renderCSV(w io.Writer, suite []*metrics.Bundle) error {
 		}
 		for _, c := range b.Categories {
 			if err := cw.Write(row("category:"+c.Name, c.Score)); err != nil {
+				return err
+			}
+		}
+		for _, r := range agentCSV(b) {
+			if err := cw.Write(r); err != nil {
 				return err
 			}
 		}
@@ -219,6 +225,10 @@ func renderLaTeX(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 			t.tabular("lrr", []string{x.head, "Count", "Share"}, rows)
 		}
 
+		if b.Agent != nil {
+			t.agent(b.Agent)
+		}
+
 		pairs := append(view.RuntimeRows(b), view.ProvenanceRows(b)...)
 		rows = rows[:0]
 		for _, p := range pairs {
@@ -230,4 +240,50 @@ func renderLaTeX(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 		return t.err
 	}
 	return t.w.Flush()
+}
+
+// agent writes the trajectory audit: its summary line, then one tabular
+// per table, each under its title.
+func (t *texWriter) agent(a *metrics.Agent) {
+	t.printf("\\noindent\\textbf{%s}: %s \\\\\n\n", tex(view.AgentTitle), tex(view.AgentSummary(a)+"."))
+	for _, tb := range view.AgentTables(a) {
+		cols := make([]byte, len(tb.Head))
+		for i := range cols {
+			cols[i] = 'l'
+			if i < len(tb.Align) && tb.Align[i] == 'r' {
+				cols[i] = 'r'
+			}
+		}
+		t.printf("%% %s\n", tex(tb.Title))
+		t.tabular(string(cols), tb.Head, tb.Rows)
+	}
+}
+
+// agentCSV are an agentic benchmark's CSV rows for its trajectory audit,
+// each with a value and an n and the benchmark's other columns empty:
+// agent:turns_mean, agent:turns_median and agent:turns_max (n: samples),
+// agent:outcome:<outcome> (the share; n: its samples) and
+// agent:tool_error_rate:<tool> (n: its calls).
+func agentCSV(b *metrics.Bundle) [][]string {
+	a := b.Agent
+	if a == nil {
+		return nil
+	}
+	line := func(metric string, v float64, n int) []string {
+		r := make([]string, len(CSVHeader))
+		r[0], r[1], r[2], r[3], r[4] = view.Key(b), b.Name, metric, strconv.FormatFloat(v, 'g', -1, 64), strconv.Itoa(n)
+		return r
+	}
+	out := [][]string{
+		line("agent:turns_mean", a.Turns.Mean, a.Samples),
+		line("agent:turns_median", a.Turns.Median, a.Samples),
+		line("agent:turns_max", float64(a.Turns.Max), a.Samples),
+	}
+	for _, o := range a.Outcomes {
+		out = append(out, line("agent:outcome:"+o.Outcome, o.Share, o.Samples))
+	}
+	for _, u := range a.Tools {
+		out = append(out, line("agent:tool_error_rate:"+u.Name, u.ErrorRate, u.Calls))
+	}
+	return out
 }

@@ -1,13 +1,14 @@
 // Package merge joins the Parquet shards of a plan's benchmarks into one
-// results.parquet and trajectories.parquet per benchmark, after checking
-// that the shards form exactly one complete, consistent run.
+// results.parquet and trajectories.parquet per benchmark (and turns.parquet
+// for an agentic one), after checking that the shards form exactly one
+// complete, consistent run.
 //
 // results.parquet is sorted by dataset index, item id, repeat.
 // trajectories.parquet is the shards' trajectories files concatenated
 // without re-encoding (their row groups copied byte for byte): its rows are
 // in shard order, each shard's in dataset index, item id, repeat order, so
 // it is not globally sorted; join or sort on (item_id, repeat) to line it
-// up with results.parquet.
+// up with results.parquet. turns.parquet is concatenated the same way.
 package merge
 
 import (
@@ -128,18 +129,36 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		_, err := results.ConcatGated(trajPath, srcs, meta, checked.wait)
 		trajDone.set(err)
 	}()
+	turnsDone, turnSrcs, err := concatTurns(b.Key, dir, files, meta, checked.wait)
+	if err != nil {
+		checked.set(err)
+		trajDone.wait()
+		return nil, err
+	}
 	rows, err := checkShards(b.Key, files, n, selected, repeats)
 	if err != nil {
 		checked.set(err)
-		trajDone.wait() // the half-written copy is removed
+		trajDone.wait() // the half-written copies are removed
+		turnsDone.wait()
 		return nil, err
 	}
 	out := dir.Results()
 	written := make(chan error, 1)
-	go func() { written <- results.WriteRowsGated(out, rows, meta, trajDone.wait) }()
+	// results.parquet, the benchmark's completion mark, appears last.
+	gate := func() error {
+		if err := trajDone.wait(); err != nil {
+			return err
+		}
+		return turnsDone.wait()
+	}
+	go func() { written <- results.WriteRowsGated(out, rows, meta, gate) }()
 	// The error texts of the failed samples, from only the trajectories'
 	// key and error columns.
 	errTexts, err := errorTexts(files, rows)
+	var turns []results.Turn
+	if err == nil {
+		turns, err = auditTurns(turnSrcs, rows)
+	}
 	if err != nil {
 		err = fmt.Errorf("benchmark %s: %w", b.Key, err)
 		checked.set(err)
@@ -152,7 +171,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	// of the failed samples, and write it beside results.parquet (the
 	// statistics are computed while results.parquet is being written;
 	// eval.json is written once both Parquet files are in place).
-	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts})
+	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts, Turns: turns})
 	if err := <-written; err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
@@ -161,6 +180,67 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)
 	return &Summary{Path: out, Bundle: bundle}, nil
+}
+
+// concatTurns starts concatenating the shards' turns files into the
+// benchmark's turns.parquet, gated like trajectories.parquet, when the
+// shards have them (an agentic benchmark's); the verdict it returns says
+// when that file is in place (at once, nil, when there is none), and the
+// shards' turns files it reads. Some
+// shards with turns and some without is refused: they were run by
+// different solvers, or a turns file was lost.
+func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[string]string, gate func() error) (*verdict, []string, error) {
+	done := newVerdict()
+	var srcs, absent []string
+	for _, f := range files {
+		p := rundir.Shard(f.path).Turns()
+		if _, err := os.Stat(p); err != nil {
+			absent = append(absent, p)
+			continue
+		}
+		srcs = append(srcs, p)
+	}
+	switch {
+	case len(srcs) == 0:
+		done.set(nil)
+		return done, nil, nil
+	case len(absent) > 0:
+		return nil, nil, fmt.Errorf("benchmark %s: %d of %d shards have turns, %s has none: delete the shard to run it again",
+			key, len(srcs), len(files), absent[0])
+	}
+	go func() {
+		_, err := results.ConcatGated(dir.Turns(), srcs, meta, gate)
+		done.set(err)
+	}()
+	return done, srcs, nil
+}
+
+// auditTurns reads what the trajectory audit needs of the shards' turns
+// files (not their text), and checks that every turn belongs to a sample
+// of rows: a turn of a sample the results do not hold would be audited
+// while it was never scored.
+func auditTurns(srcs []string, rows []results.Row) ([]results.Turn, error) {
+	if len(srcs) == 0 {
+		return nil, nil
+	}
+	samples := make(map[metrics.RowKey]bool, len(rows))
+	for _, r := range rows {
+		samples[metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}] = true
+	}
+	var all []results.Turn
+	for _, src := range srcs {
+		turns, _, err := results.ReadTurnColumns(src, nil, metrics.AuditColumns...)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range turns {
+			if !samples[metrics.RowKey{ItemID: t.ItemID, Repeat: t.Repeat}] {
+				return nil, fmt.Errorf("%s: item %s repeat %d has turns but no result row", src, t.ItemID, t.Repeat)
+			}
+		}
+		all = append(all, turns...)
+	}
+	return all, nil
 }
 
 // shardFiles returns the n shard files of b under dir, in shard order; an

@@ -71,6 +71,9 @@ type Bundle struct {
 	// Harness is set when a peer harness ran the benchmark (lm-eval://,
 	// skills://, container://).
 	Harness *Harness `json:"harness,omitempty"`
+	// Agent is the trajectory audit of a benchmark whose solver takes
+	// turns (tool_calling); nil for the others.
+	Agent *Agent `json:"agent,omitempty"`
 	// Notes say what a reader must know before trusting the numbers:
 	// "no rows", "every sample failed (timeout 40)", "simulated endpoint".
 	Notes []string `json:"notes,omitempty"`

@@ -29,6 +29,9 @@ type Input struct {
 	// Errors holds the error text of failed samples (from the
 	// trajectories), for the failure exemplars; may be nil.
 	Errors map[RowKey]string
+	// Turns are an agentic benchmark's turns (turns.parquet, the
+	// AuditColumns suffice) for the trajectory audit; nil for others.
+	Turns []results.Turn
 	// Resamples, Seed and Level configure the intervals; zero values mean
 	// 10,000, 42 and 0.95.
 	Resamples int
@@ -78,6 +81,7 @@ func Compute(in Input) *Bundle {
 		Benchmark:     in.Meta[results.MetaBenchmark],
 		Provenance:    pv,
 		Samples:       len(in.Rows),
+		Agent:         ComputeAgent(in.Turns),
 	}
 	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
 	b.Category = in.Meta[results.MetaCategory]

@@ -216,8 +216,8 @@ func ErrorTexts(rows []results.Row, paths ...string) (map[RowKey]string, error) 
 }
 
 // FromParquet computes the bundle of a merged benchmark directory from its
-// results.parquet (and the error texts in trajectories.parquet, when
-// present).
+// results.parquet (and the error texts in trajectories.parquet and the
+// trajectory audit of turns.parquet, when present).
 func FromParquet(dir string) (*Bundle, error) {
 	p := rundir.Bench(dir).Results()
 	if _, err := os.Stat(p); err != nil {
@@ -231,5 +231,20 @@ func FromParquet(dir string) (*Bundle, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	return Compute(Input{Rows: rows, Meta: meta, Errors: errs}), nil
+	turns, err := ReadAuditTurns(rundir.Bench(dir).Turns())
+	if err != nil {
+		return nil, err
+	}
+	return Compute(Input{Rows: rows, Meta: meta, Errors: errs, Turns: turns}), nil
+}
+
+// ReadAuditTurns reads the AuditColumns of the turns file at path; none,
+// and no error, when there is no such file (a benchmark that takes no
+// turns).
+func ReadAuditTurns(path string) ([]results.Turn, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	turns, _, err := results.ReadTurnColumns(path, nil, AuditColumns...)
+	return turns, err
 }

@@ -17,6 +17,7 @@ const (
 	kindFloat64             // required DOUBLE
 	kindOptBool             // optional BOOLEAN
 	kindScores              // required MAP<BYTE_ARRAY (String), DOUBLE>
+	kindBool                // required BOOLEAN
 )
 
 func (k kind) String() string {
@@ -31,6 +32,8 @@ func (k kind) String() string {
 		return "optional BOOLEAN"
 	case kindScores:
 		return "MAP<BYTE_ARRAY (String), DOUBLE>"
+	case kindBool:
+		return "BOOLEAN"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -45,6 +48,7 @@ type field[T any] struct {
 	i64    func(*T) *int64
 	f64    func(*T) *float64
 	opt    func(*T) **bool
+	b      func(*T) *bool
 	scores func(*T) *map[string]float64
 	// optional: absent from older files (see optional).
 	optional bool
@@ -67,6 +71,10 @@ func i64Field[T any](name string, f func(*T) *int64) field[T] {
 
 func f64Field[T any](name string, f func(*T) *float64) field[T] {
 	return field[T]{name: name, kind: kindFloat64, f64: f}
+}
+
+func boolField[T any](name string, f func(*T) *bool) field[T] {
+	return field[T]{name: name, kind: kindBool, b: f}
 }
 
 // rowFields is the results.parquet schema: Row's fields in order.
@@ -139,6 +147,8 @@ func buildSchema[T any](fields []field[T]) (*schema.GroupNode, error) {
 			n = schema.NewFloat64Node(f.name, req, -1)
 		case kindOptBool:
 			n = schema.NewBooleanNode(f.name, parquet.Repetitions.Optional, -1)
+		case kindBool:
+			n = schema.NewBooleanNode(f.name, req, -1)
 		case kindScores:
 			var key schema.Node
 			if key, err = stringNode("key"); err == nil {

@@ -59,14 +59,19 @@ func ReadTrajectories(path string) ([]Trajectory, map[string]string, error) {
 // are not needed. The result reuses buf's array when it is large enough
 // (pass the previous result to read many files with one allocation).
 func ReadTrajectoryColumns(path string, buf []Trajectory, columns ...string) ([]Trajectory, map[string]string, error) {
-	var fields []field[Trajectory]
-	for _, f := range trajectoryFields() {
+	return readColumns(path, trajectoryFields(), buf, columns)
+}
+
+// readColumns reads only the named columns of path, as ReadTrajectoryColumns.
+func readColumns[T any](path string, all []field[T], buf []T, columns []string) ([]T, map[string]string, error) {
+	var fields []field[T]
+	for _, f := range all {
 		if slices.Contains(columns, f.name) {
 			fields = append(fields, f)
 		}
 	}
 	if len(fields) != len(columns) {
-		return nil, nil, fmt.Errorf("read %s: unknown trajectory column in %q", path, columns)
+		return nil, nil, fmt.Errorf("read %s: unknown column in %q", path, columns)
 	}
 	return readFile(path, fields, buf, false)
 }
@@ -250,7 +255,7 @@ func checkColumn(sc *schema.Schema, k kind, idx []int) error {
 		ok = c.PhysicalType() == parquet.Types.Int64 && isPlainInt(c.LogicalType())
 	case kindFloat64:
 		ok = c.PhysicalType() == parquet.Types.Double
-	case kindOptBool:
+	case kindOptBool, kindBool:
 		ok = c.PhysicalType() == parquet.Types.Boolean
 	}
 	if !ok {
@@ -356,6 +361,8 @@ func readGroup[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int
 		case kindOptBool:
 			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, readBatch)
 			c.backing = make([]bool, len(group))
+		case kindBool:
+			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, readBatch)
 		default:
 			return fmt.Errorf("column %s: unknown kind %v", f.name, f.kind)
 		}
@@ -426,7 +433,7 @@ func (c *cursor[T]) fill(rows []T, lo, hi int) error {
 			total, _, err = c.i64.ReadBatch(want, c.i64s[:want], def, nil)
 		case kindFloat64:
 			total, _, err = c.f64.ReadBatch(want, c.f64s[:want], def, nil)
-		case kindOptBool:
+		case kindOptBool, kindBool:
 			total, _, err = c.bool.ReadBatch(want, c.bools[:want], def, nil)
 		}
 		if err != nil {
@@ -462,6 +469,10 @@ func (c *cursor[T]) setDense(rows []T) {
 		for i := range rows {
 			*f.f64(&rows[i]) = c.f64s[i]
 		}
+	case kindBool:
+		for i := range rows {
+			*f.b(&rows[i]) = c.bools[i]
+		}
 	}
 }
 
@@ -492,6 +503,8 @@ func (c *cursor[T]) setSparse(rows []T, def []int16, lo int) {
 				v = c.f64s[j]
 			}
 			*f.f64(&rows[i]) = v
+		case kindBool:
+			*f.b(&rows[i]) = present && c.bools[j]
 		case kindOptBool:
 			var p *bool
 			if present {
@@ -522,7 +535,7 @@ func (c *cursor[T]) rest() (int, error) {
 			total, _, err = c.i64.ReadBatch(readBatch, c.i64s, c.def, nil)
 		case kindFloat64:
 			total, _, err = c.f64.ReadBatch(readBatch, c.f64s, c.def, nil)
-		case kindOptBool:
+		case kindOptBool, kindBool:
 			total, _, err = c.bool.ReadBatch(readBatch, c.bools, c.def, nil)
 		}
 		if err != nil || total == 0 {

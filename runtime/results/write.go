@@ -286,6 +286,12 @@ func writeColumn[T any](b *columnBuffers, rg file.SerialRowGroupWriter, f field[
 			}
 		}
 		_, err = cw.(*file.BooleanColumnChunkWriter).WriteBatch(b.bools, b.def, nil)
+	case kindBool:
+		b.bools = b.bools[:0]
+		for i := range items {
+			b.bools = append(b.bools, *f.b(&items[i]))
+		}
+		_, err = cw.(*file.BooleanColumnChunkWriter).WriteBatch(b.bools, nil, nil)
 	case kindScores:
 		err = writeScores(b, rg, cw, f, items)
 	default:

@@ -27,11 +27,13 @@
 //	├── gsm8k/                                        Benchmark(dir): a benchmark's folder, the plan's benchmarks[].dir
 //	│   ├── results.parquet                           Results(): one row per (item, repeat), merged
 //	│   ├── trajectories.parquet                      Trajectories(): prompts, responses and errors, merged
+//	│   ├── turns.parquet                             Turns(): an agentic benchmark's turns, one row each, merged
 //	│   ├── eval.json                                 Bundle(): the statistics merge computes
 //	│   ├── harness/                                  Harness(): a peer harness's own output (lm-eval://, skills://, container://)
 //	│   └── shards/                                   Shards()
 //	│       ├── shard-00000-of-00002.parquet          Shard(i, n): the rows of shard i of n
 //	│       ├── shard-00000-of-00002.trajectories.parquet  Shard.Trajectories()
+//	│       ├── shard-00000-of-00002.turns.parquet    Shard.Turns(): only for a benchmark whose solver takes turns
 //	│       ├── .shard-00000-of-00002.journal         Shard.Journal(): the samples a running shard has finished
 //	│       └── .shard-00000-of-00002.journal.stale-20260102T030405Z  Shard.StaleJournal(at): another run's journal, kept aside
 //	└── report.md                                     Report("md"): the suite's report; report.html, report.csv… per output.report
@@ -58,6 +60,7 @@ import (
 const (
 	ResultsFile      = "results.parquet"
 	TrajectoriesFile = "trajectories.parquet"
+	TurnsFile        = "turns.parquet"
 	BundleFile       = "eval.json"
 )
 
@@ -237,6 +240,10 @@ func (b Bench) Results() string { return filepath.Join(string(b), ResultsFile) }
 // responses of Results' rows.
 func (b Bench) Trajectories() string { return filepath.Join(string(b), TrajectoriesFile) }
 
+// Turns is the merged turns file of an agentic benchmark (a tool-calling
+// solver): one row per turn of every sample. Other benchmarks have none.
+func (b Bench) Turns() string { return filepath.Join(string(b), TurnsFile) }
+
 // Bundle is the benchmark's eval.json, the statistics of Results.
 func (b Bench) Bundle() string { return filepath.Join(string(b), BundleFile) }
 
@@ -265,6 +272,12 @@ type Shard string
 // Trajectories is the shard's trajectories file.
 func (s Shard) Trajectories() string {
 	return strings.TrimSuffix(string(s), ".parquet") + ".trajectories.parquet"
+}
+
+// Turns is the shard's turns file, written by a shard whose solver takes
+// turns (tool_calling).
+func (s Shard) Turns() string {
+	return strings.TrimSuffix(string(s), ".parquet") + ".turns.parquet"
 }
 
 // Journal is the crash-safe record of the samples the shard has finished

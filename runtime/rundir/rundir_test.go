@@ -44,11 +44,13 @@ func TestDocLayout(t *testing.T) {
 		{"Benchmark(dir)", string(b)},
 		{"Results()", b.Results()},
 		{"Trajectories()", b.Trajectories()},
+		{"Turns()", b.Turns()},
 		{"Bundle()", b.Bundle()},
 		{"Shards()", b.Shards()},
 		{"Harness()", b.Harness()},
 		{"Shard(i, n)", string(s)},
 		{"Shard.Trajectories()", s.Trajectories()},
+		{"Shard.Turns()", s.Turns()},
 		{"Shard.Journal()", s.Journal()},
 		{"Shard.StaleJournal(at)", s.StaleJournal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))},
 		{`Report("md")`, d.Report("md")},
@@ -198,6 +200,7 @@ func TestShardFiles(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{string(s), "out/gsm8k/shards/shard-00003-of-00012.parquet"},
 		{s.Trajectories(), "out/gsm8k/shards/shard-00003-of-00012.trajectories.parquet"},
+		{s.Turns(), "out/gsm8k/shards/shard-00003-of-00012.turns.parquet"},
 		{s.Journal(), "out/gsm8k/shards/.shard-00003-of-00012.journal"},
 		{Shard("shard-00000-of-00001.parquet").Journal(), ".shard-00000-of-00001.journal"},
 	} {

@@ -53,6 +53,8 @@ type htmlPage struct {
 	Chart     chart
 	Benches   []htmlBench
 	Version   int
+	// AgentTitle heads an agentic benchmark's trajectory audit.
+	AgentTitle string
 }
 
 type htmlSummaryRow struct {
@@ -93,6 +95,41 @@ type htmlBench struct {
 	Invalid      string
 	InfraSummary string
 	Infra        []htmlFailure
+	// AgentSummary and Agent are the trajectory audit of an agentic
+	// benchmark ("" and nil for the others).
+	AgentSummary string
+	Agent        []htmlTable
+}
+
+// htmlTable is a view.Table with each cell's alignment decided.
+type htmlTable struct {
+	Title string
+	Head  []htmlCell
+	Rows  [][]htmlCell
+}
+
+type htmlCell struct {
+	Text string
+	Num  bool // right-aligned
+}
+
+func htmlTables(ts []view.Table) []htmlTable {
+	cells := func(t view.Table, texts []string) []htmlCell {
+		out := make([]htmlCell, len(texts))
+		for i, c := range texts {
+			out[i] = htmlCell{Text: c, Num: i < len(t.Align) && t.Align[i] == 'r'}
+		}
+		return out
+	}
+	var out []htmlTable
+	for _, t := range ts {
+		ht := htmlTable{Title: t.Title, Head: cells(t, t.Head)}
+		for _, r := range t.Rows {
+			ht.Rows = append(ht.Rows, cells(t, r))
+		}
+		out = append(out, ht)
+	}
+	return out
 }
 
 type htmlFailure struct {
@@ -135,14 +172,15 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 		return fmt.Errorf("report: nil bundle in suite")
 	}
 	page := htmlPage{
-		Title:     view.DocTitle(opts.Title),
-		Source:    opts.Source,
-		FontCSS:   fontCSS(),
-		Simulated: view.Simulated(suite),
-		Warning:   view.SimulatedWarning,
-		Level:     view.CILevel(suite),
-		Chart:     suiteChart(suite),
-		Version:   report.Version,
+		Title:      view.DocTitle(opts.Title),
+		Source:     opts.Source,
+		FontCSS:    fontCSS(),
+		Simulated:  view.Simulated(suite),
+		Warning:    view.SimulatedWarning,
+		Level:      view.CILevel(suite),
+		Chart:      suiteChart(suite),
+		Version:    report.Version,
+		AgentTitle: view.AgentTitle,
 	}
 	for _, b := range suite {
 		h := view.HeadlineScore(b)
@@ -172,6 +210,9 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 			InfraSummary:  view.InfraSummary(b.Validity),
 			Infra:         htmlFailures(b.Validity.Classes),
 			Failures:      htmlFailures(b.Failures.Categories),
+		}
+		if a := b.Agent; a != nil {
+			hb.AgentSummary, hb.Agent = view.AgentSummary(a), htmlTables(view.AgentTables(a))
 		}
 		if hb.Invalid != "" {
 			// No number of an INVALID benchmark is shown, not even in
@@ -374,6 +415,13 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 {{range .Failures}}{{if .Exemplars}}<p>Examples of <code>{{.Category}}</code>:</p>
 <ul class="ex">{{range .Exemplars}}<li>item <code>{{.ItemID}}</code> ({{.Where}}): <code>{{.Error}}</code></li>{{end}}</ul>{{end}}{{end}}
 {{else}}<p>{{.FailSummary}}.</p>{{end}}
+{{if .AgentSummary}}<h3>{{$.AgentTitle}}</h3>
+<p>{{.AgentSummary}}.</p>
+{{range .Agent}}<h4>{{.Title}}</h4>
+<table><thead><tr>{{range .Head}}<th{{if .Num}} class="num"{{end}}>{{.Text}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr>{{range .}}<td{{if .Num}} class="num"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{end}}{{end}}
 <h3>Provenance</h3>
 <table class="kv"><tbody>{{range .Provenance}}<tr><td>{{index . 0}}</td><td>{{if eq (index . 0) "Simulated"}}{{if $sim}}<b>{{index . 1}}</b>{{else}}{{index . 1}}{{end}}{{else}}<span class="mono">{{index . 1}}</span>{{end}}</td></tr>{{end}}</tbody></table>
 </section>

@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// Session is one sample's sandbox that keeps its files from one command to
+// the next: an agent's tools run in it one after another, then the task's
+// verifier, which sees what the agent left. What a command writes under
+// /app, /logs or /tmp persists until Close; everything else is the
+// sandbox's read-only view, and there is no network unless the session was
+// opened with one.
+type Session interface {
+	// Exec runs one command. As with Run, the program failing is a
+	// Result; the error means the session could not run it.
+	Exec(ctx context.Context, c Command) (*Result, error)
+	// Close stops the session and removes what it kept.
+	Close() error
+}
+
+// Command is one program run in a Session.
+type Command struct {
+	Argv  []string
+	Stdin []byte
+	// Env is the program's whole environment (nothing is inherited).
+	Env map[string]string
+	// Dir is the working directory inside the sandbox; "" is /app.
+	Dir string
+	// Timeout is the wall-clock limit; 0 means the session's default.
+	Timeout time.Duration
+	// WithTests mounts the task's tests (SessionSpec.Tests) read-only at
+	// /tests for this command only: the verifier sees them, the agent
+	// never does.
+	WithTests bool
+}
+
+// SessionSpec is what a session starts from.
+type SessionSpec struct {
+	// App is a host directory copied into /app when the session opens (a
+	// Harbor task's environment files); "" starts /app empty.
+	App string
+	// Tests is a host directory mounted at /tests for WithTests commands.
+	Tests string
+	// Image is the container image (docker, apptainer, Pyxis); the local
+	// sandbox ignores it.
+	Image string
+	// Timeout is the default per-command wall-clock limit.
+	Timeout time.Duration
+}
