@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/url"
 	"regexp"
@@ -187,16 +188,7 @@ func (c *compiler) schemaList(n *node, k string, v any, at string) error {
 			return err
 		}
 	}
-	switch k {
-	case "prefixItems":
-		n.prefix = list
-	case "allOf":
-		n.allOf = list
-	case "anyOf":
-		n.anyOf = list
-	case "oneOf":
-		n.oneOf = list
-	}
+	*map[string]*[]*node{"prefixItems": &n.prefix, "allOf": &n.allOf, "anyOf": &n.anyOf, "oneOf": &n.oneOf}[k] = list
 	return nil
 }
 
@@ -323,14 +315,7 @@ func stringList(v any) ([]string, error) {
 	return out, nil
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // escape is a JSON pointer token: ~ and / escaped.
 func escape(tok string) string {
