@@ -8,7 +8,6 @@ require (
 	github.com/abadojack/whatlanggo v1.0.1
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/rogpeppe/go-internal v1.16.0
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10

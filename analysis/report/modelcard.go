@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"io/fs"
 	"math"
@@ -112,14 +111,14 @@ func (o ModelCardOptions) WithPublished(p *Published) ModelCardOptions {
 	return o
 }
 
-// modelCard is what both model-card formats show, as plain text; each
-// format escapes it its own way.
-type modelCard struct {
+// ModelCardData is what both model-card formats show, as plain text; each
+// format escapes it its own way (the HTML one is htmlreport's).
+type ModelCardData struct {
 	Model     string
 	Simulated []string // keys of the simulated benchmarks
 	Warning   string
 	Level     string // "95% CI"
-	Rows      []cardRow
+	Rows      []ModelCardRow
 	// PerRow says the bundles carry several recipe hashes: each row names
 	// its own, and the footer none.
 	PerRow    bool
@@ -136,14 +135,17 @@ type modelCard struct {
 	Validity []string
 }
 
-type cardRow struct {
+// ModelCardRow is one benchmark's row of the card.
+type ModelCardRow struct {
 	Benchmark, Score, CI, N, Category, Recipe string
 }
 
 const noCategory = "—"
 
-func buildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *modelCard {
-	c := &modelCard{Model: cardModel(suite), Warning: view.SimulatedWarning, Level: view.CILevel(suite)}
+// BuildModelCard is what suite's model card says, for the formats to
+// escape: the markdown card here, the HTML one in htmlreport.
+func BuildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *ModelCardData {
+	c := &ModelCardData{Model: cardModel(suite), Warning: view.SimulatedWarning, Level: view.CILevel(suite)}
 	var s cardSources
 	for _, b := range suite {
 		if b.Provenance.Simulated {
@@ -214,10 +216,10 @@ func (s *cardSources) footer() []string {
 
 // addRow adds b's row to the table, and what the table cannot say about
 // it to c.Validity; s notes the row's interval method.
-func (c *modelCard) addRow(b *metrics.Bundle, categories map[string]string, s *cardSources) {
+func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, s *cardSources) {
 	p := b.Provenance
 	h := view.HeadlineScore(b)
-	row := cardRow{
+	row := ModelCardRow{
 		Benchmark: view.Key(b),
 		Score:     percent(h.Value),
 		CI:        view.NA,
@@ -280,7 +282,7 @@ func footnote(level string, clustered bool, otherMethods []string) string {
 
 // links sets where the card's run is published and how to reproduce it,
 // hashes being the suite's recipe hashes; or, with no store, why not.
-func (c *modelCard) links(suite []*metrics.Bundle, o ModelCardOptions, hashes []string) {
+func (c *ModelCardData) links(suite []*metrics.Bundle, o ModelCardOptions, hashes []string) {
 	hash := o.RecipeHash
 	if hash == "" {
 		hash = c.Hash
@@ -388,7 +390,7 @@ func addDistinct(list []string, s string) []string {
 }
 
 func renderModelCard(w io.Writer, suite []*metrics.Bundle, opts Options) error {
-	c := buildModelCard(suite, opts.ModelCard)
+	c := BuildModelCard(suite, opts.ModelCard)
 	m := &mdWriter{w: bufio.NewWriter(w)}
 	m.printf("## Model card: %s\n\n", mdText(c.Model))
 	if len(c.Simulated) > 0 {
@@ -456,87 +458,9 @@ func mdURL(u string) string {
 	return mdCode(u, false)
 }
 
-// modelCardTemplate is the HTML model card: one small page, no script and
-// no external resource. html/template escapes every value for its context
-// (a javascript: link becomes harmless).
-const modelCardTemplate = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Model card: {{.Model}}</title>
-<style>
-body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1b1b;max-width:64em;margin:2em auto;padding:0 1em}
-table{border-collapse:collapse;margin:1em 0}
-th,td{padding:.35em .8em;border-bottom:1px solid #ddd;text-align:left}
-th{border-bottom:2px solid #999}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-code{font:.9em ui-monospace,monospace;overflow-wrap:anywhere}
-.warn{background:#fff3cd;border:1px solid #d9a400;padding:.6em 1em;font-weight:600}
-.note,footer{color:#555;font-size:.9em}
-</style>
-</head>
-<body>
-<h2>Model card: {{.Model}}</h2>
-{{- if .Simulated}}
-<p class="warn">⚠ {{.Warning}} Affected: {{range $i, $s := .Simulated}}{{if $i}}, {{end}}<code>{{$s}}</code>{{end}}.</p>
-{{- end}}
-{{- if .Rows}}
-<table>
-<thead><tr><th>Benchmark</th><th>Score</th><th>{{.Level}}</th><th>n</th><th>Category</th>{{if .PerRow}}<th>Recipe</th>{{end}}</tr></thead>
-<tbody>
-{{- range .Rows}}
-<tr><td>{{.Benchmark}}</td><td class="num">{{.Score}}</td><td class="num">{{.CI}}</td><td class="num">{{.N}}</td><td>{{.Category}}</td>{{if $.PerRow}}<td><code>{{.Recipe}}</code></td>{{end}}</tr>
-{{- end}}
-</tbody>
-</table>
-{{- range .Validity}}
-<p class="warn">{{.}}</p>
-{{- end}}
-<p class="note">{{.Footnote}}</p>
-<footer>
-{{- if .Footer}}
-<p>{{range $i, $f := .Footer}}{{if $i}} · {{end}}{{if and (not $i) $.Hash}}Recipe <code>{{$.Hash}}</code>{{else}}{{$f}}{{end}}{{end}}</p>
-{{- end}}
-{{- if .Published}}
-<p>Published run: <a href="{{.Published}}">{{.Published}}</a></p>
-{{- end}}
-{{- range .Reproduce}}
-<p>Reproduce: <code>{{.}}</code></p>
-{{- end}}
-{{- if .NotPublished}}
-<p>{{.NotPublished}}</p>
-{{- end}}
-</footer>
-{{- else}}
-<p>No benchmarks.</p>
-{{- end}}
-</body>
-</html>
-`
-
 // ErrModelCardHTML is returned for ModelCardHTML by Render and
-// WriteFiles, which leave it to RenderModelCardHTML.
-var ErrModelCardHTML = errors.New("report: the HTML model card is rendered by report.RenderModelCardHTML (nel report -f model-card-html)")
-
-// RenderModelCardHTML writes suite's model card as one small,
-// self-contained HTML page. Render does not call it: executing an
+// WriteFiles, which leave it to htmlreport.RenderModelCard: executing an
 // html/template makes the linker keep every exported method of every type
-// in a binary (text/template calls methods by name), which would add
-// megabytes to nel-run, so only callers that render HTML (nel) link it.
-func RenderModelCardHTML(w io.Writer, suite []*metrics.Bundle, opts Options) error {
-	if slices.Contains(suite, nil) {
-		return fmt.Errorf("report: nil bundle in suite")
-	}
-	// Parsed per call: the template is small, and a package-level one would
-	// be built in every binary that links this package (nel-run included).
-	t, err := template.New("model-card").Parse(modelCardTemplate)
-	if err != nil {
-		return fmt.Errorf("model card template: %w", err)
-	}
-	bw := bufio.NewWriter(w)
-	if err := t.Execute(bw, buildModelCard(suite, opts.ModelCard)); err != nil {
-		return fmt.Errorf("model card: %w", err)
-	}
-	return bw.Flush()
-}
+// in a binary (text/template calls methods by name), and importing
+// html/template at all costs nel-run, which links this package, 70 KB.
+var ErrModelCardHTML = errors.New("report: the HTML model card is rendered by htmlreport.RenderModelCard (nel report -f model-card-html)")

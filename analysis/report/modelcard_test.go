@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +16,7 @@ import (
 func renderCard(t *testing.T, suite []*metrics.Bundle, f Format, o ModelCardOptions) string {
 	t.Helper()
 	var buf bytes.Buffer
-	render := func(w io.Writer, suite []*metrics.Bundle, opts Options) error { return Render(w, suite, f, opts) }
-	if f == ModelCardHTML {
-		render = RenderModelCardHTML
-	}
-	if err := render(&buf, suite, Options{ModelCard: o}); err != nil {
+	if err := Render(&buf, suite, f, Options{ModelCard: o}); err != nil {
 		t.Fatalf("Render(%s): %v", f, err)
 	}
 	return buf.String()
@@ -127,45 +122,6 @@ func TestModelCardCategories(t *testing.T) {
 	mustContain(t, "card", got, "| 500 × 4 | Grade-school math |", "| 300 × 1 | Competition math |", "| 2 × 2 | Coding |")
 }
 
-func TestModelCardHTML(t *testing.T) {
-	suite := testSuite()
-	suite[0].Benchmark = `<script>alert("b")</script>`
-	suite[0].Provenance.Model = `<b>model</b>`
-	for _, b := range suite {
-		b.Provenance.Model = `<b>model</b>`
-	}
-	got := renderCard(t, suite, ModelCardHTML, ModelCardOptions{
-		Store: "https://store.example/nel", RunID: "r&1", RecipeHash: gsmHash,
-		Categories: map[string]string{"humaneval": hostileCategory},
-	})
-	if len(got) > 8<<10 {
-		t.Errorf("model card HTML is %d bytes, want a few KB", len(got))
-	}
-	mustContain(t, "html", got,
-		"<!DOCTYPE html>",
-		"<title>Model card: &lt;b&gt;model&lt;/b&gt;</title>",
-		"<td>&lt;script&gt;alert(&#34;b&#34;)&lt;/script&gt;</td>",
-		"<td>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; | 50% &amp; $a_1$ {~^\\}</td>",
-		`<td class="num">81.2 ± 2.1</td><td class="num">79.1–83.3</td><td class="num">500 × 4</td>`,
-		`<p class="warn">⚠ SIMULATED endpoint`,
-		`<th>Recipe</th>`,
-		`<a href="https://store.example/nel/results/`+gsmHex+`/r&amp;1/">`,
-		"Reproduce: <code>nel reproduce "+gsmHash+" --store https://store.example/nel</code>",
-		// The INVALID benchmark: no score, and why.
-		`<td class="num">INVALID</td><td class="num">n/a</td><td class="num">2 × 2</td>`,
-		`<p class="warn">INVALID humaneval: 1 of 4 samples (25%) failed for infrastructure reasons (server_error 1), more than max_error_rate 5%; no result is reported.</p>`,
-	)
-	mustNotContain(t, "html", got, "<script", "<b>", "src=", "@import", "url(", "75.0")
-	if i, j := strings.Index(got, `class="warn"`), strings.Index(got, "<table>"); i < 0 || i > j {
-		t.Errorf("simulated warning must precede the table")
-	}
-
-	// A hostile store address never becomes a live link.
-	got = renderCard(t, suite[:1], ModelCardHTML, ModelCardOptions{URL: "javascript:alert(1)"})
-	mustNotContain(t, "html", got, `href="javascript:`)
-	mustContain(t, "html", got, `href="#ZgotmplZ"`)
-}
-
 func TestModelCardFormats(t *testing.T) {
 	for in, want := range map[string]Format{"model-card": ModelCard, "Model-Card-HTML": ModelCardHTML} {
 		if got, err := ParseFormat(in); err != nil || got != want {
@@ -183,7 +139,8 @@ func TestModelCardFormats(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, "model-card.md"))
 	mustContain(t, "model-card.md", string(data), "## Model card: several models")
 
-	// The HTML card is RenderModelCardHTML's alone (see its comment), and
+	// The HTML card is htmlreport.RenderModelCard's alone (see
+	// ErrModelCardHTML), and
 	// WriteFiles refuses it before writing anything.
 	if err := Render(&bytes.Buffer{}, testSuite(), ModelCardHTML, Options{}); !errors.Is(err, ErrModelCardHTML) {
 		t.Errorf("Render(ModelCardHTML) = %v, want ErrModelCardHTML", err)
@@ -256,7 +213,7 @@ func TestPublished(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.flags.WithPublished(p)
-			card := buildModelCard(gsm, o)
+			card := BuildModelCard(gsm, o)
 			if card.Published != c.link {
 				t.Errorf("link = %q, want %q", card.Published, c.link)
 			}
@@ -271,7 +228,7 @@ func TestModelCardDates(t *testing.T) {
 	suite := testSuite()[:1]
 	b := *suite[0]
 	b.Provenance.StartedAt, b.Provenance.EndedAt = "2025-04-30T23:00:00-02:00", "2025-05-03T08:00:00Z"
-	c := buildModelCard([]*metrics.Bundle{suite[0], &b}, ModelCardOptions{})
+	c := BuildModelCard([]*metrics.Bundle{suite[0], &b}, ModelCardOptions{})
 	if last := c.Footer[len(c.Footer)-1]; last != "2025-05-01 – 2025-05-03" {
 		t.Errorf("date range %q, want 2025-05-01 – 2025-05-03 (UTC)", last)
 	}

@@ -106,7 +106,7 @@ var ErrHTML = errors.New("report: HTML is rendered by package analysis/report/ht
 
 // Render writes the report of suite in format: markdown, JSON, CSV,
 // LaTeX or a markdown model card. HTML returns ErrHTML: htmlreport.Render
-// renders it; ModelCardHTML returns ErrModelCardHTML: RenderModelCardHTML
+// renders it; ModelCardHTML returns ErrModelCardHTML: htmlreport.RenderModelCard
 // renders it.
 func Render(w io.Writer, suite []*metrics.Bundle, format Format, opts Options) error {
 	if slices.Contains(suite, nil) {

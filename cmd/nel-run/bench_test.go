@@ -30,14 +30,14 @@ import (
 
 // buildNelRun returns the nel-run to measure: $NEL_RUN_BIN when set (`make
 // bench` sets it to the bin/nel-run that `make build` built), else one built
-// here the same way (static, noasm, -trimpath, stripped).
+// here the same way (static, the Makefile's NELRUN_TAGS, -trimpath, stripped).
 func buildNelRun(b *testing.B) string {
 	b.Helper()
 	if bin := os.Getenv("NEL_RUN_BIN"); bin != "" {
 		return bin
 	}
 	bin := filepath.Join(b.TempDir(), "nel-run")
-	cmd := exec.Command("go", "build", "-tags", "noasm", "-trimpath", "-ldflags", "-s -w -X main.version=bench", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-tags", "noasm,arrow_json_stdlib", "-trimpath", "-ldflags", "-s -w -X main.version=bench", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build nel-run: %v\n%s", err, out)

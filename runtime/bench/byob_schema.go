@@ -2,43 +2,24 @@ package bench
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/nel-eval/nel/runtime/jsonschema"
 	"github.com/nel-eval/nel/runtime/score"
 )
 
 // jsonSchema is json_schema's compiled schema.
 type jsonSchema struct{ s *jsonschema.Schema }
 
-// noLoader refuses every $ref outside the schema itself: a scorer that
-// fetched schemas from the network or the node's files at run time would
-// score by something the hashes never saw.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("$ref %s: a schema may only refer to itself (nel reads no other schema)", url)
-}
-
-// compileSchema compiles a JSON Schema given as JSON text (any draft the
-// schema's $schema names; 2020-12 when it names none).
+// compileSchema compiles a JSON Schema given as JSON text: draft 2020-12,
+// the keywords runtime/jsonschema knows; any other keyword, and a $ref
+// outside the schema, is refused (a scorer that fetched schemas at run
+// time would score by something the hashes never saw).
 func compileSchema(text string) (*jsonSchema, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("json_schema needs a schema")
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	const url = "byob-schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile(url)
+	s, err := jsonschema.Compile(text)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +50,12 @@ func extractJSON(response string) (v any, text string, ok bool) {
 	for _, br := range [][2]string{{"{", "}"}, {"[", "]"}} {
 		si, ei := strings.Index(t, br[0]), strings.LastIndex(t, br[1])
 		if si >= 0 && ei > si {
-			if v, err := jsonschema.UnmarshalJSON(strings.NewReader(t[si : ei+1])); err == nil {
+			if v, err := jsonschema.Decode(t[si : ei+1]); err == nil {
 				return v, t[si : ei+1], true
 			}
 		}
 	}
-	if v, err := jsonschema.UnmarshalJSON(strings.NewReader(t)); err == nil {
+	if v, err := jsonschema.Decode(t); err == nil {
 		return v, t, true
 	}
 	return nil, "", false
@@ -90,12 +71,7 @@ func (j *jsonSchema) score(response string) Score {
 	}
 	ex := truncate(text, 500)
 	if err := j.s.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		msg := err.Error()
-		if errors.As(err, &ve) {
-			msg = ve.Error()
-		}
-		return binary("json_schema", false, ex, map[string]any{"errors": []any{truncate(msg, 1000)}})
+		return binary("json_schema", false, ex, map[string]any{"errors": []any{truncate(err.Error(), 1000)}})
 	}
 	return binary("json_schema", true, ex, nil)
 }

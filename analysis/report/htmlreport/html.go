@@ -1,6 +1,7 @@
 // Package htmlreport renders a run's benchmark bundles as one
 // self-contained HTML page with charts: the HTML format of package
-// analysis/report (nel report -f html). It is a package of its own because
+// analysis/report (nel report -f html), and the HTML model card (-f
+// model-card-html, modelcard.go). It is a package of its own because
 // html/template and gonum/plot (charts, embedded fonts) weigh megabytes that
 // nel-run, which writes the other formats, must not carry.
 package htmlreport

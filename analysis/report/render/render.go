@@ -31,7 +31,7 @@ func Render(w io.Writer, suite []*metrics.Bundle, format report.Format, opts rep
 	case report.HTML:
 		return htmlreport.Render(w, suite, opts)
 	case report.ModelCardHTML:
-		return report.RenderModelCardHTML(w, suite, opts)
+		return htmlreport.RenderModelCard(w, suite, opts)
 	}
 	return report.Render(w, suite, format, opts)
 }
