@@ -252,7 +252,8 @@ func TestLocalArgv(t *testing.T) {
 		env:  map[string]string{"C": "config", "HOME": "/elsewhere"},
 		args: []string{"--unshare-all"}}
 	got := l.argv(Job{Command: []string{"python3", "-"}, Env: map[string]string{"J": "job"}}, "/tmp/wd", 5*time.Second)
-	want := []string{"bwrap", "--unshare-all", "--bind", "/tmp/wd", "/work", "--chdir", "/work", "--clearenv",
+	want := []string{"bwrap", "--unshare-all", "--size", "67108864", "--tmpfs", "/tmp",
+		"--bind", "/tmp/wd", "/work", "--chdir", "/work", "--clearenv",
 		"--setenv", "C", "config", "--setenv", "HOME", "/elsewhere", "--setenv", "J", "job",
 		"--setenv", "LANG", "C.UTF-8", "--setenv", "PATH", "/py/bin:/usr/bin", "--setenv", "TMPDIR", "/tmp",
 		"--remount-ro", "/", "--as-pid-1", "--", "/bin/sh", "-c", `"$@"; exit $?`, "sh",
