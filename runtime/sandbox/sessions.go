@@ -45,9 +45,11 @@ type sessionDir struct {
 	*workDir
 }
 
-func (d sessionDir) app() string  { return filepath.Join(d.path, "app") }
-func (d sessionDir) logs() string { return filepath.Join(d.path, "logs") }
-func (d sessionDir) tmp() string  { return filepath.Join(d.path, "tmp") }
+// The host directories mirror the sandbox's paths under the session's
+// root.
+func (d sessionDir) app() string  { return filepath.Join(d.path, SessionApp) }
+func (d sessionDir) logs() string { return filepath.Join(d.path, SessionLogs) }
+func (d sessionDir) tmp() string  { return filepath.Join(d.path, SessionTmp) }
 
 // newSessionDir makes a session's directories and copies spec.App into
 // app. world opens every directory and file to all users, for a container
@@ -64,8 +66,8 @@ func newSessionDir(spec SessionSpec, world bool) (sessionDir, error) {
 		d.remove()
 		return sessionDir{}, err
 	}
-	for _, sub := range []string{"app", "logs/verifier", "logs/agent", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+	for _, sub := range []string{d.app(), filepath.Join(d.logs(), "verifier"), filepath.Join(d.logs(), "agent"), d.tmp()} {
+		if err := os.MkdirAll(sub, 0o700); err != nil {
 			return fail(fmt.Errorf("session dir: %w", err))
 		}
 	}
