@@ -165,9 +165,8 @@ func TestDockerArgv(t *testing.T) {
 		"--network", "none", "--memory", "268435456", "--memory-swap", "268435456",
 		"--cpus", "1", "--pids-limit", "64",
 		"--ulimit", "fsize=67108864:67108864", "--ulimit", "nofile=256:256", "--ulimit", "core=0:0",
-		"--read-only", "--tmpfs", "/tmp:rw,exec,size=67108864",
-		"--security-opt", "no-new-privileges", "--cap-drop", "ALL",
-		"-v", "/tmp/wd:/work", "-w", "/work", "-e", "A", "-e", "B",
+		"--read-only", "--security-opt", "no-new-privileges", "--cap-drop", "ALL",
+		"--tmpfs", "/tmp:rw,exec,size=67108864", "-v", "/tmp/wd:/work", "-w", "/work", "-e", "A", "-e", "B",
 		"python:3.12-slim", "python", "-"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("argv\n got %q\nwant %q", got, want)
