@@ -151,23 +151,14 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 // command. The program runs as the host user, so the host removes all it
 // wrote. spec.Image, when set, replaces the sandbox's image.
 func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
-	if err := checkSpec(a.name, spec); err != nil {
+	s, image, err := newSession(a.name, a.image, spec, false)
+	if err != nil {
 		return nil, err
 	}
-	image := a.image
-	if spec.Image != "" {
-		image = spec.Image
+	s.run = func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
+		return a.sessionRun(ctx, image, sd, c)
 	}
-	dir, err := newSessionDir(spec, false)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
-	}
-	return &session{
-		name: a.name, dir: dir, spec: spec,
-		run: func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
-			return a.sessionRun(ctx, image, sd, c)
-		},
-	}, nil
+	return s, nil
 }
 
 func (a *apptainerEngine) sessionRun(ctx context.Context, image string, sd sessionDir, c sessionCmd) (*Result, error) {

@@ -219,24 +219,15 @@ func dockerError(name, image string, stderr []byte) error {
 // long-lived container is left running when nel-run dies. spec.Image, when
 // set, replaces the sandbox's image.
 func (d *dockerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
-	if err := checkSpec(d.name, spec); err != nil {
+	s, image, err := newSession(d.name, d.image, spec, true)
+	if err != nil {
 		return nil, err
 	}
-	image := d.image
-	if spec.Image != "" {
-		image = spec.Image
+	s.run = func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
+		return d.sessionRun(ctx, image, sd, c)
 	}
-	dir, err := newSessionDir(spec, true)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
-	}
-	return &session{
-		name: d.name, dir: dir, spec: spec,
-		run: func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
-			return d.sessionRun(ctx, image, sd, c)
-		},
-		cleanup: func(sd sessionDir) error { return d.cleanupAsRoot(image, sd) },
-	}, nil
+	s.cleanup = func(sd sessionDir) error { return d.cleanupAsRoot(image, sd) }
+	return s, nil
 }
 
 // sessionMounts binds a session's directories.

@@ -326,14 +326,12 @@ func (l *local) exec(ctx context.Context, argv []string, stdin []byte, timeout t
 // WithTests command). Nothing outlives its command: when the command's
 // shell ends, the pid namespace and every process in it go.
 func (l *local) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
-	if err := checkSpec(l.name, spec); err != nil {
+	s, _, err := newSession(l.name, "", spec, false)
+	if err != nil {
 		return nil, err
 	}
-	d, err := newSessionDir(spec, false)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox %s: %w", l.name, err)
-	}
-	return &session{name: l.name, dir: d, spec: spec, run: l.sessionRun}, nil
+	s.run = l.sessionRun
+	return s, nil
 }
 
 // sessionEnv is a session command's environment. HOME is /tmp, not /app,

@@ -197,6 +197,23 @@ func (s *session) Close() error {
 	return nil
 }
 
+// newSession checks spec and makes the session's directories (open to all
+// users when world); the engine sets its run. The image is spec.Image, or
+// the sandbox's when that is empty.
+func newSession(name, image string, spec SessionSpec, world bool) (*session, string, error) {
+	if err := checkSpec(name, spec); err != nil {
+		return nil, "", err
+	}
+	if spec.Image != "" {
+		image = spec.Image
+	}
+	dir, err := newSessionDir(spec, world)
+	if err != nil {
+		return nil, "", fmt.Errorf("sandbox %s: %w", name, err)
+	}
+	return &session{name: name, dir: dir, spec: spec}, image, nil
+}
+
 // checkSpec refuses a spec whose directories do not exist.
 func checkSpec(name string, spec SessionSpec) error {
 	for _, d := range []struct{ field, dir string }{{"App", spec.App}, {"Tests", spec.Tests}} {
