@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -129,6 +130,10 @@ type session struct {
 	// container's root left); it runs when removal fails.
 	cleanup func(d sessionDir) error
 
+	// stop ends the commands running when Close is called.
+	stop context.CancelFunc
+	done context.Context
+
 	// mu is held for reading by a running command and for writing by
 	// Close, which so never removes the directories under one.
 	mu     sync.RWMutex
@@ -145,8 +150,15 @@ func (s *session) Exec(ctx context.Context, c Command) (*Result, error) {
 	if s.closed {
 		return nil, fmt.Errorf("sandbox %s: session is closed", s.name)
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	unhook := context.AfterFunc(s.done, func() { cancel(errSessionClosed) })
+	defer unhook()
 	return s.run(ctx, s.dir, sc)
 }
+
+// errSessionClosed ends a command that runs when its session is closed.
+var errSessionClosed = errors.New("session closed while the command ran")
 
 // check validates a command and fills in its defaults.
 func (s *session) check(c Command) (sessionCmd, error) {
@@ -178,6 +190,7 @@ func (s *session) check(c Command) (sessionCmd, error) {
 }
 
 func (s *session) Close() error {
+	s.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -211,7 +224,8 @@ func newSession(name, image string, spec SessionSpec, world bool) (*session, str
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	return &session{name: name, dir: dir, spec: spec}, image, nil
+	done, stop := context.WithCancel(context.Background())
+	return &session{name: name, dir: dir, spec: spec, done: done, stop: stop}, image, nil
 }
 
 // checkSpec refuses a spec whose directories do not exist.

@@ -220,3 +220,23 @@ func TestOpenSessionRefused(t *testing.T) {
 		t.Errorf("missing App: err %v", err)
 	}
 }
+
+func TestLocalSessionCloseStopsCommand(t *testing.T) {
+	s := openSessionT(t, SessionSpec{Timeout: time.Minute})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Exec(context.Background(), shell("sleep 60"))
+		errc <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close waited %s for a running command", d)
+	}
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "session closed while the command ran") {
+		t.Errorf("the running command: err %v", err)
+	}
+}

@@ -134,7 +134,11 @@ func (t *editorTool) create(ctx context.Context, p, content string) (agent.ToolR
 	}
 	t.st.remember(p, version{})
 	lines, _ := splitLines(content)
-	return agent.ToolResult{Output: fmt.Sprintf("created %s (%d lines)", p, len(lines))}, nil
+	unit := "lines"
+	if len(lines) == 1 {
+		unit = "line"
+	}
+	return agent.ToolResult{Output: fmt.Sprintf("created %s (%d %s)", p, len(lines), unit)}, nil
 }
 
 func (t *editorTool) replace(ctx context.Context, p, old, repl string) (agent.ToolResult, error) {

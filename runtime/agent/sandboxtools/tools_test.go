@@ -137,7 +137,7 @@ func TestEditorSolvesTask(t *testing.T) {
 	ts.fails(t, Editor, `{"command": "undo_edit", "path": "calc.py"}`, "no edit of /app/calc.py to undo")
 
 	// create makes parents, never overwrites, and its undo removes the file.
-	if got := ed("command", "create", "path", "pkg/util.py", "file_text", "X = 1\n"); got != "created /app/pkg/util.py (1 lines)" {
+	if got := ed("command", "create", "path", "pkg/util.py", "file_text", "X = 1\n"); got != "created /app/pkg/util.py (1 line)" {
 		t.Errorf("create: %q", got)
 	}
 	ts.fails(t, Editor, jsonArgs("command", "create", "path", "pkg/util.py", "file_text", "X = 2\n"), "already exists")
