@@ -15,8 +15,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"path"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -107,14 +110,51 @@ func decode(tool string, args json.RawMessage, v any) string {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		msg = strings.ReplaceAll(msg, "Go struct field ", "")
-		return fmt.Sprintf("%s: the arguments are not valid: %s; send a JSON object as the tool's schema describes", tool, msg)
+		return fmt.Sprintf("%s: the arguments are not valid: %s; send a JSON object as the tool's schema describes", tool, jsonProblem(err))
 	}
 	if dec.More() {
 		return fmt.Sprintf("%s: the arguments are not valid: text after the JSON object", tool)
 	}
 	return ""
+}
+
+// jsonProblem says what is wrong with a call's arguments in the schema's
+// terms, not Go's.
+func jsonProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return "want a JSON object, found " + article(typeErr.Value)
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("%s: want %s, found %s", typeErr.Field, schemaType(typeErr.Type), article(typeErr.Value))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON text ends early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// schemaType names a Go type of the argument structs as JSON Schema would.
+func schemaType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int:
+		return "an integer"
+	case reflect.Slice:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(schemaType(t.Elem()), "a "), "an ") + "s"
+	}
+	return "a JSON " + t.Kind().String()
+}
+
+// article puts a or an before a JSON value's kind ("number", "array").
+func article(v string) string {
+	if v == "" {
+		return "a value"
+	}
+	if strings.IndexAny(v[:1], "aeiou") == 0 {
+		return "an " + v
+	}
+	return "a " + v
 }
 
 // resolve makes a tool's path absolute inside the sandbox: a relative one

@@ -270,10 +270,12 @@ func TestEscapesLeaveHostUntouched(t *testing.T) {
 func TestMalformedArguments(t *testing.T) {
 	ts := newTools(session(t, nil), 20*time.Second)
 	for _, c := range []struct{ tool, args, want string }{
-		{Bash, `{"command": `, "arguments are not valid"},
+		{Bash, `{"command": `, "the arguments are not valid: the JSON text ends early"},
 		{Bash, `{}`, "command is required"},
 		{Bash, ``, "command is required"},
-		{Bash, `{"command": 5}`, "cannot unmarshal number"},
+		{Bash, `{"command": 5}`, "command: want a string, found a number"},
+		{Bash, `{"command": "true", "timeout": 1.5}`, "timeout: want an integer, found a number 1.5"},
+		{FileRead, `{"path": "x", "start_line": "3"}`, "start_line: want an integer, found a string"},
 		{Bash, `{"comand": "ls"}`, `unknown field "comand"`},
 		{Bash, `{"command": "ls"} {}`, "text after the JSON object"},
 		{Bash, `{"command": "true", "timeout": 0}`, "timeout must be between 1 and 20 seconds"},
@@ -282,13 +284,13 @@ func TestMalformedArguments(t *testing.T) {
 		{FileRead, `{"path": "x", "start_line": 3, "end_line": 2}`, "end_line 2 is before start_line 3"},
 		{FileRead, `{"path": "missing.txt"}`, "/app/missing.txt does not exist"},
 		{FileWrite, `{"path": "x"}`, "content is required"},
-		{FileWrite, `["x", "y"]`, "arguments are not valid"},
+		{FileWrite, `["x", "y"]`, "want a JSON object, found an array"},
 		{Editor, `{"path": "x"}`, "command is required"},
 		{Editor, `{"command": "frobnicate", "path": "x"}`, `unknown command "frobnicate"`},
 		{Editor, `{"command": "create", "path": "x"}`, "create needs file_text"},
 		{Editor, `{"command": "str_replace", "path": "x"}`, "str_replace needs old_str"},
 		{Editor, `{"command": "insert", "path": "x", "new_str": "y"}`, "insert needs insert_line and new_str"},
-		{Editor, `{"command": "view", "path": "x", "view_range": "1-2"}`, "cannot unmarshal string"},
+		{Editor, `{"command": "view", "path": "x", "view_range": "1-2"}`, "view_range: want an array of integers, found a string"},
 		{Editor, `{"command": "view", "path": "/nel\u0000x"}`, "NUL byte"},
 	} {
 		ts.fails(t, c.tool, c.args, c.want)
