@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/agent"
+	"github.com/nel-eval/nel/runtime/sandbox"
 )
 
 // The shell programs the file tools run in the sandbox, with the path as
@@ -38,14 +39,16 @@ func (st *state) fileOp(ctx context.Context, tool, script, p string, stdin []byt
 	if err != nil {
 		return "", "", err
 	}
+	// A file past the output cap stops the program; what came back is
+	// only its start, which must not be taken for the file.
+	if res.Truncated || res.Limit == sandbox.LimitOutput {
+		return "", fmt.Sprintf("%s: %s is larger than the sandbox returns at once (%d bytes); read a line range, or look at it with bash (head, sed -n, grep)", tool, p, len(res.Stdout)), nil
+	}
 	if why := stopped(res, st.timeout); why != "" {
 		return "", fmt.Sprintf("%s: %s: %s", tool, p, why), nil
 	}
 	switch res.ExitCode {
 	case 0:
-		if res.Truncated {
-			return "", fmt.Sprintf("%s: %s is larger than the sandbox returns at once (%d bytes were read); read a line range, or look at it with bash (head, sed -n, grep)", tool, p, len(res.Stdout)), nil
-		}
 		return string(res.Stdout), "", nil
 	case exitMissing:
 		return "", fmt.Sprintf("%s: %s does not exist", tool, p), nil

@@ -181,6 +181,11 @@ func TestBash(t *testing.T) {
 		t.Errorf("a 1 s timeout took %s", d)
 	}
 	ts.fails(t, Bash, `{"command": "true", "timeout": 21}`, "timeout must be between 1 and 20 seconds, found 21")
+	// Output past the sandbox's capture limit (1 MiB) stops the command.
+	res = ts.call(t, Bash, `{"command": "yes | head -c 3000000; echo never"}`)
+	if !res.IsError || strings.Contains(res.Output, "never") || !strings.Contains(res.Output, "[output cut: ") || !strings.Contains(res.Output, "the sandbox's output limit stopped it") {
+		t.Errorf("flooding command: error=%v, ends %q", res.IsError, res.Output[max(0, len(res.Output)-200):])
+	}
 }
 
 func TestFileReadWrite(t *testing.T) {
@@ -198,6 +203,12 @@ func TestFileReadWrite(t *testing.T) {
 	ts.fails(t, FileRead, `{"path": "a/b"}`, "/app/a/b is a directory")
 	ts.fails(t, FileWrite, `{"path": "a/b", "content": "x"}`, "/app/a/b is a directory")
 	ts.fails(t, FileWrite, `{"path": "/usr/nel-test", "content": "x"}`, "Read-only file system")
+	// A file past what the sandbox returns at once is read in parts.
+	ts.ok(t, Bash, `{"command": "yes line | head -n 300000 > big.txt"}`)
+	ts.fails(t, Editor, `{"command": "str_replace", "path": "big.txt", "old_str": "line", "new_str": "x"}`, "/app/big.txt is larger than the sandbox returns at once")
+	if got := ts.ok(t, FileRead, `{"path": "big.txt", "start_line": 299999}`); got != "line\nline\n" {
+		t.Errorf("the end of big.txt: %q", got)
+	}
 	// The empty file is a file.
 	ts.ok(t, FileWrite, `{"path": "empty", "content": ""}`)
 	if got := ts.ok(t, FileRead, `{"path": "empty"}`); got != "" {
