@@ -240,3 +240,21 @@ func TestLocalSessionCloseStopsCommand(t *testing.T) {
 		t.Errorf("the running command: err %v", err)
 	}
 }
+
+func TestLocalSessionsAreSeparate(t *testing.T) {
+	sb := openLocalT(t, Config{Concurrency: 2})
+	var ss [2]Session
+	for i := range ss {
+		s, err := OpenSession(context.Background(), sb, SessionSpec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ss[i] = s
+	}
+	execT(t, ss[0], shell("echo a > /app/f && echo a > /tmp/f && echo a > /logs/f"))
+	res := execT(t, ss[1], shell("cat /app/f /tmp/f /logs/f"))
+	if res.ExitCode == 0 || len(res.Stdout) != 0 {
+		t.Errorf("one session sees another's files: %q", res.Stdout)
+	}
+}
