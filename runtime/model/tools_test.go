@@ -108,7 +108,7 @@ func TestParseToolCalls(t *testing.T) {
 func TestContextLengthForms(t *testing.T) {
 	for name, body := range map[string]string{
 		// vLLM ≥ 0.6 (error object at the top level, and nested since 0.9).
-		"vllm": `{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`,
+		"vllm":        `{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`,
 		"vllm nested": `{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 2048. This model's maximum context length is 4096 tokens and your request has 3000 input tokens (2048 > 4096 - 3000).","type":"BadRequestError","param":null,"code":400}}`,
 		// SGLang.
 		"sglang": `{"object":"error","message":"The input (5000 tokens) is longer than the model's context length (4096 tokens).","type":"BadRequestError","param":null,"code":400}`,
