@@ -71,46 +71,87 @@ func ReadScripts(path string) ([]Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scripts: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
 	var top struct {
 		Scripts []json.RawMessage `json:"scripts"`
 	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&top); err != nil {
 		return nil, fmt.Errorf("%s: %w", jsonPos(path, data, err), err)
 	}
+	at := offsets(data) // the file decoded: every value's offset by field path
 	if len(top.Scripts) == 0 {
-		return nil, fmt.Errorf("%s:1:1: scripts: want at least one script", path)
+		return nil, fmt.Errorf("%s: scripts: want at least one script", position(path, data, at["scripts"]))
 	}
 	out := make([]Script, len(top.Scripts))
 	for i, raw := range top.Scripts {
-		// The element's offset: RawMessage keeps the bytes, which occur
-		// in data at the first place after the previous element.
-		off := offsetOf(data, raw, i, top.Scripts)
+		field := fmt.Sprintf("scripts[%d]", i)
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&out[i]); err != nil {
-			return nil, fmt.Errorf("%s: scripts[%d]: %w", position(path, data, off), i, err)
+			return nil, fmt.Errorf("%s: %s: %w", position(path, data, at[field]), field, err)
 		}
-		if err := out[i].check(); err != nil {
-			return nil, fmt.Errorf("%s: scripts[%d]%w", position(path, data, off), i, err)
+		if fe := out[i].check(); fe != nil {
+			f := field + fe.field
+			// The deepest field the file has: a missing one is reported
+			// at its parent.
+			for ; f != field; f = f[:strings.LastIndexAny(f, ".[")] {
+				if _, ok := at[f]; ok {
+					break
+				}
+			}
+			return nil, fmt.Errorf("%s: %s%s: %s", position(path, data, at[f]), field, fe.field, fe.msg)
 		}
 	}
 	return out, nil
 }
 
-// offsetOf finds scripts[i]'s bytes in data, searching after scripts[i-1].
-func offsetOf(data, raw []byte, i int, all []json.RawMessage) int {
-	from := 0
-	for j := 0; j < i; j++ {
-		if k := bytes.Index(data[from:], all[j]); k >= 0 {
-			from += k + len(all[j])
+// offsets maps the field path of every value in the JSON text data
+// ("scripts[0].turns[1]") to the byte offset where it starts.
+func offsets(data []byte) map[string]int {
+	at := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// start is where the next value begins: past the previous token, the
+	// separators and the white space after it.
+	start := func() int {
+		off := int(dec.InputOffset())
+		for off < len(data) && strings.IndexByte(" \t\r\n:,", data[off]) >= 0 {
+			off++
 		}
+		return off
 	}
-	if k := bytes.Index(data[from:], raw); k >= 0 {
-		return from + k
+	var walk func(path string) bool
+	walk = func(path string) bool {
+		off := start()
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if path != "" {
+			at[path] = off
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				k, err := dec.Token()
+				key, _ := k.(string)
+				if err != nil || !walk(strings.TrimPrefix(path+"."+key, ".")) {
+					return false
+				}
+			}
+			_, err = dec.Token()
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if !walk(path + "[" + strconv.Itoa(i) + "]") {
+					return false
+				}
+			}
+			_, err = dec.Token()
+		}
+		return err == nil
 	}
-	return 0
+	walk("")
+	return at
 }
 
 // jsonPos is the position of a decoding error in data.
@@ -119,7 +160,7 @@ func jsonPos(path string, data []byte, err error) string {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return position(path, data, int(se.Offset))
+		return position(path, data, int(se.Offset)-1) // Offset is past the bad byte
 	case errors.As(err, &te):
 		return position(path, data, int(te.Offset))
 	}
@@ -134,47 +175,49 @@ func position(path string, data []byte, off int) string {
 	return path + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col)
 }
 
-// check says what is wrong with a script, as ".field: reason".
-func (s Script) check() error {
+// fieldError is what is wrong with a script: the field (".turns[1]", ""
+// for the script itself) and why.
+type fieldError struct{ field, msg string }
+
+func (s Script) check() *fieldError {
 	switch {
 	case strings.TrimSpace(s.Match) == "":
-		return errors.New(".match: empty (it is matched against the first user message)")
+		return &fieldError{".match", "empty (it is matched against the first user message)"}
 	case len(s.Turns) > 0 && len(s.Endless) > 0:
-		return errors.New(": turns and endless both given (want one)")
+		return &fieldError{"", "turns and endless both given (want one)"}
 	case len(s.Turns) == 0 && len(s.Endless) == 0:
-		return errors.New(": neither turns nor endless given")
+		return &fieldError{"", "neither turns nor endless given"}
 	case s.ContextChars < 0:
-		return errors.New(".context_chars: negative")
+		return &fieldError{".context_chars", "negative"}
 	}
 	for j, c := range s.Endless {
-		if err := c.check(); err != nil {
-			return fmt.Errorf(".endless[%d]%w", j, err)
+		if fe := c.check(); fe != nil {
+			return &fieldError{fmt.Sprintf(".endless[%d]%s", j, fe.field), fe.msg}
 		}
 	}
 	for j, t := range s.Turns {
+		field := fmt.Sprintf(".turns[%d]", j)
 		if (len(t.Calls) > 0) == (t.Answer != nil) {
-			return fmt.Errorf(".turns[%d]: want calls or an answer, one of them", j)
+			return &fieldError{field, "want calls or an answer, one of them"}
 		}
 		if t.Answer != nil && j != len(s.Turns)-1 {
-			return fmt.Errorf(".turns[%d]: an answer ends the conversation, but turns follow it", j)
+			return &fieldError{field, "an answer ends the conversation, but turns follow it"}
 		}
 		for k, c := range t.Calls {
-			if err := c.check(); err != nil {
-				return fmt.Errorf(".turns[%d].calls[%d]%w", j, k, err)
+			if fe := c.check(); fe != nil {
+				return &fieldError{fmt.Sprintf("%s.calls[%d]%s", field, k, fe.field), fe.msg}
 			}
 		}
 	}
 	return nil
 }
 
-func (c ScriptCall) check() error {
+func (c ScriptCall) check() *fieldError {
 	switch {
 	case c.Name == "":
-		return errors.New(".name: empty")
+		return &fieldError{".name", "empty"}
 	case len(c.Arguments) > 0 && c.RawArguments != nil:
-		return errors.New(": arguments and raw_arguments both given (want one)")
-	case len(c.Arguments) > 0 && !json.Valid(c.Arguments):
-		return errors.New(".arguments: not JSON (use raw_arguments for malformed arguments on purpose)")
+		return &fieldError{"", "arguments and raw_arguments both given (want one)"}
 	}
 	return nil
 }
