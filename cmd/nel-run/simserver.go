@@ -50,7 +50,7 @@ func newSimServerCmd(e *env) *cobra.Command {
 	f.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
 	f.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
 	f.StringVar(&o.answers, "answers", "", "answer table: a JSONL `FILE` of {\"prompt\": …, \"response\": …}; a prompt in it gets its response")
-	f.StringVar(&o.scripts, "scripts", "", "tool-calling scripts: a JSON `FILE` of {\"scripts\": [{\"match\": …, \"turns\": [{\"calls\": […]}, {\"answer\": …}]} or \"endless\": [calls]}]}")
+	f.StringVar(&o.scripts, "scripts", "", "tool-calling scripts: a JSON `FILE` {\"scripts\": [{\"match\": TEXT, \"turns\": [{\"calls\": [{\"name\": …, \"arguments\": {…}}]}, {\"answer\": TEXT}]}]} (\"endless\": [calls] instead of turns: a call every turn)")
 	f.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
 		if msg := o.complete(); msg != "" {
