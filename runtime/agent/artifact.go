@@ -26,6 +26,10 @@ func ReadArtifact(s sandbox.Session, file string) (func(ctx context.Context) (st
 		}
 		switch res.ExitCode {
 		case 0:
+			if res.Truncated {
+				// A cut answer is not the one the agent left.
+				return "", fmt.Errorf("read %s: larger than the sandbox's output limit", file)
+			}
 			return string(res.Stdout), nil
 		case 3:
 			return "", nil

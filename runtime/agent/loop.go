@@ -63,6 +63,8 @@ type Config struct {
 	Generation plan.Generation
 	Seed       int64
 	Logger     *slog.Logger
+	// toolGrace replaces the constant in tests.
+	toolGrace time.Duration
 }
 
 // Result is how one sample's run went.
@@ -94,10 +96,14 @@ func (r *Result) Category() failure.Category {
 		return failure.Timeout
 	case ContextOverflow:
 		return failure.ContextLength
-	case InfraError:
-		return failure.SandboxError
+	case TurnBudget:
+		return failure.TurnBudget
+	case RepeatedCall:
+		return failure.RepeatedCall
 	default:
-		return failure.APIError
+		// InfraError and ToolFailure without a client failure: a tool
+		// could not run (the sandbox, a resource server).
+		return failure.SandboxError
 	}
 }
 
@@ -162,6 +168,9 @@ func newRun(cfg Config, m Model, tools []Tool) (*run, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.toolGrace <= 0 {
+		cfg.toolGrace = toolGrace
 	}
 	switch cfg.ResponseMode {
 	case "", LastMessage:
@@ -341,10 +350,10 @@ func (r *run) execute(ctx context.Context, c model.ToolCall) (ToolResult, Outcom
 	case <-tctx.Done():
 		select {
 		case got = <-done:
-		case <-time.After(toolGrace):
+		case <-time.After(r.cfg.toolGrace):
 			// The tool ignores its context: what it still does to the
 			// sandbox is unknown, so nothing after it can be trusted.
-			return ToolResult{}, ToolFailure, fmt.Errorf("tool %s did not stop %v after its context ended", c.Name, toolGrace)
+			return ToolResult{}, ToolFailure, fmt.Errorf("tool %s did not stop %v after its context ended", c.Name, r.cfg.toolGrace)
 		}
 	}
 	switch {

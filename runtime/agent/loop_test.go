@@ -12,6 +12,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/model"
+	"github.com/nel-eval/nel/runtime/sandbox"
 	"github.com/nel-eval/nel/runtime/sim"
 )
 
@@ -102,6 +103,9 @@ func TestEndlessStoppedAtMaxTurns(t *testing.T) {
 	}
 	if len(res.Turns) != 8 || res.Turns[6].Role != "assistant" || res.Turns[7].Role != "tool" {
 		t.Errorf("%d turns, want 8 alternating assistant and tool: %+v", len(res.Turns), res.Turns)
+	}
+	if res.Category() != failure.TurnBudget || res.Category().Outcome() != failure.ModelError {
+		t.Errorf("category %s, want turn_budget, a model failure", res.Category())
 	}
 	if res.Turns[7].ToolCallID != "call_3_0" || res.Turns[0].FinishReason != "tool_calls" {
 		t.Errorf("last tool turn %+v, first %+v", res.Turns[7], res.Turns[0])
@@ -218,7 +222,7 @@ func TestRepeatedCallBreaker(t *testing.T) {
 	if n := len(log.get()); n != 2 {
 		t.Errorf("%d calls ran, want 2", n)
 	}
-	if !strings.Contains(res.Err.Error(), "3 times in a row") || res.Category() != failure.APIError {
+	if !strings.Contains(res.Err.Error(), "3 times in a row") || res.Category() != failure.RepeatedCall {
 		t.Errorf("err %v category %s", res.Err, res.Category())
 	}
 	// With the breaker off the same model runs into the turn budget.
@@ -333,6 +337,73 @@ func TestRunRefuses(t *testing.T) {
 	} {
 		if _, err := Run(context.Background(), tc.cfg, nil, tc.tools, user("x")); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A tool that ignores its context past the grace ends the sample as a
+// tool failure: what it still does to the sandbox cannot be known.
+func TestToolIgnoringContext(t *testing.T) {
+	m := simModel(t, sim.Script{Match: "stuck tool", Turns: []sim.ScriptTurn{{Calls: []sim.ScriptCall{call("hang", `{}`)}}, answer("unreachable")}})
+	release := make(chan struct{})
+	defer close(release)
+	tool := &fakeTool{name: "hang", log: &callLog{}, out: func(context.Context, json.RawMessage) (ToolResult, error) {
+		<-release
+		return ToolResult{}, nil
+	}}
+	res := runOK(t, context.Background(), Config{ToolTimeout: 20 * time.Millisecond, toolGrace: 20 * time.Millisecond}, m, []Tool{tool}, "a stuck tool")
+	if res.Outcome != ToolFailure || res.Category().Outcome() != failure.InfraError {
+		t.Errorf("outcome %s category %s, want tool_error, an infrastructure failure (%v)", res.Outcome, res.Category(), res.Err)
+	}
+}
+
+// fakeSession answers Exec from a table of files.
+type fakeSession struct {
+	files map[string]string
+	err   error
+	argv  []string
+}
+
+func (s *fakeSession) Exec(_ context.Context, c sandbox.Command) (*sandbox.Result, error) {
+	s.argv = c.Argv
+	if s.err != nil {
+		return nil, s.err
+	}
+	f, ok := s.files[c.Argv[len(c.Argv)-1]]
+	if !ok {
+		return &sandbox.Result{ExitCode: 3}, nil
+	}
+	return &sandbox.Result{Stdout: []byte(f)}, nil
+}
+
+func (s *fakeSession) Close() error { return nil }
+
+// ReadArtifact reads the file in the session; a missing file is an empty
+// answer, a session that fails an infrastructure error; the path is
+// passed as an argument, never in the shell text.
+func TestReadArtifact(t *testing.T) {
+	s := &fakeSession{files: map[string]string{"/app/answer.txt": "B\n"}}
+	read, err := ReadArtifact(s, "/app/answer.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := read(context.Background()); a != "B\n" || err != nil {
+		t.Errorf("read = %q, %v", a, err)
+	}
+	if strings.Contains(s.argv[2], "answer.txt") {
+		t.Errorf("the path is in the shell text: %q", s.argv)
+	}
+	missing, _ := ReadArtifact(s, "/app/none.txt")
+	if a, err := missing(context.Background()); a != "" || err != nil {
+		t.Errorf("missing file: %q, %v; want an empty answer", a, err)
+	}
+	s.err = errors.New("session closed")
+	if _, err := read(context.Background()); err == nil {
+		t.Error("a failed session is not an error")
+	}
+	for _, p := range []string{"answer.txt", "/app/../etc/passwd", ""} {
+		if _, err := ReadArtifact(s, p); err == nil {
+			t.Errorf("path %q accepted", p)
 		}
 	}
 }
