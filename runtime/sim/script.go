@@ -321,20 +321,22 @@ func (sc *Script) replay(req *request) (turn, chars int, err error) {
 	return turn, chars, nil
 }
 
+// toolCall is a tool call on the wire (OpenAI's chat completions).
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 // scriptBody is the response of turn t.
 func (s *Server) scriptBody(t int, turn ScriptTurn, promptChars int) []byte {
-	type call struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	}
 	msg := struct {
-		Role      string  `json:"role"`
-		Content   *string `json:"content"`
-		ToolCalls []call  `json:"tool_calls,omitempty"`
+		Role      string     `json:"role"`
+		Content   *string    `json:"content"`
+		ToolCalls []toolCall `json:"tool_calls,omitempty"`
 	}{Role: "assistant"}
 	finish, n := "tool_calls", 0
 	if turn.Answer != nil {
@@ -343,7 +345,7 @@ func (s *Server) scriptBody(t int, turn ScriptTurn, promptChars int) []byte {
 		msg.Content, n = &turn.Content, len(turn.Content)
 	}
 	for k, c := range turn.Calls {
-		var tc call
+		var tc toolCall
 		tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = callID(t, k), "function", c.Name, c.arguments()
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 		n += len(tc.Function.Arguments)

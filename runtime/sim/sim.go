@@ -447,15 +447,8 @@ type request struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 		// A tool-using conversation's (script.go).
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Type     string `json:"type"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-		ToolCallID string `json:"tool_call_id"`
+		ToolCalls  []toolCall `json:"tool_calls"`
+		ToolCallID string     `json:"tool_call_id"`
 	} `json:"messages"`
 	Prompt              json.RawMessage `json:"prompt"`
 	MaxTokens           *int64          `json:"max_tokens"`
