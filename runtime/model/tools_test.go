@@ -110,8 +110,11 @@ func TestContextLengthForms(t *testing.T) {
 		// vLLM ≥ 0.6 (error object at the top level, and nested since 0.9).
 		"vllm":        `{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`,
 		"vllm nested": `{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 2048. This model's maximum context length is 4096 tokens and your request has 3000 input tokens (2048 > 4096 - 3000).","type":"BadRequestError","param":null,"code":400}}`,
-		// SGLang.
-		"sglang": `{"object":"error","message":"The input (5000 tokens) is longer than the model's context length (4096 tokens).","type":"BadRequestError","param":null,"code":400}`,
+		// vLLM's V1 engine, checking the prompt before scheduling.
+		"vllm v1": `{"error":{"message":"The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that max_model_len is no smaller than the number of text tokens.","type":"BadRequestError","param":null,"code":400}}`,
+		// SGLang: the prompt alone, and prompt plus max_tokens.
+		"sglang max_tokens": `{"object":"error","message":"Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total of 5000 tokens: 3000 tokens from the input messages and 2000 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.","type":"BadRequestError","param":null,"code":400}`,
+		"sglang":            `{"object":"error","message":"The input (5000 tokens) is longer than the model's context length (4096 tokens).","type":"BadRequestError","param":null,"code":400}`,
 		// OpenAI: the code says it whatever the message.
 		"openai": `{"error":{"message":"Your messages resulted in 130000 tokens. Please reduce them.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
 	} {
