@@ -143,7 +143,7 @@ func Run(ctx context.Context, cfg Config, m Model, tools []Tool, messages []mode
 			return r.end(r.modelOutcome(ctx, err), err), nil
 		}
 		if len(resp.ToolCalls) == 0 {
-			return r.answer(ctx, resp.Content), nil
+			return r.answer(ctx), nil
 		}
 		for _, call := range resp.ToolCalls {
 			if o, err := r.call(ctx, call); o != "" {
@@ -220,7 +220,7 @@ func (r *run) ask(ctx context.Context) (*model.Response, error) {
 }
 
 // answer ends a run whose model answered without a call.
-func (r *run) answer(ctx context.Context, content string) *Result {
+func (r *run) answer(ctx context.Context) *Result {
 	r.res.Outcome = Answered
 	if r.cfg.ResponseMode != SandboxArtifact {
 		r.res.Answer = lastText(r.res.Messages)

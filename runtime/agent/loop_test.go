@@ -57,7 +57,12 @@ func echo(name string, log *callLog) *fakeTool {
 // model client for it.
 func simModel(t *testing.T, scripts ...sim.Script) *model.Client {
 	t.Helper()
-	s, err := sim.New(sim.Config{Scripts: scripts})
+	return simModelWith(t, sim.Config{Scripts: scripts})
+}
+
+func simModelWith(t *testing.T, cfg sim.Config) *model.Client {
+	t.Helper()
+	s, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,6 +290,18 @@ func TestTimeBudgetAndToolTimeout(t *testing.T) {
 	}
 	if tt := res.Turns[1]; !tt.IsError || !strings.Contains(tt.Content, "timed out after 50ms") {
 		t.Errorf("timed-out call's answer: %+v", tt)
+	}
+}
+
+// A model slower than what is left of the budget ends the sample as
+// time_budget too, not as an endpoint failure.
+func TestTimeBudgetInModelRequest(t *testing.T) {
+	m := simModelWith(t, sim.Config{Latency: 2 * time.Second, Scripts: []sim.Script{{Match: "slow model", Turns: []sim.ScriptTurn{answer("late")}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res := runOK(t, ctx, Config{}, m, []Tool{echo("bash", &callLog{})}, "a slow model")
+	if res.Outcome != TimeBudget || res.Category() != failure.Timeout || len(res.Turns) != 0 {
+		t.Errorf("outcome %s category %s turns %d, want time_budget timeout 0 (%v)", res.Outcome, res.Category(), len(res.Turns), res.Err)
 	}
 }
 
