@@ -192,3 +192,25 @@ func TestReadScriptsErrors(t *testing.T) {
 		}
 	}
 }
+
+// Faults apply to scripted requests as to any: an empty-choices fault is
+// an empty response, and it is counted.
+func TestScriptFaults(t *testing.T) {
+	scripts, err := ReadScripts(writeFile(t, "scripts.json", scriptsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Scripts: scripts, Faults: Faults{Empty: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	status, body := post(t, srv, `[{"role":"user","content":"fix calc.py"}]`)
+	if ch, _ := body["choices"].([]any); status != 200 || ch == nil || len(ch) != 0 {
+		t.Errorf("status %d body %v, want empty choices", status, body)
+	}
+	if st := s.Stats(); st.Faults["empty"] != 1 || st.Scripted != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -539,6 +539,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	if chat {
 		if sc := s.scriptFor(&req); sc != nil {
+			if f == fEmpty { // counted above: injected here too
+				w.Write(s.body(true, true, "", "stop", promptLen))
+				return
+			}
 			s.scripted(w, sc, &req)
 			return
 		}
