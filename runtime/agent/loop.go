@@ -330,8 +330,12 @@ func (r *run) execute(ctx context.Context, c model.ToolCall) (ToolResult, Outcom
 		args = json.RawMessage("{}") // some servers send "" for a call without arguments
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(args, &obj); err != nil {
-		return ToolResult{IsError: true, Output: fmt.Sprintf("error: the arguments of %s are not a JSON object (%v); nothing was run", c.Name, err)}, "", nil
+	if err := json.Unmarshal(args, &obj); err != nil || obj == nil { // "null" decodes without error
+		why := "null"
+		if err != nil {
+			why = err.Error()
+		}
+		return ToolResult{IsError: true, Output: fmt.Sprintf("error: the arguments of %s are not a JSON object (%s); nothing was run", c.Name, why)}, "", nil
 	}
 	tctx, cancel := context.WithTimeout(ctx, r.cfg.ToolTimeout)
 	defer cancel()

@@ -192,7 +192,7 @@ func TestParallelCallsInOrder(t *testing.T) {
 func TestMalformedAndUnknownCalls(t *testing.T) {
 	bad := `{"command": "ls`
 	m := simModel(t, sim.Script{Match: "malformed", Turns: []sim.ScriptTurn{
-		{Calls: []sim.ScriptCall{{Name: "bash", RawArguments: &bad}, call("browser", `{"url":"x"}`)}},
+		{Calls: []sim.ScriptCall{{Name: "bash", RawArguments: &bad}, call("browser", `{"url":"x"}`), call("bash", `null`), call("bash", `["ls"]`)}},
 		{Calls: []sim.ScriptCall{call("bash", `{"command":"ls"}`)}},
 		answer("recovered"),
 	}})
@@ -209,6 +209,11 @@ func TestMalformedAndUnknownCalls(t *testing.T) {
 	}
 	if tt := res.Turns[2]; !tt.IsError || !strings.Contains(tt.Content, `no tool named "browser"`) || !strings.Contains(tt.Content, "bash, file_read") {
 		t.Errorf("unknown tool's answer: %+v", tt)
+	}
+	for _, tt := range res.Turns[3:5] {
+		if !tt.IsError || !strings.Contains(tt.Content, "not a JSON object") {
+			t.Errorf("arguments that are JSON but no object: %+v", tt)
+		}
 	}
 	if res.Turns[0].ToolCalls[0].Arguments != bad {
 		t.Errorf("the malformed arguments were recorded as %q, want them as sent", res.Turns[0].ToolCalls[0].Arguments)
