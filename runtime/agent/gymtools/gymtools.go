@@ -42,13 +42,18 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Tools reads the server's OpenAPI document and returns its tools, sorted
-// by name. A server that cannot be read, or offers no tool, is an error.
-func Tools(ctx context.Context, cfg Config) ([]agent.Tool, error) {
+func (cfg Config) withDefaults() Config {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient
 	}
+	return cfg
+}
+
+// Tools reads the server's OpenAPI document and returns its tools, sorted
+// by name. A server that cannot be read, or offers no tool, is an error.
+func Tools(ctx context.Context, cfg Config) ([]agent.Tool, error) {
+	cfg = cfg.withDefaults()
 	url := cfg.BaseURL + "/openapi.json"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -78,6 +83,19 @@ func Tools(ctx context.Context, cfg Config) ([]agent.Tool, error) {
 		tools[i] = &tool{cfg: cfg, spec: s.ToolSpec, path: s.Path}
 	}
 	return tools, nil
+}
+
+// Listed returns tools the benchmark's item lists itself (a Gym dataset's
+// items carry the tool schemas offered with them, which win over the
+// server's document, as in NeMo Evaluator), each called at POST /{name}
+// on the server.
+func Listed(cfg Config, specs []agent.ToolSpec) []agent.Tool {
+	cfg = cfg.withDefaults()
+	tools := make([]agent.Tool, len(specs))
+	for i, s := range specs {
+		tools[i] = &tool{cfg: cfg, spec: s, path: "/" + s.Name}
+	}
+	return tools
 }
 
 // Spec is a tool read from an OpenAPI document, and the path it is called at.
