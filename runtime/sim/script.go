@@ -279,6 +279,12 @@ func (s *Server) scripted(w http.ResponseWriter, sc *Script, req *request) {
 			"the script matching %q has %d turns; this conversation is at turn %d", sc.Match, len(sc.Turns), t+1))
 		return
 	}
+	if len(turn.Calls) > 0 && len(req.Tools) == 0 {
+		// A model offered no tools makes no calls: the client forgot them.
+		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"tools: none offered, and the script matching %q calls tools at turn %d", sc.Match, t+1))
+		return
+	}
 	w.Write(s.scriptBody(t, turn, chars))
 }
 

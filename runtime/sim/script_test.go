@@ -159,6 +159,22 @@ func TestScriptEndlessAndEnd(t *testing.T) {
 	}
 }
 
+// A request for a turn that calls tools, offering none, is refused: the
+// client forgot them.
+func TestScriptNeedsTools(t *testing.T) {
+	_, srv := scriptServer(t)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"nel-sim","messages":[{"role":"user","content":"fix calc.py"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "tools: none offered") {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+}
+
 // A request no script matches is answered as before (a non-answer here),
 // and scripts change the fingerprint.
 func TestScriptUnmatched(t *testing.T) {

@@ -450,10 +450,11 @@ type request struct {
 		ToolCalls  []toolCall `json:"tool_calls"`
 		ToolCallID string     `json:"tool_call_id"`
 	} `json:"messages"`
-	Prompt              json.RawMessage `json:"prompt"`
-	MaxTokens           *int64          `json:"max_tokens"`
-	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
-	Seed                *int64          `json:"seed"`
+	Tools               []json.RawMessage `json:"tools"`
+	Prompt              json.RawMessage   `json:"prompt"`
+	MaxTokens           *int64            `json:"max_tokens"`
+	MaxCompletionTokens *int64            `json:"max_completion_tokens"`
+	Seed                *int64            `json:"seed"`
 }
 
 // fault draws this request's fault: an index into faultKinds, or -1.
