@@ -86,8 +86,11 @@ type Result struct {
 // implied by the outcome; None when the run answered.
 func (r *Result) Category() failure.Category {
 	var f *failure.Error
-	if errors.As(r.Err, &f) {
+	switch {
+	case errors.As(r.Err, &f):
 		return f.Category
+	case errors.Is(r.Err, context.Canceled):
+		return failure.Interrupted // nel was stopped, not the sample
 	}
 	switch r.Outcome {
 	case Answered, Solved, FailedVerifier:

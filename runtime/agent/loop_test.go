@@ -310,6 +310,18 @@ func TestTimeBudgetInModelRequest(t *testing.T) {
 	}
 }
 
+// A run cancelled (nel stopped, not the sample's budget) is an
+// interruption, never scored.
+func TestCancelled(t *testing.T) {
+	m := simModel(t, sim.Script{Match: "cancelled", Turns: []sim.ScriptTurn{{Calls: []sim.ScriptCall{call("slow", `{}`)}}, answer("x")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res := runOK(t, ctx, Config{}, m, []Tool{slow(&callLog{})}, "cancelled run")
+	if res.Outcome != InfraError || res.Category() != failure.Interrupted {
+		t.Errorf("outcome %s category %s, want infra_error interrupted (%v)", res.Outcome, res.Category(), res.Err)
+	}
+}
+
 // A tool that cannot run at all (its error) ends the sample as an
 // infrastructure failure, never a wrong answer.
 func TestToolInfraError(t *testing.T) {
