@@ -12,8 +12,8 @@ import (
 )
 
 // smoke is the 5-task dataset written for nel's tests (and the example
-// recipe examples/harbor_local.cue).
-var smoke = filepath.Join("..", "..", "examples", "harbor_datasets", "nel-smoke")
+// recipe examples/agentic/harbor_local.cue).
+var smoke = filepath.Join("..", "..", "examples", "agentic", "harbor_datasets", "nel-smoke")
 
 func loadSmoke(t *testing.T, dir string) *Dataset {
 	t.Helper()
