@@ -25,14 +25,20 @@ benchmarks: [{
 }]
 `
 
+// copySmoke copies the smoke dataset to dst.
+func copySmoke(t *testing.T, dst string) {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(smokeDataset)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // harborDir writes the recipe (solver fields added) beside a copy of the
 // smoke dataset in a fresh folder and returns the recipe's path.
 func harborDir(t *testing.T, solver string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "harbor_datasets", "nel-smoke"), os.DirFS(smokeDataset)); err != nil {
-		t.Fatal(err)
-	}
+	copySmoke(t, filepath.Join(dir, "harbor_datasets", "nel-smoke"))
 	recipe := filepath.Join(dir, "r.cue")
 	writeFiles(t, dir, map[string]string{"r.cue": strings.Replace(harborRecipe, "SOLVER", solver, 1)})
 	return recipe
@@ -76,9 +82,7 @@ func TestHarborTasksRead(t *testing.T) {
 	}
 
 	elsewhere := t.TempDir()
-	if err := os.CopyFS(filepath.Join(elsewhere, "nel-smoke"), os.DirFS(smokeDataset)); err != nil {
-		t.Fatal(err)
-	}
+	copySmoke(t, filepath.Join(elsewhere, "nel-smoke"))
 	s, _, err = loadWithEnv(t, recipe, map[string]string{harbor.EnvDatasetsDir: elsewhere})
 	if err != nil {
 		t.Fatal(err)
@@ -140,9 +144,7 @@ func TestHarborHashes(t *testing.T) {
 
 	// The same tasks elsewhere: the same recipe, deployed elsewhere.
 	elsewhere := t.TempDir()
-	if err := os.CopyFS(filepath.Join(elsewhere, "nel-smoke"), os.DirFS(smokeDataset)); err != nil {
-		t.Fatal(err)
-	}
+	copySmoke(t, filepath.Join(elsewhere, "nel-smoke"))
 	_, h, err = loadWithEnv(t, base, map[string]string{harbor.EnvDatasetsDir: elsewhere})
 	if err != nil {
 		t.Fatal(err)
@@ -187,9 +189,7 @@ func TestHarborErrors(t *testing.T) {
 	// A registry name (org/name) is a folder path.
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"r.cue": strings.NewReplacer(`"harbor://nel-smoke"`, `"harbor://org/tasks"`, "SOLVER", "").Replace(harborRecipe)})
-	if err := os.CopyFS(filepath.Join(dir, "harbor_datasets", "org", "tasks"), os.DirFS(smokeDataset)); err != nil {
-		t.Fatal(err)
-	}
+	copySmoke(t, filepath.Join(dir, "harbor_datasets", "org", "tasks"))
 	if s, _, err := loadWithEnv(t, filepath.Join(dir, "r.cue"), nil); err != nil || harborPlan(s, 0).Tasks != 5 || harborPlan(s, 0).Dir != "harbor_datasets/org/tasks" {
 		t.Errorf("harbor://org/tasks: %v", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/provenance"
 )
 
 // EnvDatasetsDir names the variable that says where Harbor datasets lie,
@@ -211,28 +211,15 @@ func fileSums(dir string) ([]fileSum, error) {
 		case !d.Type().IsRegular():
 			return fmt.Errorf("%s is not a regular file", filepath.ToSlash(rel))
 		}
-		sha, err := sha256File(path)
+		sha, err := provenance.FileSHA256(path)
 		if err != nil {
 			return err
 		}
-		out = append(out, fileSum{filepath.ToSlash(rel), sha})
+		out = append(out, fileSum{filepath.ToSlash(rel), strings.TrimPrefix(sha, "sha256:")})
 		return nil
 	})
 	slices.SortFunc(out, func(a, b fileSum) int { return strings.Compare(a.name, b.name) })
 	return out, err
-}
-
-func sha256File(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // digestOf is "sha256:" + sha256 over "path\tsha256\n" lines, the form of
