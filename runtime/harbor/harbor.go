@@ -19,8 +19,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/provenance"
 )
 
@@ -230,4 +232,33 @@ func digestOf(sums []fileSum) string {
 		fmt.Fprintf(h, "%s\t%s\n", s.name, s.sha)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// LoadPinned loads the tasks a plan names (t.Dir relative to recipeDir,
+// unless absolute) and refuses them when their content is not what the
+// compiler hashed: a task edited since nel compile would be scored under a
+// benchmark hash that does not describe it.
+func LoadPinned(ctx context.Context, recipeDir string, t plan.HarborTasks) (*Dataset, error) {
+	dir := filepath.FromSlash(t.Dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(recipeDir, dir)
+	}
+	ds, err := Load(ctx, t.Dataset, dir)
+	if err != nil {
+		return nil, err
+	}
+	if t.Digest != "" && ds.Digest != t.Digest {
+		return nil, fmt.Errorf("harbor dataset %s: the tasks in %s (%s) are not those nel compile hashed (%s): restore them, or compile again", t.Dataset, dir, ds.Digest, t.Digest)
+	}
+	return ds, nil
+}
+
+// AgentBudget is how long the agent may work on the task: the task's own
+// [agent].timeout_sec when it is shorter than the benchmark's per-sample
+// timeout, which bounds everything the sample does.
+func (t *Task) AgentBudget(sampleTimeout time.Duration) time.Duration {
+	if t.Config.AgentTimeout > 0 && t.Config.AgentTimeout < sampleTimeout {
+		return t.Config.AgentTimeout
+	}
+	return sampleTimeout
 }

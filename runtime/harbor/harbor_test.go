@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/plan"
 )
 
 // smoke is the 5-task dataset written for nel's tests (and the example
@@ -211,5 +213,46 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	if _, err := Load(context.Background(), "d", filepath.Join(empty, "missing")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing dataset: error %v", err)
+	}
+}
+
+// TestLoadPinned: the plan's folder resolves against the recipe's, and
+// tasks whose content changed since compile are refused.
+func TestLoadPinned(t *testing.T) {
+	want := loadSmoke(t, smoke)
+	root := t.TempDir()
+	copyTo := filepath.Join(root, "harbor_datasets", "nel-smoke")
+	if err := os.CopyFS(copyTo, os.DirFS(smoke)); err != nil {
+		t.Fatal(err)
+	}
+	pin := plan.HarborTasks{Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke", Digest: want.Digest, Tasks: 5}
+	ds, err := LoadPinned(context.Background(), root, pin)
+	if err != nil || len(ds.Tasks) != 5 {
+		t.Fatalf("LoadPinned: %v", err)
+	}
+	abs := pin
+	abs.Dir = filepath.ToSlash(copyTo)
+	if _, err := LoadPinned(context.Background(), "/elsewhere", abs); err != nil {
+		t.Errorf("an absolute folder: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(copyTo, "count-lines", "instruction.md"), []byte("Count the words."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadPinned(context.Background(), root, pin)
+	if err == nil || !strings.Contains(err.Error(), "are not those nel compile hashed ("+want.Digest+")") {
+		t.Errorf("edited tasks: error %v", err)
+	}
+}
+
+func TestAgentBudget(t *testing.T) {
+	task := &Task{Config: Config{AgentTimeout: 300 * time.Second}}
+	if got := task.AgentBudget(1800 * time.Second); got != 300*time.Second {
+		t.Errorf("task shorter: %v", got)
+	}
+	if got := task.AgentBudget(60 * time.Second); got != 60*time.Second {
+		t.Errorf("sample shorter: %v", got)
+	}
+	if got := (&Task{}).AgentBudget(60 * time.Second); got != 60*time.Second {
+		t.Errorf("no task timeout: %v", got)
 	}
 }
