@@ -68,8 +68,8 @@ const verifierPath = "/root/.local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:
 // wrong answer.
 func (t *Task) Verify(ctx context.Context, s sandbox.Session) (float64, Details, error) {
 	var d Details
-	clear := sandbox.Command{Argv: []string{"sh", "-c", "rm -rf " + rewardDir + " && mkdir -p " + rewardDir}, Timeout: time.Minute}
-	if err := t.run(ctx, s, clear, "prepare "+rewardDir); err != nil {
+	prep := sandbox.Command{Argv: []string{"sh", "-c", "rm -rf " + rewardDir + " && mkdir -p " + rewardDir}, Timeout: time.Minute}
+	if err := t.run(ctx, s, prep, "prepare "+rewardDir); err != nil {
 		return 0, d, err
 	}
 	script := "bash /tests/test.sh"
