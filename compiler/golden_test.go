@@ -235,3 +235,33 @@ func firstDiff(a, b []byte) string {
 	}
 	return "(equal)"
 }
+
+// TestAgenticExample compiles examples/agentic/harbor_local.cue (Harbor
+// tasks, the tool_calling solver, the local sandbox). Until the agent loop
+// runs in nel-run, compile refuses exactly its two agentic parts; once
+// compiler.AgenticReady is flipped the job must pass bash -n and
+// shellcheck, and the example moves to examples/ to get a golden script.
+func TestAgenticExample(t *testing.T) {
+	t.Chdir("..")
+	const ex = "examples/agentic/harbor_local.cue"
+	got, err := compileFile(t, ex, "slurm")
+	if compiler.AgenticReady {
+		if err != nil {
+			t.Fatalf("compile: %v", err)
+		}
+		checkScript(t, ex, got)
+		return
+	}
+	var errs compiler.Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("compile: %v, want the two agentic refusals", err)
+	}
+	for i, want := range []string{
+		"examples/agentic/harbor_local.cue:24:8: benchmarks[0].name: not supported yet: benchmark source harbor://",
+		"examples/agentic/harbor_local.cue:26:21: benchmarks[0].solver.type: not supported yet: solver type tool_calling",
+	} {
+		if !strings.HasPrefix(errs[i].Error(), want) {
+			t.Errorf("refusal %d: %q, want it to start %q", i, errs[i].Error(), want)
+		}
+	}
+}
