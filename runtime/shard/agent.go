@@ -26,8 +26,11 @@ import (
 // verifier writes, which may be a fraction (so the rewards are not
 // binary).
 func harborDefinition(b *plan.Benchmark) (*bench.Benchmark, error) {
-	if b.Solver.Type != "tool_calling" {
+	switch {
+	case b.Solver.Type != "tool_calling":
 		return nil, fmt.Errorf("benchmark %s: not supported yet: harbor:// tasks with a %s solver (nel runs them with tool_calling)", b.Key, b.Solver.Type)
+	case !b.Solver.SandboxTools:
+		return nil, fmt.Errorf("benchmark %s: harbor:// tasks need sandbox_tools: the agent works on /app through them", b.Key)
 	}
 	return &bench.Benchmark{
 		Name:     b.Name,
@@ -161,7 +164,9 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 	}()
 	tools, err := r.agentTools(ctx, sess, it)
 	if err != nil {
-		return infraRun(failure.SandboxError, err)
+		// The resource server could not be read: the sample's
+		// infrastructure, not the model.
+		return infraRun(failure.APIError, err)
 	}
 	actx, cancel := context.WithTimeout(ctx, task.AgentBudget(budget))
 	defer cancel()
@@ -214,29 +219,27 @@ func (r *runner) agentConfig(seed int64) agent.Config {
 }
 
 // agentTools are the tools a sample is offered: the sandbox tools on its
-// session, and a resource server's.
+// session, then a resource server's (resource_service), whose state for
+// the sample is keyed by the item's id.
 func (r *runner) agentTools(ctx context.Context, sess sandbox.Session, it *bench.Item) ([]agent.Tool, error) {
 	s := r.b.Solver
-	var tools []agent.Tool
-	if s.SandboxTools {
-		tools = sandboxtools.New(sess, sandboxtools.Options{Timeout: time.Duration(s.ToolTimeout * float64(time.Second))})
+	tools := sandboxtools.New(sess, sandboxtools.Options{Timeout: time.Duration(s.ToolTimeout * float64(time.Second))})
+	if s.ResourceService == "" {
+		return tools, nil
 	}
-	if s.ResourceService != "" {
-		svc, ok := r.p.Service(s.ResourceService)
-		if !ok {
-			return nil, fmt.Errorf("resource_service: the plan has no service %q", s.ResourceService)
-		}
-		base, _, err := r.endpoint(svc)
-		if err != nil {
-			return nil, err
-		}
-		gym, err := gymtools.Tools(ctx, gymtools.Config{BaseURL: base, SessionID: it.ID})
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, gym...)
+	svc, ok := r.p.Service(s.ResourceService)
+	if !ok {
+		return nil, fmt.Errorf("resource_service: the plan has no service %q", s.ResourceService)
 	}
-	return tools, nil
+	base, _, err := r.endpoint(svc)
+	if err != nil {
+		return nil, fmt.Errorf("resource_service: %w", err)
+	}
+	gym, err := gymtools.Tools(ctx, gymtools.Config{BaseURL: base, SessionID: it.ID})
+	if err != nil {
+		return nil, fmt.Errorf("resource_service %s: %w", svc.Name, err)
+	}
+	return append(tools, gym...), nil
 }
 
 // lastFinish is the finish reason of the last assistant turn.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -344,6 +345,80 @@ func TestAgentRetryInfra(t *testing.T) {
 		}
 		if !slices.Equal(before[r.ItemID], after[r.ItemID]) || len(after[r.ItemID]) == 0 {
 			t.Errorf("%s: turns changed by --resume:\n%+v\n%+v", name, after[r.ItemID], before[r.ItemID])
+		}
+	}
+}
+
+// gymServer is a resource server with one tool, lookup, answering
+// {"found": "yes"}; it records the session ids its calls carry.
+func gymServer(t *testing.T) (*httptest.Server, *[]string) {
+	t.Helper()
+	var sessions []string
+	var mu sync.Mutex
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"openapi": "3.1.0", "paths": {"/lookup": {"post": {"summary": "Look a key up",
+			"requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"key": {"type": "string"}}}}}}}}}}`)
+	})
+	mux.HandleFunc("POST /lookup", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			SessionID string `json:"session_id"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		sessions = append(sessions, body.SessionID)
+		mu.Unlock()
+		fmt.Fprint(w, `{"found": "yes"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, &sessions
+}
+
+// resource_service offers the resource server's tools beside the sandbox
+// tools: the model's lookup call reaches the server with the sample's
+// session id, and its answer is the tool turn's content. A server that
+// cannot be read is an infrastructure failure of every sample.
+func TestAgentResourceTools(t *testing.T) {
+	needLocalSandbox(t)
+	dir := t.TempDir()
+	tasks := writeAgentTasks(t, dir)
+	done := "done"
+	s, err := sim.New(sim.Config{Accuracy: 1, Scripts: []sim.Script{{Match: "Task ", Turns: []sim.ScriptTurn{
+		{Calls: []sim.ScriptCall{{Name: "lookup", Arguments: json.RawMessage(`{"key": "k"}`)}}},
+		{Answer: &done},
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := httptest.NewServer(s.Handler())
+	t.Cleanup(model.Close)
+	gym, sessions := gymServer(t)
+	for _, tc := range []struct{ name, url string }{{"up", gym.URL}, {"down", "http://127.0.0.1:1"}} {
+		p := agentPlan(model.URL, dir, tasks, &plan.Sandbox{Type: "local", Timeout: 30})
+		p.Services = append(p.Services, plan.Service{Name: "tools", Type: "gym", URL: tc.url})
+		p.Benchmarks[0].Solver.ResourceService = "tools"
+		out := filepath.Join(dir, tc.name)
+		if _, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: out}); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, turns := readAgentShard(t, out)
+		r := rows["solve"]
+		if tc.name == "down" {
+			if r.Outcome != "infra_error" || r.ErrorCategory != "api_error" || !strings.Contains(r.ErrorMessage, "resource_service tools: gym tools") {
+				t.Errorf("down: outcome %q category %q message %q", r.Outcome, r.ErrorCategory, r.ErrorMessage)
+			}
+			continue
+		}
+		if r.Reward != 1 || r.Outcome != "scored" {
+			t.Errorf("up: solve: reward %v outcome %q", r.Reward, r.Outcome)
+		}
+		ts := turns[r.ItemID]
+		if len(ts) != 3 || ts[1].ToolName != "lookup" || ts[1].IsError || !strings.Contains(ts[1].Content, `"found": "yes"`) {
+			t.Errorf("up: turns %+v, want the lookup call answered by the server", ts)
+		}
+		if !slices.Contains(*sessions, r.ItemID) || len(*sessions) != len(agentTasks) {
+			t.Errorf("up: session ids %q, want each task's item id", *sessions)
 		}
 	}
 }
