@@ -8,6 +8,3 @@ var (
 	Compose   = compose
 	StringOf  = stringOf
 )
-
-// AgenticReady is the switch of issue 20's agentic path (support.go).
-const AgenticReady = agenticReady

@@ -109,14 +109,6 @@ func harborMethod(s *Source, i int) map[string]any {
 // harborUnsupported refuses what benchmark i's harbor:// tasks need that
 // nel cannot give yet.
 func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) {
-	if agenticReady {
-		// Until then the source itself is refused (sources.go), once.
-		harborUnsupportedReady(no, s, i, b)
-	}
-}
-
-// harborUnsupportedReady is harborUnsupported once the agentic path runs.
-func harborUnsupportedReady(no func(string, ...any), s *Source, i int, b *Benchmark) {
 	t, ok := s.harbor[i]
 	if !ok {
 		return

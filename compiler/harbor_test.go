@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,30 +206,21 @@ func TestHarborErrors(t *testing.T) {
 	}
 }
 
-// TestHarborCompileRefused: until the loop runs in nel-run (agenticReady),
-// compile refuses exactly harbor:// and the tool_calling solver, where the
-// recipe says them; a recipe whose dataset is missing still validates (as
-// NeMo Evaluator's do: it downloads them).
-func TestHarborCompileRefused(t *testing.T) {
+// TestHarborCompiles: harbor:// tasks with the tool_calling solver compile
+// to a plan that pins them; a recipe whose dataset is missing still
+// validates (as NeMo Evaluator's do: it downloads them), and compile
+// refuses it saying where it looked.
+func TestHarborCompiles(t *testing.T) {
 	s, h, err := loadWithEnv(t, harborDir(t, ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = BuildPlan(s, h, "test")
-	var got []string
-	for _, e := range Unsupported(s) {
-		got = append(got, e.Error())
+	p, err := BuildPlan(s, h, "test")
+	if err != nil || len(Unsupported(s)) != 0 {
+		t.Fatalf("compile refuses: %v %v", err, Unsupported(s))
 	}
-	if agenticReady {
-		if err != nil || len(got) != 0 {
-			t.Fatalf("agenticReady, yet compile refuses: %v %v", err, got)
-		}
-		return
-	}
-	if err == nil || len(got) != 2 ||
-		!strings.HasSuffix(got[0], "r.cue:4:8: benchmarks[0].name: not supported yet: benchmark source harbor:// (Harbor agentic tasks in $HARBOR_DATASETS_DIR/DATASET, by default harbor_datasets/DATASET beside the recipe)") ||
-		!strings.HasSuffix(got[1], "r.cue:5:17: benchmarks[0].solver.type: not supported yet: solver type tool_calling (nel's agent loop is not wired into nel-run yet)") {
-		t.Errorf("refusals %q (BuildPlan: %v)", got, err)
+	if b := p.Benchmarks[0]; b.Harbor == nil || b.Harbor.Tasks != 5 || b.Solver.Type != "tool_calling" || !b.Solver.SandboxTools {
+		t.Errorf("plan benchmark: harbor %+v solver %+v", b.Harbor, b.Solver)
 	}
 
 	dir := t.TempDir()
@@ -240,11 +232,37 @@ func TestHarborCompileRefused(t *testing.T) {
 	if tasks := harborPlan(s, 0); tasks == nil || tasks.Digest != "" {
 		t.Errorf("a missing dataset: tasks %+v, want no digest", tasks)
 	}
+	got := Unsupported(s)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].name: not supported yet: a Harbor dataset that is not on this machine (looked in "+filepath.Join(dir, "harbor_datasets", "nel-smoke")) {
+		t.Errorf("a missing dataset: refusals %v", got)
+	}
 }
 
-// TestHarborUnsupported checks the refusals that apply once agenticReady
-// is flipped (they are checked on their own, since until then the source
-// is refused as a whole).
+// The tool_calling solver runs Harbor tasks only: on another benchmark it
+// is refused at its type, and the harbor solver (the Harbor CLI's own
+// agents) is refused everywhere.
+func TestToolCallingElsewhereRefused(t *testing.T) {
+	var got []string
+	no := func(f string, path ...any) { got = append(got, fmt.Sprint(path...)+": "+f) }
+	for _, b := range []*Benchmark{
+		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
+		{Name: "harbor://tb", Solver: Solver{Type: "harbor"}},
+		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
+	} {
+		benchmarkUnsupported(no, &Recipe{}, 0, b)
+	}
+	want := []string{
+		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)",
+		"benchmarks0solvertype: solver type harbor (it runs the Harbor CLI's own agents in a container; nel runs Harbor tasks with its tool_calling solver)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("refusals:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestHarborUnsupported checks the refusals of what harbor:// tasks need
+// that nel cannot give: a dataset not here, a solver other than an agent,
+// an agent without the sandbox tools.
 func TestHarborUnsupported(t *testing.T) {
 	s := &Source{Dir: "recipes", harbor: map[int]plan.HarborTasks{0: {Dataset: "tb"}}}
 	var got []string
@@ -254,7 +272,7 @@ func TestHarborUnsupported(t *testing.T) {
 		{Name: "harbor://tb", Solver: Solver{Type: "simple"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling"}},
 	} {
-		harborUnsupportedReady(no, s, 0, b)
+		harborUnsupported(no, s, 0, b)
 	}
 	want := []string{
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",

@@ -6,15 +6,6 @@ import (
 	"strings"
 )
 
-// agenticReady is THE switch of issue 20's agentic path: false until
-// runtime/shard runs the tool_calling loop (runtime/agent) and harbor://
-// tasks (runtime/harbor). Everything else is ready: the recipe fields, the
-// rules, the hashes and the plan. Flipping it lets solver type
-// tool_calling and harbor:// compile (sources.go reads it too); then move
-// examples/agentic/harbor_local.cue to examples/ for its golden script
-// (TestAgenticExample says what is left).
-const agenticReady = false
-
 // Features that load (so NeMo Evaluator configs validate unchanged) but
 // that this nel cannot run yet. compile refuses them with the feature and
 // where it is; validate reports them as notes.
@@ -204,9 +195,11 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
 		}
 		switch {
-		case b.Solver.Type == "simple", b.Solver.Type == "tool_calling" && agenticReady:
+		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
-			no("solver type tool_calling (nel's agent loop is not wired into nel-run yet)", "benchmarks", i, "solver", "type")
+			if _, ok := harborOf(b.Name); !ok {
+				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)", "benchmarks", i, "solver", "type")
+			}
 		case b.Solver.Type == "harbor":
 			no("solver type harbor (it runs the Harbor CLI's own agents in a container; nel runs Harbor tasks with its tool_calling solver)", "benchmarks", i, "solver", "type")
 		default:
