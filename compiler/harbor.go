@@ -123,6 +123,11 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if b.Solver.Type == "tool_calling" && !b.Solver.SandboxTools {
 		no("harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)", "benchmarks", i, "solver", "sandbox_tools")
 	}
+	if sb := resolveSandbox(s.Recipe, b); sb != nil && sb.Type == "slurm" {
+		// nel-run would find out on the node (sandbox.OpenSession) and
+		// record every sample as a sandbox failure; say it now.
+		no("harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
+	}
 }
 
 // harborDirs lists where each harbor:// benchmark's tasks are read, by
