@@ -165,14 +165,9 @@ func readAgentShard(t *testing.T, out string) (map[string]results.Row, map[strin
 // verifier that wrote no reward is an infrastructure failure, not a
 // wrong answer.
 func TestAgentOutcomes(t *testing.T) {
-	needLocalSandbox(t)
-	dir := t.TempDir()
-	srv, _ := agentSim(t)
-	p := agentPlan(srv.URL, dir, writeAgentTasks(t, dir), &plan.Sandbox{Type: "local", Timeout: 30})
-	out := filepath.Join(dir, "out")
-	if _, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: out}); err != nil {
-		t.Fatal(err)
-	}
+	o, _ := localAgent(t)
+	runAgent(t, o)
+	out := o.OutDir
 	rows, trajs, turns := readAgentShard(t, out)
 	want := map[string]struct {
 		reward        float64
@@ -252,34 +247,25 @@ func TestAgentSandboxUnavailable(t *testing.T) {
 // not run again, and its turns file is the one an uninterrupted run
 // writes (latencies aside).
 func TestAgentResume(t *testing.T) {
-	needLocalSandbox(t)
-	dir := t.TempDir()
-	tasks := writeAgentTasks(t, dir)
-	srv, _ := agentSim(t)
-	sb := &plan.Sandbox{Type: "local", Timeout: 30}
+	o, _ := localAgent(t)
+	whole := o.OutDir
+	runAgent(t, o)
 
-	whole := filepath.Join(dir, "whole")
-	p := agentPlan(srv.URL, dir, tasks, sb)
-	if _, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: whole}); err != nil {
-		t.Fatal(err)
-	}
-
-	cut := filepath.Join(dir, "cut")
+	cut := whole + "-cut"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := shard.Run(ctx, shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: cut,
-		Progress: func(pr shard.Progress) {
-			if pr.Done == 2 {
-				cancel()
-			}
-		}})
-	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+	stopped := o
+	stopped.OutDir = cut
+	stopped.Progress = func(pr shard.Progress) {
+		if pr.Done == 2 {
+			cancel()
+		}
+	}
+	if _, err := shard.Run(ctx, stopped); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("stopped shard: %v, want it interrupted", err)
 	}
-	res, err := shard.Run(context.Background(), shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: cut})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o.OutDir = cut
+	res := runAgent(t, o)
 	if res.Resumed != 2 {
 		t.Errorf("resumed %d samples, want 2", res.Resumed)
 	}
@@ -302,6 +288,27 @@ func TestAgentResume(t *testing.T) {
 	}
 }
 
+// localAgent is a shard of agentPlan in the local sandbox, writing under
+// a folder of its own, and the simulator's chat request count.
+func localAgent(t *testing.T) (shard.Options, *atomic.Int64) {
+	t.Helper()
+	needLocalSandbox(t)
+	dir := t.TempDir()
+	srv, n := agentSim(t)
+	p := agentPlan(srv.URL, dir, writeAgentTasks(t, dir), &plan.Sandbox{Type: "local", Timeout: 30})
+	return shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: filepath.Join(dir, "out")}, n
+}
+
+// runAgent runs the shard o to completion.
+func runAgent(t *testing.T, o shard.Options) *shard.Result {
+	t.Helper()
+	res, err := shard.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func needLocalSandbox(t *testing.T) {
 	t.Helper()
 	sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local"})
@@ -315,23 +322,13 @@ func needLocalSandbox(t *testing.T) {
 // verifier wrote no reward) again and keeps every other sample's turns as
 // they were, read back from the shard's turns file.
 func TestAgentRetryInfra(t *testing.T) {
-	needLocalSandbox(t)
-	dir := t.TempDir()
-	srv, n := agentSim(t)
-	p := agentPlan(srv.URL, dir, writeAgentTasks(t, dir), &plan.Sandbox{Type: "local", Timeout: 30})
-	out := filepath.Join(dir, "out")
-	o := shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: out}
-	if _, err := shard.Run(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	_, _, before := readAgentShard(t, out)
+	o, n := localAgent(t)
+	runAgent(t, o)
+	_, _, before := readAgentShard(t, o.OutDir)
 	first := n.Load()
 	o.RetryInfra = true
-	res, err := shard.Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, _, after := readAgentShard(t, out)
+	res := runAgent(t, o)
+	rows, _, after := readAgentShard(t, o.OutDir)
 	// silent's two requests again, nothing else.
 	if got := n.Load() - first; got != 2 || res.Resumed != 3 {
 		t.Errorf("%d chat requests and %d samples kept, want 2 and 3", got, res.Resumed)
