@@ -7,7 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nel-eval/nel/internal/testenv"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/sandbox"
 )
@@ -25,11 +27,24 @@ var solutions = map[string]struct{ right, wrong string }{
 	"sort-names": {`LC_ALL=C sort names.txt > sorted.txt`, `sort -f names.txt > sorted.txt`},
 }
 
-func openTask(t *testing.T, task *Task) *dirSession {
-	return newDirSession(t, sandbox.SessionSpec{App: task.App(), Tests: task.Tests()})
+// openTask opens a local sandbox session (bubblewrap) on the task, as the
+// shard does, closed when the test ends.
+func openTask(t *testing.T, task *Task) sandbox.Session {
+	t.Helper()
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local", Timeout: time.Minute})
+	if err != nil {
+		testenv.Missing(t, testenv.LocalSandbox, err.Error())
+	}
+	t.Cleanup(func() { sb.Close() })
+	s, err := sandbox.OpenSession(context.Background(), sb, sandbox.SessionSpec{App: task.App(), Tests: task.Tests(), Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
-func agent(t *testing.T, s *dirSession, script string) {
+func agent(t *testing.T, s sandbox.Session, script string) {
 	t.Helper()
 	res, err := s.Exec(context.Background(), sandbox.Command{Argv: []string{"bash", "-c", script}, Env: map[string]string{"PATH": "/usr/bin:/bin"}})
 	if err != nil || res.ExitCode != 0 {
@@ -102,8 +117,8 @@ func TestAgentCannotWriteItsReward(t *testing.T) {
 }
 
 // TestVerifierSeesTestsAgentDoesNot: /tests exists for the verifier only
-// (the double mounts it per command, as the contract says; this checks
-// that Verify asks for it).
+// (the session mounts it per command that asks; this checks that Verify
+// asks for it).
 func TestVerifierSeesTestsAgentDoesNot(t *testing.T) {
 	task := &loadSmoke(t, smoke).Tasks[3] // sort-names reads /tests/expected.txt
 	s := openTask(t, task)
