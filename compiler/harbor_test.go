@@ -262,7 +262,8 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 
 // TestHarborUnsupported checks the refusals of what harbor:// tasks need
 // that nel cannot give: a dataset not here, a solver other than an agent,
-// an agent without the sandbox tools, a sandbox that keeps no session.
+// an agent without the sandbox tools or with an artifact nel cannot read,
+// a sandbox that keeps no session.
 func TestHarborUnsupported(t *testing.T) {
 	s := &Source{Dir: "recipes", harbor: map[int]plan.HarborTasks{0: {Dataset: "tb"}}}
 	var got []string
@@ -271,7 +272,7 @@ func TestHarborUnsupported(t *testing.T) {
 	for _, b := range []*Benchmark{
 		{Name: "harbor://tb", Solver: Solver{Type: "simple"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling"}},
-		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}, Sandbox: map[string]any{"type": "slurm"}},
+		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true, ResponseMode: "sandbox_artifact"}, Sandbox: map[string]any{"type": "slurm"}},
 	} {
 		harborUnsupported(no, s, 0, b)
 	}
@@ -281,6 +282,7 @@ func TestHarborUnsupported(t *testing.T) {
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
 		"harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)",
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)",
 		"harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

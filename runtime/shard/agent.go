@@ -193,6 +193,8 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 		}
 		return ar
 	}
+	// Solved is the full reward; a partial one (reward.json's fraction) is
+	// scored as it is and counted as a verifier failure.
 	ar.reward, ar.outcome = reward, agent.FailedVerifier
 	if reward >= 1 {
 		ar.outcome = agent.Solved
