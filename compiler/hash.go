@@ -86,6 +86,11 @@ func ComputeHashes(s *Source) (Hashes, Explained, error) {
 	if len(s.endpoints) > 0 {
 		deploy["endpoints"] = s.endpoints
 	}
+	if dirs := harborDirs(s); dirs != nil {
+		// Where the tasks are read is deployment (their content is in the
+		// recipe hash); only a recipe with harbor:// benchmarks has the key.
+		deploy["harbor_dirs"] = dirs
+	}
 	pc, err := Canonical(deploy)
 	if err != nil {
 		return h, ex, fmt.Errorf("hash plan: %w", err)
@@ -141,7 +146,7 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 		"instruction_template": b.InstructionTemplate,
 		"system_prompt":        effectiveSystemPrompt(b),
 		"generation":           EffectiveGeneration(r, b),
-		"solver":               solverMethod(b.Solver),
+		"solver":               solverMethod(r, b.Solver),
 		"scoring":              scoringMethod(r, b),
 		"sandbox":              sandboxMethod(r, b),
 	}
@@ -155,6 +160,10 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 	}
 	if h := harnessMethod(r, b); h != nil {
 		m["harness"] = h
+	}
+	if h := harborMethod(s, i); h != nil {
+		// Only a harbor:// benchmark has the key (as byob above).
+		m["harbor"] = h
 	}
 	return m
 }
@@ -218,12 +227,29 @@ func EffectiveGeneration(r *Recipe, b *Benchmark) Generation {
 	return g
 }
 
-func solverMethod(s Solver) map[string]any {
-	return map[string]any{
+func solverMethod(r *Recipe, s Solver) map[string]any {
+	m := map[string]any{
 		"type":          s.Type,
 		"image_detail":  s.ImageDetail,
 		"sandbox_tools": s.SandboxTools,
 	}
+	if s.Type == "tool_calling" {
+		// Only a tool_calling solver has these keys, so that the other
+		// solvers' hashes are what they were before it existed. The
+		// budgets and the response decide the score; so do the tools
+		// offered: the sandbox's (sandbox_tools above) and the gym
+		// environment's, known by its image or its URL (the tools are
+		// what that server lists).
+		m["max_turns"] = s.MaxTurns
+		m["tool_timeout"] = s.ToolTimeout
+		m["max_output_chars"] = s.MaxOutputChars
+		m["response_mode"] = s.ResponseMode
+		m["resource_service"] = nil
+		if g := r.Services[s.ResourceService]; g != nil {
+			m["resource_service"] = map[string]any{"type": g.Type, "image": g.Image, "url": g.URL}
+		}
+	}
+	return m
 }
 
 func scoringMethod(r *Recipe, b *Benchmark) map[string]any {

@@ -6,7 +6,6 @@ package compiler
 import (
 	"bytes"
 	"fmt"
-	"github.com/nel-eval/nel/runtime/plan"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,6 +24,8 @@ import (
 	cueyaml "cuelang.org/go/encoding/yaml"
 
 	schema "github.com/nel-eval/nel/cue"
+	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/plan"
 )
 
 // Limits that keep a hostile or mistaken input from turning into minutes of
@@ -49,6 +50,17 @@ type Loader struct {
 	schema       cue.Value // the whole schema file
 	recipe       cue.Value // #Recipe
 	defaultSlurm Cluster   // see Source.defaultSlurm
+}
+
+// lookupEnv is the variable's value in the environment the recipe is
+// loaded in ("" when unset).
+func (l *Loader) lookupEnv(name string) string {
+	getenv := l.LookupEnv
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	v, _ := getenv(name)
+	return v
 }
 
 // NewLoader compiles the embedded schema.
@@ -88,6 +100,12 @@ type Source struct {
 	// endpoints are services UseEndpoint pointed elsewhere, by name: the
 	// plan hash covers them.
 	endpoints map[string]string
+
+	// harborEnv is $HARBOR_DATASETS_DIR as the recipe was loaded ("" when
+	// unset); harbor holds each harbor:// benchmark's dataset, by index
+	// (harbor.go).
+	harborEnv string
+	harbor    map[int]plan.HarborTasks
 
 	// deferredRefs are the paths of strings that hold a literal ${VAR}
 	// (written $${VAR}) for the node to resolve.
@@ -188,6 +206,7 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 
 		deferredRefs: pd.deferred,
 		defaultSlurm: l.defaultSlurm,
+		harborEnv:    l.lookupEnv(harbor.EnvDatasetsDir),
 	}
 	if errs := checkRules(s); len(errs) > 0 {
 		return nil, errs.sorted().truncated()

@@ -26,9 +26,8 @@ const compatDir = "../testdata/nemo-compat"
 // compatibility configs ("not supported yet: FEATURE"), which issue adds
 // it; docs/nemo-compat.md attributes the published configs the same way.
 var compatFeatureIssue = map[string]string{
-	"benchmark source harbor://":         "issue 20",
-	"solver type harbor":                 "issue 20",
-	"solver type tool_calling":           "issue 20",
+	"solver type harbor": "issue 20",
+	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
 	"solver type openclaw":               "issue 20",
 	"instruction_template":               "issue 20",
 	"apptainer sandboxes on a node pool": "issue 20",
@@ -43,6 +42,9 @@ var compatFeatureIssue = map[string]string{
 	"setup_commands":                     "issue 27",
 	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
 	"remote submission": "none",
+	// nel reads Harbor tasks where the user put them; it downloads none
+	// (the hashes cover their content, which must be there to hash).
+	"a Harbor dataset that is not on this machine": "none",
 }
 
 // compatConfigs is what nel does today with each compatibility config: it
@@ -59,9 +61,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission", "setup_commands"}},
-	{"agentic_hosted.yaml", []string{"benchmark source harbor://", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"a Harbor dataset that is not on this machine", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor"}},
-	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling"}},
+	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 

@@ -85,6 +85,10 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			return nil, err
 		}
 		pb.Harness = hp
+		pb.Harbor = harborPlan(s, i)
+		if b.Solver.Type == "tool_calling" {
+			toolSettings(&pb.Solver, b.Solver)
+		}
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {

@@ -192,6 +192,11 @@ type Solver struct {
 	ResourceService string      `json:"resource_service"`
 	GymService      string      `json:"gym_service"`
 	SandboxTools    bool        `json:"sandbox_tools"`
+	// The tool_calling solver's (nel's own agent loop).
+	MaxTurns       int     `json:"max_turns"`
+	ToolTimeout    float64 `json:"tool_timeout"`
+	MaxOutputChars int     `json:"max_output_chars"`
+	ResponseMode   string  `json:"response_mode"`
 	// The container solver's (an eval-factory image, container://).
 	EndpointType  string            `json:"endpoint_type"`
 	AdapterConfig map[string]any    `json:"adapter_config"`

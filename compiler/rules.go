@@ -27,6 +27,7 @@ func checkRules(s *Source) Errors {
 	c.dependsOn()
 	c.benchmarks()
 	c.localData()
+	c.harborData()
 	c.byobRules()
 	c.cluster()
 	c.dynamoAndNim()

@@ -26,7 +26,7 @@ func Sources() []SourceKind {
 		{Form: "skills://BENCHMARK", Field: name, scheme: "skills", Supported: true, About: "a NeMo Skills benchmark, run by ns eval in its image; its outputs become rows"},
 		{Form: "vlmevalkit://BENCHMARK", Field: name, scheme: "vlmevalkit", Supported: true, About: "a VLMEvalKit dataset, run by its run.py in its image through its OpenAI-compatible API model (image_detail as img_detail, answers matched by rules); per-item rows where it writes a hit per item, else aggregate-only"},
 		{Form: "gym://ENVIRONMENT", Field: name, scheme: "gym", About: "a NeMo Gym environment"},
-		{Form: "harbor://DATASET", Field: name, scheme: "harbor", About: "a Harbor agentic task set"},
+		{Form: "harbor://DATASET", Field: name, scheme: "harbor", Supported: true, About: "Harbor agentic tasks in $HARBOR_DATASETS_DIR/DATASET, by default harbor_datasets/DATASET beside the recipe, solved by the tool_calling solver"},
 		{Form: "container://IMAGE#TASK", Field: name, scheme: "container", Supported: true, About: "a legacy eval-factory container, running its own loop; per-sample rows where it writes samples, else aggregate-only"},
 		{Form: "hf://ORG/NAME", Field: name, scheme: "hf", About: "a Hub dataset as a benchmark of its own; give it to a built-in benchmark as params.data_path instead"},
 		{Form: "file://PATH", Field: name, scheme: "file", About: "a local file as a benchmark of its own; give it to a built-in benchmark as params.data_path instead"},

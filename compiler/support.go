@@ -69,6 +69,7 @@ func unsupported(s *Source) Errors {
 	}
 	for i, b := range r.Benchmarks {
 		benchmarkUnsupported(no, r, i, b)
+		harborUnsupported(no, s, i, b)
 	}
 	unsupportedCluster(r, no)
 	if r.Output.Timestamped {
@@ -193,7 +194,15 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			scheme, _, _ := strings.Cut(b.Name, "://")
 			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
 		}
-		if b.Solver.Type != "simple" {
+		switch {
+		case b.Solver.Type == "simple":
+		case b.Solver.Type == "tool_calling":
+			if _, ok := harborOf(b.Name); !ok {
+				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)", "benchmarks", i, "solver", "type")
+			}
+		case b.Solver.Type == "harbor":
+			no("solver type harbor (it runs the Harbor CLI's own agents in a container; nel runs Harbor tasks with its tool_calling solver)", "benchmarks", i, "solver", "type")
+		default:
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}
 	}

@@ -256,7 +256,7 @@ func explain(c failure.Category, bad []results.Row, n int, maxTokens *int64, svc
 			limit = fmt.Sprintf("max_tokens %d", *maxTokens)
 		}
 		return share + " were cut off at " + limit + " (finish_reason length): raise generation.max_tokens (--max-tokens)", k == n
-	case failure.EmptyResponse, failure.Refusal, failure.ContextLength:
+	case failure.EmptyResponse, failure.Refusal, failure.ContextLength, failure.TurnBudget, failure.RepeatedCall:
 		return share + " ended in " + string(c), k == n
 	}
 	msg := share + " failed for infrastructure reasons (" + string(c) + "); a full run would be INVALID past its max_error_rate"

@@ -31,7 +31,8 @@ func section(t *testing.T, out, start, end string) string {
 // checked by hand against agentRun's tasks: 4 samples, turns 3, 2, 4, 0
 // (mean 2.25, median 2.5, max 4), bash 6 calls of which 1 failed and 1
 // was cut, one sample per outcome, slowest fix-bug (3.0 s) then
-// flaky-test (2.5 s), longest endless (4 turns) then fix-bug (3).
+// flaky-test (2.5 s), longest endless (4 turns) then fix-bug (3); the
+// rewards of the rows, n/a for dead-sandbox's infrastructure failure.
 func TestAgentMarkdown(t *testing.T) {
 	out := renderString(t, []*metrics.Bundle{agentRun(t)}, Markdown)
 	got := section(t, out, "### Trajectories", "### Provenance")
@@ -55,7 +56,8 @@ func TestAgentFormats(t *testing.T) {
 		`\textbf{Trajectories}: 4 samples with trajectories \textperiodcentered{} model turns per sample mean 2.25, median 2.5, max 4 \textperiodcentered{} 7 tool calls.`,
 		"% Tool usage\n\\begin{tabular}{lrrrr}",
 		`bash & 6 & 1 & 16.7\% & 1 \\`,
-		`fix-bug & 0 & 0 & 3 & 3.0 & solved \\`,
+		`fix-bug & 0 & 0 & 3 & 3.0 & 1.00 & solved \\`,
+		`dead-sandbox & 3 & 0 & 0 & 0.0 & n/a & infra\_error \\`,
 	)
 	reporttest.MustContain(t, "csv", renderString(t, suite, CSV),
 		"harbor-demo,harbor-demo,agent:turns_mean,2.25,4,",
@@ -65,5 +67,5 @@ func TestAgentFormats(t *testing.T) {
 		"harbor-demo,harbor-demo,agent:tool_error_rate:str_replace_editor,0,1,",
 	)
 	reporttest.MustContain(t, "json", renderString(t, suite, JSON),
-		`"agent": {`, `"tool_calls": 7`, `"outcome": "turn_budget"`, `"item_id": "dead-sandbox"`)
+		`"agent": {`, `"tool_calls": 7`, `"outcome": "turn_budget"`, `"item_id": "dead-sandbox"`, `"reward": null`, `"reward": 1,`)
 }

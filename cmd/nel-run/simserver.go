@@ -24,7 +24,11 @@ the --benchmark datasets from their gold answers, correct with probability
 labelled simulated (header X-Nel-Simulated: true, system_fingerprint
 "nel-sim-<hash of model, accuracy and seed>"); nel records the label in every result.
 
-For trying nel without a GPU, and for testing: --latency, --faults.
+For trying nel without a GPU, and for testing: --latency, --faults. For
+testing tool-calling loops, --scripts gives per-task scripts: a chat
+request whose first user message contains a script's "match" gets the
+tool calls the script makes at that turn, then its answer; the server
+checks that every call was answered by a tool message with its id.
 Prints "listening on http://ADDR/v1" on stderr once ready (with --addr
 HOST:0, the port it got); stops on SIGINT or SIGTERM.
 
@@ -46,6 +50,7 @@ func newSimServerCmd(e *env) *cobra.Command {
 	f.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
 	f.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
 	f.StringVar(&o.answers, "answers", "", "answer table: a JSONL `FILE` of {\"prompt\": …, \"response\": …}; a prompt in it gets its response")
+	f.StringVar(&o.scripts, "scripts", "", "tool-calling scripts: a JSON `FILE` {\"scripts\": [{\"match\": TEXT, \"turns\": [{\"calls\": [{\"name\": …, \"arguments\": {…}}]}, {\"answer\": TEXT}]}]} (\"endless\": [calls] instead of turns: a call every turn)")
 	f.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
 		if msg := o.complete(); msg != "" {
@@ -60,6 +65,7 @@ type simServerOptions struct {
 	benchmarks benchmarkFlags
 	faults     string
 	answers    string
+	scripts    string
 	keyEnv     string
 	cfg        sim.Config
 	accuracy   float64 // as given: cfg.Accuracy stands in for 0
@@ -120,6 +126,11 @@ func (o *simServerOptions) complete() string {
 			return "--answers: " + err.Error()
 		}
 	}
+	if o.scripts != "" {
+		if o.cfg.Scripts, err = sim.ReadScripts(o.scripts); err != nil {
+			return "--scripts: " + err.Error()
+		}
+	}
 	if o.keyEnv != "" {
 		// By name, like nel's recipes: the key never appears on a command line.
 		if o.cfg.APIKey = os.Getenv(o.keyEnv); o.cfg.APIKey == "" {
@@ -154,6 +165,19 @@ func (o *simServerOptions) run(ctx context.Context, e *env) int {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(e.stderr, "nel-run sim-server: listening on http://%s/v1 (simulated; %s)\n", ln.Addr(), o.describe(s, names))
+	select {
+	case err := <-done:
+		e.errorf("sim-server: %v", err)
+		return exitFailure
+	case <-ctx.Done():
+	}
+	o.stop(e, srv, s)
+	return exitOK
+}
+
+// describe says what the server answers from, and how.
+func (o *simServerOptions) describe(s *sim.Server, names []string) string {
 	from := "no benchmark: every prompt gets a non-answer"
 	if len(names) > 0 {
 		from = fmt.Sprintf("%d items from %s", s.Items(), strings.Join(names, ", "))
@@ -163,23 +187,17 @@ func (o *simServerOptions) run(ctx context.Context, e *env) int {
 	} else if n > 0 {
 		from = fmt.Sprintf("%d answers from %s; other prompts get a non-answer", n, o.answers)
 	}
+	if n := len(o.cfg.Scripts); n > 0 {
+		from += fmt.Sprintf("; %d tool-calling scripts from %s", n, o.scripts)
+	}
 	extra := ""
 	if f := o.cfg.Faults.String(); f != "" {
-		extra = "; faults " + f
+		extra += "; faults " + f
 	}
 	if o.cfg.OffFormat > 0 {
 		extra += fmt.Sprintf("; off-format %g", o.cfg.OffFormat)
 	}
-	fmt.Fprintf(e.stderr, "nel-run sim-server: listening on http://%s/v1 (simulated; %s; model %s, accuracy %g%s)\n",
-		ln.Addr(), from, s.Config().Model, o.accuracy, extra)
-	select {
-	case err := <-done:
-		e.errorf("sim-server: %v", err)
-		return exitFailure
-	case <-ctx.Done():
-	}
-	o.stop(e, srv, s)
-	return exitOK
+	return fmt.Sprintf("%s; model %s, accuracy %g%s", from, s.Config().Model, o.accuracy, extra)
 }
 
 // load reads the datasets of the --benchmark flags.
@@ -225,6 +243,9 @@ func (o *simServerOptions) stop(e *env, srv *http.Server, s *sim.Server) {
 	}
 	if len(o.cfg.Answers) > 0 {
 		refused += fmt.Sprintf("; %d from the answer table", st.Table)
+	}
+	if len(o.cfg.Scripts) > 0 {
+		refused += fmt.Sprintf("; %d scripted", st.Scripted)
 	}
 	fmt.Fprintf(e.stderr, "nel-run sim-server: stopped after %d requests (%d correct, %d wrong, %d unknown, %d faults%s)\n",
 		st.Requests, st.Correct, st.Wrong, st.Unknown, nf, refused)

@@ -84,10 +84,16 @@ const fakeNelRun = "#!/bin/sh\necho fake\n"
 // TestScript runs testdata/script/*.txtar. Each script sees $EXAMPLES (the
 // repository's examples/), $NEL_RUN (a fake nel-run in $WORK), the real
 // nel-run first on PATH and as $NEL_RUN_BIN, $PORT, a free port for a
-// simulated endpoint, and $DATASETS, the real benchmark data. The command 'expand FILE...' replaces $VAR and ${VAR}
+// simulated endpoint, $DATASETS, the real benchmark data, and
+// $DUCKDB_QUERY, the script that runs one SQL statement with a real DuckDB
+// (node $DUCKDB_QUERY 'SELECT …', under [need:duckdb]). The command 'expand FILE...' replaces $VAR and ${VAR}
 // in files with the script's variables (recipes name $PORT so).
 func TestScript(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	duckdb, err := filepath.Abs("../../testdata/duckdb")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +116,7 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			e.Setenv("EXAMPLES", examples)
+			e.Setenv("DUCKDB_QUERY", filepath.Join(duckdb, "query.mjs"))
 			e.Setenv("NEL_RUN", nelRun)
 			e.Setenv("NEL_RUN_BIN", filepath.Join(bin, "nel-run"))
 			e.Setenv("PATH", bin+string(os.PathListSeparator)+e.Getenv("PATH"))
@@ -140,7 +147,7 @@ func TestScript(t *testing.T) {
 				return datasets != "", nil
 			}
 			if part, ok := strings.CutPrefix(cond, "need:"); ok {
-				return needPart(part)
+				return needPart(part, duckdb)
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -157,18 +164,26 @@ func TestScript(t *testing.T) {
 }
 
 // needPart is the [need:PART] condition: whether the local sandbox
-// (local-sandbox) or a tool on PATH is there. A missing part is an error
-// under testenv.Strict, which fails the script.
-func needPart(part string) (bool, error) {
+// (local-sandbox), the DuckDB reader in duckdb (duckdb: node and its
+// @duckdb/node-api) or a tool on PATH is there. A missing part is an
+// error under testenv.Strict, which fails the script.
+func needPart(part, duckdb string) (bool, error) {
 	var why string
-	if part == "local-sandbox" {
+	switch part {
+	case "duckdb":
+		_, err := os.Stat(filepath.Join(duckdb, "node_modules", "@duckdb", "node-api", "package.json"))
+		if _, nerr := exec.LookPath(testenv.Node.Name); err == nil && nerr == nil {
+			return true, nil
+		}
+		part, why = "the DuckDB reader (npm ci --prefix testdata/duckdb)", "node or testdata/duckdb/node_modules/@duckdb/node-api is missing"
+	case "local-sandbox":
 		sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local"})
 		if err == nil {
 			sb.Close()
 			return true, nil
 		}
 		part, why = testenv.LocalSandbox, err.Error()
-	} else {
+	default:
 		if _, err := exec.LookPath(part); err == nil {
 			return true, nil
 		}

@@ -24,10 +24,14 @@ const (
 	JudgeError    Category = "judge_error"    // the judge failed: timed out, errored, or answered nothing parseable
 	ScorerError   Category = "scorer_error"   // a recipe's scorer command crashed, timed out or answered outside its protocol
 	Interrupted   Category = "interrupted"    // never in a final row: infrastructure stopped the sample
+	// An agent (tool_calling) that never answered: still calling tools at
+	// max_turns, or making the same call again and again.
+	TurnBudget   Category = "turn_budget"
+	RepeatedCall Category = "repeated_call"
 )
 
 // All lists every category a result row can carry, in a stable order.
-var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError, SandboxError, JudgeError, ScorerError}
+var All = []Category{RateLimit, ServerError, Timeout, ContextLength, EmptyResponse, Truncated, FormatError, Refusal, APIError, SandboxError, JudgeError, ScorerError, TurnBudget, RepeatedCall}
 
 // Outcome is how a sample ended, the column every analysis filters on
 // (DESIGN §6.7). Exactly one per sample.
@@ -38,7 +42,7 @@ const (
 	Scored Outcome = "scored"
 	// ModelError: the model answered, and the answer is unusable (empty,
 	// cut off, refused, nothing extractable, a prompt its context cannot
-	// hold). Scored as wrong, as NeMo Evaluator and the other peers do.
+	// hold, an agent that never stopped calling tools). Scored as wrong, as NeMo Evaluator and the other peers do.
 	ModelError Outcome = "model_error"
 	// InfraError: the endpoint, the network, the sandbox, the judge, the
 	// time budget or nel itself failed. Never scored: headlines and
@@ -52,7 +56,7 @@ func (c Category) Outcome() Outcome {
 	switch c {
 	case None:
 		return Scored
-	case ContextLength, EmptyResponse, Truncated, FormatError, Refusal:
+	case ContextLength, EmptyResponse, Truncated, FormatError, Refusal, TurnBudget, RepeatedCall:
 		return ModelError
 	default:
 		// rate_limit, server_error, timeout, api_error, sandbox_error,

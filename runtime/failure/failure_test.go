@@ -21,6 +21,8 @@ func TestOutcome(t *testing.T) {
 		JudgeError:         InfraError,
 		ScorerError:        InfraError,
 		Interrupted:        InfraError,
+		TurnBudget:         ModelError,
+		RepeatedCall:       ModelError,
 		"from_a_newer_nel": InfraError,
 	}
 	for _, c := range All {

@@ -57,14 +57,16 @@ type OutcomeCount struct {
 
 // AgentSample is one sample in the audit's lists. Seconds is the sum of
 // its turns' latencies: model requests and tool calls, not the time
-// between them.
+// between them. Reward is its result row's (the task's verifier's), nil
+// when the sample has no verdict (an infrastructure failure).
 type AgentSample struct {
-	ItemID  string  `json:"item_id"`
-	ItemIdx int64   `json:"item_idx"`
-	Repeat  int64   `json:"repeat"`
-	Turns   int     `json:"turns"`
-	Seconds float64 `json:"seconds"`
-	Outcome string  `json:"outcome"`
+	ItemID  string   `json:"item_id"`
+	ItemIdx int64    `json:"item_idx"`
+	Repeat  int64    `json:"repeat"`
+	Turns   int      `json:"turns"`
+	Seconds float64  `json:"seconds"`
+	Reward  *float64 `json:"reward"`
+	Outcome string   `json:"outcome"`
 }
 
 // MaxAgentSamples is how many samples Agent.Slowest and Agent.Longest
@@ -128,6 +130,33 @@ func ComputeAgent(turns []results.Turn) *Agent {
 	a.Slowest = top(order, func(x, y *AgentSample) int { return cmp.Or(cmp.Compare(y.Seconds, x.Seconds), y.Turns-x.Turns) })
 	a.Longest = top(order, func(x, y *AgentSample) int { return cmp.Or(y.Turns-x.Turns, cmp.Compare(y.Seconds, x.Seconds)) })
 	return a
+}
+
+// addRewards gives the listed samples their rewards from rows (the
+// benchmark's merged results): the lists name samples a reader looks at
+// first, and whether they were solved is the first thing to know. Rows
+// without a verdict leave Reward nil.
+func (a *Agent) addRewards(rows []results.Row) {
+	if a == nil {
+		return
+	}
+	type key struct {
+		id     string
+		repeat int64
+	}
+	rewards := make(map[key]float64, len(rows))
+	for i := range rows {
+		if Scored(&rows[i]) {
+			rewards[key{rows[i].ItemID, rows[i].Repeat}] = rows[i].Reward
+		}
+	}
+	for _, list := range [][]AgentSample{a.Slowest, a.Longest} {
+		for i := range list {
+			if r, ok := rewards[key{list[i].ItemID, list[i].Repeat}]; ok {
+				list[i].Reward = &r
+			}
+		}
+	}
 }
 
 func turnStats(samples []*AgentSample) TurnStats {

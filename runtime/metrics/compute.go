@@ -83,6 +83,7 @@ func Compute(in Input) *Bundle {
 		Samples:       len(in.Rows),
 		Agent:         ComputeAgent(in.Turns),
 	}
+	b.Agent.addRewards(in.Rows)
 	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
 	b.Category = in.Meta[results.MetaCategory]
 	maxRate, from := plan.DefaultMaxErrorRate, "default"

@@ -62,8 +62,28 @@ const (
 	SimulatedHeader      = "X-Nel-Simulated"
 )
 
-// Message is one chat message.
-type Message struct{ Role, Content string }
+// Message is one chat message. ToolCalls (an assistant's) and ToolCallID
+// (a "tool" message's: the call it answers) carry a tool-using
+// conversation; both are left out of the wire when empty.
+type Message struct {
+	Role, Content string
+	ToolCalls     []ToolCall
+	ToolCallID    string
+}
+
+// ToolCall is one function call of an assistant message. Arguments is the
+// JSON text as the model wrote it, never re-encoded: a malformed one is
+// the model's to be told about, and an echo of the conversation must say
+// what the model said.
+type ToolCall struct{ ID, Name, Arguments string }
+
+// Tool is a function tool offered to the model (chat completions'
+// "tools"). Parameters is its JSON Schema; empty means an object with no
+// properties.
+type Tool struct {
+	Name, Description string
+	Parameters        json.RawMessage
+}
 
 // Config configures a Client.
 type Config struct {
@@ -99,6 +119,9 @@ type Request struct {
 	Messages []Message
 	// Prompt is the plain prompt (completions).
 	Prompt string
+	// Tools are offered to the model (chat completions only; a request
+	// with tools on another protocol is refused).
+	Tools []Tool
 	// Generation holds the sampling parameters; nil fields are not sent.
 	Generation plan.Generation
 	// Seed is the per-sample seed, always sent as "seed" (it overrides
@@ -120,6 +143,9 @@ type Response struct {
 	// SystemFingerprint is the response's system_fingerprint (chat
 	// completions only; "" when the server sends none).
 	SystemFingerprint string
+	// ToolCalls are the calls the answer makes, in the model's order
+	// (several: parallel calls). An answer with calls may have no content.
+	ToolCalls []ToolCall
 }
 
 // Client talks to one model endpoint. It is safe for concurrent use.
@@ -217,6 +243,9 @@ func (c *Client) Close() {
 // that came back empty, the Response is returned too (usage, finish reason).
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	overlay, err := c.overlay(req)
+	if err == nil && len(req.Tools) > 0 && c.cfg.Protocol != ChatCompletions {
+		err = fmt.Errorf("%s: tools need the %s protocol, not %s", c.cfg.BaseURL, ChatCompletions, c.cfg.Protocol)
+	}
 	if err != nil {
 		return nil, &failure.Error{Category: failure.APIError, Err: err}
 	}
@@ -310,11 +339,7 @@ func (c *Client) once(ctx context.Context, req Request, w *wire) (*Response, err
 }
 
 func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, error) {
-	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
-	}
-	out, err := c.oa.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs})
+	out, err := c.oa.CreateChatCompletion(ctx, chatRequest(c.cfg.Model, req))
 	if err != nil {
 		return nil, err
 	}
@@ -330,6 +355,9 @@ func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, err
 		Simulated:    strings.HasPrefix(out.SystemFingerprint, SimulatedFingerprint),
 
 		SystemFingerprint: out.SystemFingerprint,
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if r.Reasoning == "" && bytes.Contains(w.body, []byte(`"reasoning"`)) {
 		// Some servers (vLLM ≥ 0.10 with a reasoning parser, OpenRouter)
@@ -347,6 +375,30 @@ func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, err
 	}
 	setUsage(r, out.Usage.PromptTokens, out.Usage.CompletionTokens, out.Usage.CompletionTokensDetails)
 	return finish(r)
+}
+
+// chatRequest is go-openai's request for req: the messages with their tool
+// calls and tool answers, and the tools offered. Generation parameters are
+// not here: the hook adds them (wire.go).
+func chatRequest(modelName string, req Request) openai.ChatCompletionRequest {
+	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+	}
+	out := openai.ChatCompletionRequest{Model: modelName, Messages: msgs}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out.Tools = append(out.Tools, openai.Tool{Type: openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	return out
 }
 
 func (c *Client) completion(ctx context.Context, req Request, w *wire) (*Response, error) {
@@ -438,7 +490,7 @@ func finish(r *Response) (*Response, error) {
 	if r.Reasoning == "" {
 		r.Reasoning, r.Content = SplitReasoning(r.Content)
 	}
-	if strings.TrimSpace(r.Content) == "" && strings.TrimSpace(r.Reasoning) == "" {
+	if strings.TrimSpace(r.Content) == "" && strings.TrimSpace(r.Reasoning) == "" && len(r.ToolCalls) == 0 {
 		return r, errEmptyMessage
 	}
 	return r, nil

@@ -44,6 +44,11 @@ func (c *Client) classify(ctx context.Context, err error, w *wire) (f *failure.E
 	switch {
 	case errors.As(err, &apiErr):
 		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+		if code, ok := apiErr.Code.(string); ok {
+			// OpenAI's "context_length_exceeded" is in the code, whatever
+			// the message says.
+			msg += " " + code
+		}
 	case errors.As(err, &reqErr):
 		status, msg = reqErr.HTTPStatusCode, string(reqErr.Body)
 	}

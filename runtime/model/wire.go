@@ -88,7 +88,7 @@ func (t *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // requestKeys are the members of go-openai's body that nel sets. go-openai
 // also writes zero values of its own (e.g. "stream": false); those are
 // dropped, so that only what the plan sets reaches the server.
-var requestKeys = []string{"model", "messages", "prompt", "input"}
+var requestKeys = []string{"model", "messages", "prompt", "input", "tools"}
 
 // mergeFields rewrites the JSON object body to hold its requestKeys members
 // and fields (which win over a member of the same name, possible only

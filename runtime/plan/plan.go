@@ -191,6 +191,25 @@ type Benchmark struct {
 	// solver's service, and nel-run ingest reads its output into the
 	// benchmark's one shard. An older plan has none.
 	Harness *Harness `json:"harness,omitempty"`
+	// Harbor is set for a harbor://DATASET benchmark: its items are the
+	// dataset's tasks, pinned to the content the hashes covered. An older
+	// plan has none.
+	Harbor *HarborTasks `json:"harbor,omitempty"`
+}
+
+// HarborTasks is a Harbor dataset (runtime/harbor) as the compiler found
+// it: nel-run loads Dir and refuses tasks whose Digest is not this one.
+type HarborTasks struct {
+	// Dataset is the name after harbor://.
+	Dataset string `json:"dataset"`
+	// Dir is the dataset's folder: relative to RecipeDir
+	// (harbor_datasets/DATASET beside the recipe), or absolute (under
+	// $HARBOR_DATASETS_DIR as nel compile saw it).
+	Dir string `json:"dir"`
+	// Digest is runtime/harbor's digest of every task file.
+	Digest string `json:"digest"`
+	// Tasks is how many tasks the dataset holds.
+	Tasks int `json:"tasks"`
 }
 
 // BYOB is a benchmark declared in the recipe: a dataset, a prompt
@@ -300,6 +319,22 @@ type Solver struct {
 	SystemPrompt *string    `json:"system_prompt,omitempty"`
 	Generation   Generation `json:"generation"` // merged: service ← benchmark/solver
 	ImageDetail  string     `json:"image_detail,omitempty"`
+	// The tool_calling solver's settings (nel's own agent loop); a simple
+	// solver, the only kind an older plan has, leaves them zero.
+	//
+	// ResourceService names a gym service whose tools are offered;
+	// SandboxTools offers bash, file_read, file_write and
+	// str_replace_editor in the sample's sandbox.
+	ResourceService string `json:"resource_service,omitempty"`
+	SandboxTools    bool   `json:"sandbox_tools,omitempty"`
+	MaxTurns        int    `json:"max_turns,omitempty"`
+	// ToolTimeout is the seconds one tool call may take.
+	ToolTimeout float64 `json:"tool_timeout,omitempty"`
+	// MaxOutputChars is where a tool's output is cut, head and tail kept.
+	MaxOutputChars int `json:"max_output_chars,omitempty"`
+	// ResponseMode is what the sample's response is: "last_message" or
+	// "sandbox_artifact".
+	ResponseMode string `json:"response_mode,omitempty"`
 }
 
 // Scoring lists the metrics of a benchmark.

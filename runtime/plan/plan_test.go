@@ -55,6 +55,10 @@ func fullPlan() *Plan {
 			Solver: Solver{
 				Type: "simple", Service: "model", SystemPrompt: s("Think step by step."),
 				Generation: gen, ImageDetail: "auto",
+				// Every field set, though a simple solver has no tools
+				// (the round trip must keep each).
+				ResourceService: "tools", SandboxTools: true, MaxTurns: 50, ToolTimeout: 180,
+				MaxOutputChars: 16384, ResponseMode: "last_message",
 			},
 			Repeats: 4, MaxProblems: i(100), MaxConcurrent: 64, Timeout: 1800,
 			RequestTimeout: 120, MaxErrorRate: 0.01, ShuffleSeed: i64(-42), Fewshot: i(5),
@@ -90,6 +94,10 @@ func fullPlan() *Plan {
 			Harness: &Harness{
 				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
 				Argv: []string{"lm_eval", "--tasks", "gsm8k"}, Config: "{}",
+			},
+			Harbor: &HarborTasks{
+				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
+				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,
 			},
 		}},
 	}
@@ -190,6 +198,9 @@ func TestOlderPlanReads(t *testing.T) {
 		if b.BYOB != nil {
 			t.Errorf("%s: byob left out reads as %+v, want none (a built-in benchmark)", b.Key, b.BYOB)
 		}
+		if b.Harbor != nil || b.Solver.MaxTurns != 0 || b.Solver.SandboxTools || b.Solver.ResponseMode != "" {
+			t.Errorf("%s: harbor %+v and solver %+v, want no tasks and no tool settings (a simple solver)", b.Key, b.Harbor, b.Solver)
+		}
 	}
 	if sb := p.Benchmarks[3].Sandbox; sb == nil || sb.Type != "local" {
 		t.Errorf("humaneval's sandbox is %+v, want the local one", sb)
@@ -240,6 +251,7 @@ func TestUnknownFieldRefused(t *testing.T) {
 		}},
 		{"a sandbox", func(p map[string]any) { benchmark(p)["sandbox"].(map[string]any)["gpus"] = 1.0 }},
 		{"a data pin", func(p map[string]any) { benchmark(p)["data"].([]any)[0].(map[string]any)["mirror"] = "x" }},
+		{"harbor tasks", func(p map[string]any) { benchmark(p)["harbor"].(map[string]any)["registry"] = "x" }},
 		{"a byob scorer", func(p map[string]any) {
 			benchmark(p)["byob"].(map[string]any)["scorer"].(map[string]any)["weights"] = 2.0
 		}},

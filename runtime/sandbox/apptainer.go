@@ -68,14 +68,15 @@ func (a *apptainerEngine) envPrefix() string {
 
 // argv is the apptainer command line of a job.
 func (a *apptainerEngine) argv(wd string, timeout time.Duration, command []string) []string {
-	argv := []string{
-		a.bin, "exec",
-		"--containall", "--no-home",
-		"--net", "--network", "none",
-		"--bind", wd + ":/work",
-		"--pwd", "/work",
-		a.image,
-	}
+	return a.execArgv(a.image, []string{"--bind", wd + ":/work"}, "/work", timeout, command)
+}
+
+// execArgv is the apptainer exec command line of one program: the binds,
+// the working directory dir, and prlimit setting the limits.
+func (a *apptainerEngine) execArgv(image string, binds []string, dir string, timeout time.Duration, command []string) []string {
+	argv := []string{a.bin, "exec", "--containall", "--no-home", "--net", "--network", "none"}
+	argv = append(argv, binds...)
+	argv = append(argv, "--pwd", dir, image)
 	argv = append(argv, a.lim.prlimitArgv("prlimit", timeout)...)
 	return append(argv, command...)
 }
@@ -97,14 +98,33 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 			a.log.Warn("sandbox cleanup", "sandbox", a.name, "err", err)
 		}
 	}()
-	env := map[string]string{"HOME": "/work"}
-	maps.Copy(env, a.env)
-	maps.Copy(env, job.Env)
 	timeout := a.lim.jobTimeout(job)
+	res, err := a.run(ctx, a.image, a.jobEnv("/work", job.Env), job.Stdin, timeout, a.argv(wd.path, timeout, job.Command))
+	if err != nil {
+		return nil, err
+	}
+	if res.Files, err = wd.collect(job.Collect, a.lim.fileSize); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
+	}
+	return res, nil
+}
+
+// jobEnv is a program's environment: HOME, the Config's, then the
+// program's own.
+func (a *apptainerEngine) jobEnv(home string, own map[string]string) map[string]string {
+	env := map[string]string{"HOME": home}
+	maps.Copy(env, a.env)
+	maps.Copy(env, own)
+	return env
+}
+
+// run runs one apptainer command line to its end, its timeout or its
+// output cap, and names the limit that stopped the program.
+func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]string, stdin []byte, timeout time.Duration, argv []string) (*Result, error) {
 	out, err := runCLI(ctx, cliJob{
-		argv:    a.argv(wd.path, timeout, job.Command),
+		argv:    argv,
 		env:     cliEnv(a.envPrefix(), env),
-		stdin:   job.Stdin,
+		stdin:   stdin,
 		timeout: timeout,
 		output:  a.lim.output,
 	})
@@ -116,13 +136,39 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	// command missing from the image) exit 255 with a FATAL line.
 	if res.ExitCode == 255 && !out.info.timedOut && !out.info.outputCap {
 		if i := bytes.Index(res.Stderr, []byte("FATAL:")); i >= 0 {
-			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, a.image,
+			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image,
 				strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " "))
 		}
 	}
 	res.Limit = classify(out.info, res.Stderr)
-	if res.Files, err = wd.collect(job.Collect, a.lim.fileSize); err != nil {
+	return res, nil
+}
+
+// OpenSession opens a session: every command is an `apptainer exec` of
+// its own (as a job is) with the session's app, logs and tmp bound at
+// /app, /logs and /tmp, and the tests read-only at /tests for a WithTests
+// command; --containall's pid namespace ends every process with the
+// command. The program runs as the host user, so the host removes all it
+// wrote. spec.Image, when set, replaces the sandbox's image.
+func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
+	s, image, err := newSession(a.name, a.image, spec, false)
+	if err != nil {
+		return nil, err
+	}
+	s.run = func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
+		return a.sessionRun(ctx, image, sd, c)
+	}
+	return s, nil
+}
+
+func (a *apptainerEngine) sessionRun(ctx context.Context, image string, sd sessionDir, c sessionCmd) (*Result, error) {
+	if err := a.slots.acquire(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
 	}
-	return res, nil
+	defer a.slots.release()
+	binds := sessionMounts(sd, c,
+		func(host, dst string) []string { return []string{"--bind", host + ":" + dst} },
+		func(host, dst string) []string { return []string{"--bind", host + ":" + dst + ":ro"} })
+	timeout := a.lim.jobTimeout(Job{Timeout: c.timeout})
+	return a.run(ctx, image, a.jobEnv(SessionTmp, c.Env), c.Stdin, timeout, a.execArgv(image, binds, c.dir, timeout, c.Argv))
 }

@@ -71,10 +71,18 @@ func openDocker(ctx context.Context, name string, cfg Config) (*dockerEngine, er
 func (d *dockerEngine) Name() string { return d.name }
 func (d *dockerEngine) Close() error { return nil }
 
-// argv is the docker command line of a job. Environment values are not on
-// it (`-e NAME` takes the value from the CLI's own environment), so that
-// they do not show in the host's process list.
+// argv is the docker command line of a job: a private 64 MiB /tmp and the
+// work dir at /work.
 func (d *dockerEngine) argv(container, wd string, env map[string]string, command []string) []string {
+	mounts := []string{"--tmpfs", fmt.Sprintf("/tmp:rw,exec,size=%d", tmpBytes), "-v", wd + ":/work"}
+	return d.runArgv(container, d.image, mounts, "/work", env, command)
+}
+
+// runArgv is the docker run command line of one container: the limits,
+// the read-only root, the mounts, the working directory dir. Environment
+// values are not on it (`-e NAME` takes the value from the CLI's own
+// environment), so that they do not show in the host's process list.
+func (d *dockerEngine) runArgv(container, image string, mounts []string, dir string, env map[string]string, command []string) []string {
 	l := d.lim
 	a := []string{
 		d.docker, "run", "--rm", "-i",
@@ -88,16 +96,15 @@ func (d *dockerEngine) argv(container, wd string, env map[string]string, command
 		"--ulimit", fmt.Sprintf("nofile=%d:%d", l.openFiles, l.openFiles),
 		"--ulimit", "core=0:0",
 		"--read-only",
-		"--tmpfs", fmt.Sprintf("/tmp:rw,exec,size=%d", tmpBytes),
 		"--security-opt", "no-new-privileges",
 		"--cap-drop", "ALL",
-		"-v", wd + ":/work",
-		"-w", "/work",
 	}
+	a = append(a, mounts...)
+	a = append(a, "-w", dir)
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		a = append(a, "-e", k)
 	}
-	a = append(a, d.image)
+	a = append(a, image)
 	return append(a, command...)
 }
 
@@ -133,19 +140,41 @@ func (d *dockerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	if err := os.Chmod(wd.path, 0o777); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	container := "nel-sandbox-" + hex.EncodeToString(b[:])
+	env := d.jobEnv(job.Env)
+	res, err := d.run(ctx, d.image, env, job.Stdin, d.lim.jobTimeout(job), func(container string) []string {
+		return d.argv(container, wd.path, env, job.Command)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.Files, err = wd.collect(job.Collect, d.lim.fileSize); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
+	}
+	return res, nil
+}
+
+// jobEnv is a job's environment: the Config's, then the job's.
+func (d *dockerEngine) jobEnv(job map[string]string) map[string]string {
 	env := maps.Clone(d.env)
 	if env == nil {
 		env = map[string]string{}
 	}
-	maps.Copy(env, job.Env)
+	maps.Copy(env, job)
+	return env
+}
+
+// run runs one container, whose command line argv makes for a fresh
+// container name, to its end, its timeout (then the container is killed
+// by name) or its output cap, and names the limit that stopped it.
+func (d *dockerEngine) run(ctx context.Context, image string, env map[string]string, stdin []byte, timeout time.Duration, argv func(container string) []string) (*Result, error) {
+	var b [8]byte
+	rand.Read(b[:])
+	container := "nel-sandbox-" + hex.EncodeToString(b[:])
 	out, err := runCLI(ctx, cliJob{
-		argv:    d.argv(container, wd.path, env, job.Command),
+		argv:    argv(container),
 		env:     cliEnv("", env),
-		stdin:   job.Stdin,
-		timeout: d.lim.jobTimeout(job),
+		stdin:   stdin,
+		timeout: timeout,
 		output:  d.lim.output,
 		kill: func() {
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
@@ -160,15 +189,12 @@ func (d *dockerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	// Exit status 125 is docker's own failure, not the program's: most
 	// often an image that cannot be pulled.
 	if res.ExitCode == 125 && !out.info.timedOut && !out.info.outputCap {
-		return nil, dockerError(d.name, d.image, res.Stderr)
+		return nil, dockerError(d.name, image, res.Stderr)
 	}
 	// Only the kernel's OOM killer (or our kill, known above) sends a
 	// container SIGKILL.
 	out.info.oomKilled = res.Signal == "SIGKILL" && !out.info.timedOut && !out.info.outputCap
 	res.Limit = classify(out.info, res.Stderr)
-	if res.Files, err = wd.collect(job.Collect, d.lim.fileSize); err != nil {
-		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
-	}
 	return res, nil
 }
 
@@ -181,4 +207,63 @@ func dockerError(name, image string, stderr []byte) error {
 		}
 	}
 	return fmt.Errorf("sandbox %s: docker: cannot run image %q (exit 125): %s", name, image, msg)
+}
+
+// OpenSession opens a session: every command runs in a fresh container
+// (`docker run --rm`, as a job does) with the session's app, logs and tmp
+// bound at /app, /logs and /tmp, and the tests read-only at /tests for a
+// WithTests command. A container per command rather than one per session:
+// the files that must persist are bound in either way, the root is
+// read-only either way, a timeout kills the whole command by killing its
+// container (`docker exec` has no way to kill what it started), and no
+// long-lived container is left running when nel-run dies. spec.Image, when
+// set, replaces the sandbox's image.
+func (d *dockerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
+	s, image, err := newSession(d.name, d.image, spec, true)
+	if err != nil {
+		return nil, err
+	}
+	s.run = func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
+		return d.sessionRun(ctx, image, sd, c)
+	}
+	s.cleanup = func(sd sessionDir) error { return d.cleanupAsRoot(image, sd) }
+	return s, nil
+}
+
+// sessionMounts binds a session's directories.
+func sessionMounts(d sessionDir, c sessionCmd, bind, readOnly func(host, dst string) []string) []string {
+	m := slices.Concat(bind(d.app(), SessionApp), bind(d.logs(), SessionLogs), bind(d.tmp(), SessionTmp))
+	if c.tests != "" {
+		m = append(m, readOnly(c.tests, SessionTests)...)
+	}
+	return m
+}
+
+func (d *dockerEngine) sessionRun(ctx context.Context, image string, sd sessionDir, c sessionCmd) (*Result, error) {
+	if err := d.slots.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", d.name, err)
+	}
+	defer d.slots.release()
+	mounts := sessionMounts(sd, c,
+		func(host, dst string) []string { return []string{"-v", host + ":" + dst} },
+		func(host, dst string) []string { return []string{"-v", host + ":" + dst + ":ro"} })
+	env := d.jobEnv(c.Env)
+	return d.run(ctx, image, env, c.Stdin, d.lim.jobTimeout(Job{Timeout: c.timeout}), func(container string) []string {
+		return d.runArgv(container, image, mounts, c.dir, env, c.Argv)
+	})
+}
+
+// cleanupAsRoot removes what a container's root left in the session's
+// directories, which a host user other than root may not remove: a
+// container of the same image, as root, deletes them. Nothing of the
+// model's runs in it (rm does not follow links).
+func (d *dockerEngine) cleanupAsRoot(image string, sd sessionDir) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*probeTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, d.docker, "run", "--rm", "--network", "none", "--user", "0:0",
+		"-v", sd.path+":/session", image, "rm", "-rf", "/session"+SessionApp, "/session"+SessionLogs, "/session"+SessionTmp).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker: remove as root: %s: %w", firstLines(out, 3), err)
+	}
+	return nil
 }

@@ -165,9 +165,8 @@ func TestDockerArgv(t *testing.T) {
 		"--network", "none", "--memory", "268435456", "--memory-swap", "268435456",
 		"--cpus", "1", "--pids-limit", "64",
 		"--ulimit", "fsize=67108864:67108864", "--ulimit", "nofile=256:256", "--ulimit", "core=0:0",
-		"--read-only", "--tmpfs", "/tmp:rw,exec,size=67108864",
-		"--security-opt", "no-new-privileges", "--cap-drop", "ALL",
-		"-v", "/tmp/wd:/work", "-w", "/work", "-e", "A", "-e", "B",
+		"--read-only", "--security-opt", "no-new-privileges", "--cap-drop", "ALL",
+		"--tmpfs", "/tmp:rw,exec,size=67108864", "-v", "/tmp/wd:/work", "-w", "/work", "-e", "A", "-e", "B",
 		"python:3.12-slim", "python", "-"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("argv\n got %q\nwant %q", got, want)
@@ -252,7 +251,8 @@ func TestLocalArgv(t *testing.T) {
 		env:  map[string]string{"C": "config", "HOME": "/elsewhere"},
 		args: []string{"--unshare-all"}}
 	got := l.argv(Job{Command: []string{"python3", "-"}, Env: map[string]string{"J": "job"}}, "/tmp/wd", 5*time.Second)
-	want := []string{"bwrap", "--unshare-all", "--bind", "/tmp/wd", "/work", "--chdir", "/work", "--clearenv",
+	want := []string{"bwrap", "--unshare-all", "--size", "67108864", "--tmpfs", "/tmp",
+		"--bind", "/tmp/wd", "/work", "--chdir", "/work", "--clearenv",
 		"--setenv", "C", "config", "--setenv", "HOME", "/elsewhere", "--setenv", "J", "job",
 		"--setenv", "LANG", "C.UTF-8", "--setenv", "PATH", "/py/bin:/usr/bin", "--setenv", "TMPDIR", "/tmp",
 		"--remount-ro", "/", "--as-pid-1", "--", "/bin/sh", "-c", `"$@"; exit $?`, "sh",

@@ -187,7 +187,6 @@ func bwrapArgs(py *python, lim limits) ([]string, string) {
 	a = append(a,
 		"--proc", "/proc",
 		"--dev", "/dev",
-		"--size", strconv.FormatInt(tmpBytes, 10), "--tmpfs", "/tmp",
 	)
 	return a, path
 }
@@ -206,15 +205,27 @@ func (l *local) jobEnv(job Job) map[string]string {
 	return env
 }
 
-// argv is the command line that runs a job whose work dir is wd.
+// argv is the command line that runs a job whose work dir is wd: a
+// private 64 MiB /tmp of its own, and the work dir at /work.
 func (l *local) argv(job Job, wd string, timeout time.Duration) []string {
+	mounts := []string{
+		"--size", strconv.FormatInt(tmpBytes, 10), "--tmpfs", "/tmp",
+		"--bind", wd, "/work",
+	}
+	return l.bwrapArgv(mounts, "/work", l.jobEnv(job), timeout, job.Command)
+}
+
+// bwrapArgv is the command line that runs command under bubblewrap with
+// the fixed arguments, the writable mounts, the working directory dir and
+// exactly the environment env.
+func (l *local) bwrapArgv(mounts []string, dir string, env map[string]string, timeout time.Duration, command []string) []string {
 	a := append([]string{l.bwrap}, l.args...)
-	a = append(a, "--bind", wd, "/work", "--chdir", "/work", "--clearenv")
-	env := l.jobEnv(job)
+	a = append(a, mounts...)
+	a = append(a, "--chdir", dir, "--clearenv")
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		a = append(a, "--setenv", k, env[k])
 	}
-	// The root stays a read-only tmpfs: nothing but /work and /tmp can be
+	// The root stays a read-only tmpfs: nothing but the mounts can be
 	// written.
 	a = append(a, "--remount-ro", "/")
 	// bubblewrap's own init process outlives the outer bwrap by a moment
@@ -227,7 +238,7 @@ func (l *local) argv(job Job, wd string, timeout time.Duration) []string {
 	// signal N), and when it dies the kernel kills the whole namespace.
 	a = append(a, "--as-pid-1", "--", "/bin/sh", "-c", `"$@"; exit $?`, "sh")
 	a = append(a, l.lim.prlimitArgv(l.prlim, timeout)...)
-	return append(a, job.Command...)
+	return append(a, command...)
 }
 
 // Errors that stop a job, as context causes.
@@ -256,11 +267,25 @@ func (l *local) Run(ctx context.Context, job Job) (*Result, error) {
 	}()
 
 	timeout := l.lim.jobTimeout(job)
-	argv := l.argv(job, wd.path, timeout)
+	res, err := l.exec(ctx, l.argv(job, wd.path, timeout), job.Stdin, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if res.Files, err = wd.collect(job.Collect, l.lim.fileSize); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", l.name, err)
+	}
+	return res, nil
+}
+
+// exec runs one bubblewrap command line (argv from bwrapArgv) to its end,
+// its timeout or its output cap, in a pids cgroup of its own when running
+// as root, and names the limit that stopped it.
+func (l *local) exec(ctx context.Context, argv []string, stdin []byte, timeout time.Duration) (*Result, error) {
 	var cg *cgroupJob
 	if l.cgroup != nil {
 		// pids.max counts every task of the job: bubblewrap, the
 		// sandbox's shell and the program's own.
+		var err error
 		if cg, err = l.cgroup.newJob(l.lim.procs + 2); err != nil {
 			return nil, fmt.Errorf("sandbox %s: %w", l.name, err)
 		}
@@ -283,7 +308,7 @@ func (l *local) Run(ctx context.Context, job Job) (*Result, error) {
 	// its process group (the outer bwrap, and the shell) kills the pid
 	// namespace's init, and with it every process of the sandbox.
 	out, err := runCLI(ctx, cliJob{
-		argv: argv, env: []string{}, stdin: job.Stdin,
+		argv: argv, env: []string{}, stdin: stdin,
 		timeout: timeout, output: l.lim.output, kill: kill,
 	})
 	if err != nil {
@@ -292,8 +317,56 @@ func (l *local) Run(ctx context.Context, job Job) (*Result, error) {
 	res := out.res
 	out.info.forkLimit = cg != nil && cg.forkRefused()
 	res.Limit = classify(out.info, res.Stderr)
-	if res.Files, err = wd.collect(job.Collect, l.lim.fileSize); err != nil {
+	return res, nil
+}
+
+// OpenSession opens a session: every command runs under a fresh
+// bubblewrap, as a job does, with the session's app, logs and tmp bound
+// writable at /app, /logs and /tmp (and the tests read-only at /tests for a
+// WithTests command). Nothing outlives its command: when the command's
+// shell ends, the pid namespace and every process in it go.
+func (l *local) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
+	s, _, err := newSession(l.name, "", spec, false)
+	if err != nil {
+		return nil, err
+	}
+	s.run = l.sessionRun
+	return s, nil
+}
+
+// sessionEnv is a session command's environment. HOME is /tmp, not /app,
+// so that the dotfiles tools leave do not land among the task's files the
+// verifier inspects.
+func (l *local) sessionEnv(c Command) map[string]string {
+	env := map[string]string{
+		"PATH":   l.path,
+		"HOME":   SessionTmp,
+		"LANG":   "C.UTF-8",
+		"TMPDIR": SessionTmp,
+	}
+	maps.Copy(env, l.env)
+	maps.Copy(env, c.Env)
+	return env
+}
+
+// sessionArgv is the bubblewrap command line of one session command.
+func (l *local) sessionArgv(d sessionDir, c sessionCmd, timeout time.Duration) []string {
+	mounts := []string{
+		"--bind", d.app(), SessionApp,
+		"--bind", d.logs(), SessionLogs,
+		"--bind", d.tmp(), SessionTmp,
+	}
+	if c.tests != "" {
+		mounts = append(mounts, "--ro-bind", c.tests, SessionTests)
+	}
+	return l.bwrapArgv(mounts, c.dir, l.sessionEnv(c.Command), timeout, c.Argv)
+}
+
+func (l *local) sessionRun(ctx context.Context, d sessionDir, c sessionCmd) (*Result, error) {
+	if err := l.slots.acquire(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", l.name, err)
 	}
-	return res, nil
+	defer l.slots.release()
+	timeout := l.lim.jobTimeout(Job{Timeout: c.timeout})
+	return l.exec(ctx, l.sessionArgv(d, c, timeout), c.Stdin, timeout)
 }

@@ -29,11 +29,13 @@ import (
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/harbor"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
+	"github.com/nel-eval/nel/runtime/sandbox"
 	"github.com/nel-eval/nel/runtime/score"
 )
 
@@ -125,6 +127,9 @@ type sampleRecord struct {
 	Simulated bool               `json:"sim,omitempty"`
 	// Status is the last HTTP status of a failed model call (0: none).
 	Status int `json:"status,omitempty"`
+	// Turns are an agentic sample's turns.parquet rows: journaled with
+	// its row, so that a resumed shard writes the turns it ran.
+	Turns []results.Turn `json:"turns,omitempty"`
 }
 
 // defaultRampPerCPU paces the first wave of requests (Options.RampRate):
@@ -167,6 +172,11 @@ type runner struct {
 	env *bench.Env
 	// judgeClients are the judges' model clients, closed with env.
 	judgeClients []*model.Client
+	// agentic: the solver is tool_calling (agent.go); its tasks are
+	// harbor's, its sessions are opened on agentSB.
+	agentic bool
+	harbor  *harbor.Dataset
+	agentSB sandbox.Sandbox
 
 	mu   sync.Mutex
 	done map[journal.Key]*sampleRecord
@@ -250,7 +260,7 @@ func newRunner(o Options) (*runner, error) {
 		o.RampRate = defaultRampPerCPU * float64(runtime.GOMAXPROCS(0))
 	}
 	r := &runner{
-		o: o, p: o.Plan, b: b, svc: svc, def: def,
+		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling",
 		log:  o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 		done: map[journal.Key]*sampleRecord{},
 	}
@@ -277,6 +287,12 @@ func newRunner(o Options) (*runner, error) {
 // definition is the benchmark b runs: the one its byob section declares,
 // else the built-in of its name.
 func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
+	if b.Harbor != nil {
+		return harborDefinition(b)
+	}
+	if b.Solver.Type == "tool_calling" {
+		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks", b.Key)
+	}
 	if b.BYOB != nil {
 		return bench.BYOB(b.Name, b.BYOB, p.RecipeDir, apiKeyNames(p))
 	}
@@ -315,6 +331,13 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		defer closeEnv()
+		if r.agentic {
+			closeSB, err := r.openAgentSandbox(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer closeSB()
+		}
 	}
 	repeats := max(r.b.Repeats, 1)
 	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: len(mine) * repeats}
@@ -424,6 +447,9 @@ func (r *runner) existing() (*Result, error) {
 
 // load loads the benchmark's data, checked against the plan's pins.
 func (r *runner) load(ctx context.Context) (*bench.Set, error) {
+	if r.b.Harbor != nil {
+		return r.loadHarbor(ctx)
+	}
 	loader := r.o.Loader
 	if loader == nil {
 		loader = dataset.NewLoader(dataset.OptionsFromEnv(r.p.RecipeDir))
@@ -547,10 +573,17 @@ func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (map
 func (r *runner) write(items map[string]*bench.Item, meta map[string]string) (int, error) {
 	rows := make([]results.Row, 0, len(r.done))
 	trajs := make([]results.Trajectory, 0, len(r.done))
+	var turns []results.Turn
 	for _, k := range sortedKeys(r.done, items) {
 		rec := r.done[k]
 		rows = append(rows, rec.Row)
 		trajs = append(trajs, rec.Traj)
+		turns = append(turns, rec.Turns...)
+	}
+	if r.agentic {
+		if err := results.WriteTurns(r.files.Turns(), turns, meta); err != nil {
+			return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
 	}
 	// Trajectories first: the results file is the shard's completion mark.
 	if err := results.WriteTrajectories(r.trajs, trajs, meta); err != nil {
@@ -590,6 +623,10 @@ func (r *runner) reopen(digest string) (int, error) {
 	if len(trajs) != len(rows) {
 		return 0, fmt.Errorf("benchmark %s: %s has %d rows and %s %d: delete the shard's files to run it again whole", r.b.Key, r.final, len(rows), r.trajs, len(trajs))
 	}
+	turns, err := r.shardTurns()
+	if err != nil {
+		return 0, err
+	}
 	j, st, err := journal.Open(r.journalPath(), r.journalHeader(digest))
 	if err != nil {
 		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
@@ -612,7 +649,7 @@ func (r *runner) reopen(digest string) (int, error) {
 			}
 			continue
 		}
-		if err := j.DoneValue(k, &sampleRecord{Row: row, Traj: trajs[i]}); err != nil {
+		if err := j.DoneValue(k, &sampleRecord{Row: row, Traj: trajs[i], Turns: turns[k]}); err != nil {
 			return 0, err
 		}
 	}
@@ -678,7 +715,15 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 	}
 	p := &workerPool{sem: make(chan struct{}, conc), jobs: make(chan pendingStart)}
 	p.run = func(jb pendingStart, release func()) {
-		rec, interrupted := r.sample(ctx, client, items[jb.key.Item], jb.key.Repeat, jb.attempt, release)
+		var rec *sampleRecord
+		var interrupted bool
+		if r.agentic {
+			// The slot is held for the whole sample: max_concurrent
+			// bounds the sandboxes too.
+			rec, interrupted = r.agentSample(ctx, notingModel{r, client}, items[jb.key.Item], jb.key.Repeat, jb.attempt)
+		} else {
+			rec, interrupted = r.sample(ctx, client, items[jb.key.Item], jb.key.Repeat, jb.attempt, release)
+		}
 		if interrupted {
 			return // infrastructure stopped it: it runs again next time
 		}

@@ -89,6 +89,10 @@ type Config struct {
 	// simulator cannot answer by itself (a recipe's own, BYOB) use it,
 	// so that the score is known by construction.
 	Answers map[string]string
+	// Scripts are scripted tool-calling conversations (script.go): a chat
+	// request whose first user message contains a script's Match is
+	// answered by the script, before the table and the benchmarks.
+	Scripts []Script
 }
 
 // Faults are per-request probabilities of each fault; their sum is at most 1.
@@ -219,6 +223,8 @@ type Stats struct {
 	Judged, JudgeNonsense int64
 	// Table counts requests answered from Config.Answers.
 	Table int64
+	// Scripted counts requests answered by Config.Scripts.
+	Scripted int64
 }
 
 type entry struct {
@@ -239,6 +245,7 @@ type Server struct {
 	unauthorized                      atomic.Int64
 	judged, nonsense                  atomic.Int64
 	table                             atomic.Int64
+	scriptedN                         atomic.Int64
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
 }
@@ -322,6 +329,11 @@ func fingerprint(cfg Config) string {
 			what = fmt.Appendf(what, " answer=%q:%q", k, cfg.Answers[k])
 		}
 	}
+	if len(cfg.Scripts) > 0 {
+		// Like the table: only when given.
+		b, _ := json.Marshal(cfg.Scripts)
+		what = fmt.Appendf(what, " scripts=%x", sha256.Sum256(b))
+	}
 	h := sha256.Sum256(what)
 	return "nel-sim-" + hex.EncodeToString(h[:6])
 }
@@ -357,6 +369,7 @@ func (s *Server) Stats() Stats {
 		Judged:        s.judged.Load(),
 		JudgeNonsense: s.nonsense.Load(),
 		Table:         s.table.Load(),
+		Scripted:      s.scriptedN.Load(),
 	}
 	for i, k := range faultKinds {
 		st.Faults[k] = s.faults[i].Load()
@@ -433,11 +446,15 @@ type request struct {
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
+		// A tool-using conversation's (script.go).
+		ToolCalls  []toolCall `json:"tool_calls"`
+		ToolCallID string     `json:"tool_call_id"`
 	} `json:"messages"`
-	Prompt              json.RawMessage `json:"prompt"`
-	MaxTokens           *int64          `json:"max_tokens"`
-	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
-	Seed                *int64          `json:"seed"`
+	Tools               []json.RawMessage `json:"tools"`
+	Prompt              json.RawMessage   `json:"prompt"`
+	MaxTokens           *int64            `json:"max_tokens"`
+	MaxCompletionTokens *int64            `json:"max_completion_tokens"`
+	Seed                *int64            `json:"seed"`
 }
 
 // fault draws this request's fault: an index into faultKinds, or -1.
@@ -520,6 +537,16 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	case fMalformed:
 		w.Write([]byte(`{"id":"simulated-malformed","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`))
 		return
+	}
+	if chat {
+		if sc := s.scriptFor(&req); sc != nil {
+			if f == fEmpty { // counted above: injected here too
+				w.Write(s.body(true, true, "", "stop", promptLen))
+				return
+			}
+			s.scripted(w, sc, &req)
+			return
+		}
 	}
 
 	seed := int64(0)

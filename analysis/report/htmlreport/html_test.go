@@ -177,7 +177,7 @@ func TestHTMLAgent(t *testing.T) {
 		"<h3>Trajectories</h3>\n<p>4 samples with trajectories · model turns per sample mean 2.25, median 2.5, max 4 · 7 tool calls.</p>",
 		"<h4>Tool usage</h4>",
 		`<tr><td>bash</td><td class="num">6</td><td class="num">1</td><td class="num">16.7%</td><td class="num">1</td></tr>`,
-		`<tr><td>endless</td><td class="num">2</td><td class="num">0</td><td class="num">4</td><td class="num">1.0</td><td>turn_budget</td></tr>`,
+		`<tr><td>endless</td><td class="num">2</td><td class="num">0</td><td class="num">4</td><td class="num">1.0</td><td class="num">0.00</td><td>turn_budget</td></tr>`,
 		`<tr><td>infra_error</td><td class="num">1</td><td class="num">25.0%</td></tr>`,
 	)
 	mustNotContain(t, "html", renderString(t, testSuite(), report.HTML), "<h3>Trajectories</h3>")

@@ -47,9 +47,13 @@ func AgentTables(a *metrics.Agent) []Table {
 }
 
 func sampleTable(title string, samples []metrics.AgentSample) Table {
-	t := Table{Title: title, Head: []string{"Item", "Index", "Repeat", "Turns", "Seconds", "Outcome"}, Align: "_rrrr_"}
+	t := Table{Title: title, Head: []string{"Item", "Index", "Repeat", "Turns", "Seconds", "Reward", "Outcome"}, Align: "_rrrrr_"}
 	for _, s := range samples {
-		t.Rows = append(t.Rows, []string{s.ItemID, Count(s.ItemIdx), Count(s.Repeat), Count(s.Turns), Fix(s.Seconds, 1), s.Outcome})
+		reward := "n/a" // no verdict: an infrastructure failure
+		if s.Reward != nil {
+			reward = Fix(*s.Reward, 2)
+		}
+		t.Rows = append(t.Rows, []string{s.ItemID, Count(s.ItemIdx), Count(s.Repeat), Count(s.Turns), Fix(s.Seconds, 1), reward, s.Outcome})
 	}
 	return t
 }

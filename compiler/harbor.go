@@ -1,0 +1,157 @@
+package compiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// harborOf returns the dataset of a harbor://DATASET benchmark name.
+func harborOf(name string) (dataset string, ok bool) {
+	return strings.CutPrefix(name, "harbor://")
+}
+
+// harborData reads the dataset of every harbor:// benchmark when the
+// recipe is loaded, as local data is read (data.go): the hashes cover the
+// tasks' content, never where they lie. A dataset that is not there is not
+// an error here (NeMo Evaluator downloads datasets, so its recipes
+// validate without them); compile refuses it (support.go). A dataset that
+// is there and does not read is an error at the benchmark's name.
+func (c *ruleChecker) harborData() {
+	for i, b := range c.r.Benchmarks {
+		name, ok := harborOf(b.Name)
+		if !ok {
+			continue
+		}
+		if !validDatasetName(name) {
+			c.at(fmt.Sprintf("expected harbor://DATASET, DATASET a folder under $%s (by default %s beside the recipe), found %q", harbor.EnvDatasetsDir, harbor.DefaultDatasetsDir, b.Name), "benchmarks", i, "name")
+			continue
+		}
+		dir := harbor.DatasetDir(c.s.Dir, c.s.harborEnv, name)
+		t := plan.HarborTasks{Dataset: name, Dir: path.Join(harbor.DefaultDatasetsDir, name)}
+		if c.s.harborEnv != "" {
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				c.at(fmt.Sprintf("harbor dataset folder %s: %v", dir, err), "benchmarks", i, "name")
+				continue
+			}
+			t.Dir = filepath.ToSlash(abs)
+		}
+		ds, err := harbor.Load(context.Background(), name, dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !exists(dir):
+			// Left to compile, which refuses it with where it looked.
+		case err != nil:
+			c.at(fmt.Sprintf("%v (the dataset is read when the recipe is loaded, since the hashes cover its tasks' content)", err), "benchmarks", i, "name")
+			continue
+		default:
+			t.Digest, t.Tasks = ds.Digest, len(ds.Tasks)
+		}
+		if c.s.harbor == nil {
+			c.s.harbor = map[int]plan.HarborTasks{}
+		}
+		c.s.harbor[i] = t
+	}
+}
+
+// validDatasetName: a folder path under the datasets folder (registry
+// names have a slash: terminal-bench/terminal-bench-2-1), never one that
+// leaves it.
+func validDatasetName(name string) bool {
+	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, `\`) {
+		return false
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// harborPlan is benchmark i's tasks for the plan; nil for a benchmark
+// that is not harbor://.
+func harborPlan(s *Source, i int) *plan.HarborTasks {
+	t, ok := s.harbor[i]
+	if !ok {
+		return nil
+	}
+	return &t
+}
+
+// harborMethod is what the hashes cover of benchmark i's tasks: their
+// content digest (the dataset's name when it was not there to read, and
+// compile refuses that). Nil for a benchmark that is not harbor://.
+func harborMethod(s *Source, i int) map[string]any {
+	t, ok := s.harbor[i]
+	switch {
+	case !ok:
+		return nil
+	case t.Digest == "":
+		return map[string]any{"dataset": t.Dataset}
+	}
+	return map[string]any{"digest": t.Digest}
+}
+
+// harborUnsupported refuses what benchmark i's harbor:// tasks need that
+// nel cannot give yet.
+func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) {
+	t, ok := s.harbor[i]
+	if !ok {
+		return
+	}
+	if t.Digest == "" {
+		dir := harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)
+		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets: put the task folders there, or set $%s)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
+	}
+	if b.Solver.Type != "tool_calling" && b.Solver.Type != "harbor" {
+		no(fmt.Sprintf("harbor:// tasks with a %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)", b.Solver.Type), "benchmarks", i, "solver", "type")
+	}
+	if b.Solver.Type == "tool_calling" && !b.Solver.SandboxTools {
+		no("harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)", "benchmarks", i, "solver", "sandbox_tools")
+	}
+	if b.Solver.Type == "tool_calling" && b.Solver.ResponseMode == "sandbox_artifact" {
+		no("response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)", "benchmarks", i, "solver", "response_mode")
+	}
+	if sb := resolveSandbox(s.Recipe, b); sb != nil && sb.Type == "slurm" {
+		// nel-run would find out on the node (sandbox.OpenSession) and
+		// record every sample as a sandbox failure; say it now.
+		no("harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
+	}
+}
+
+// harborDirs lists where each harbor:// benchmark's tasks are read, by
+// benchmark index; nil when the recipe has none.
+func harborDirs(s *Source) map[string]string {
+	if len(s.harbor) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for i, t := range s.harbor {
+		out[fmt.Sprint(i)] = t.Dir
+	}
+	return out
+}
+
+// toolSettings copies a tool_calling solver's settings into the plan's.
+func toolSettings(p *plan.Solver, s Solver) {
+	p.ResourceService = s.ResourceService
+	p.SandboxTools = s.SandboxTools
+	p.MaxTurns = s.MaxTurns
+	p.ToolTimeout = s.ToolTimeout
+	p.MaxOutputChars = s.MaxOutputChars
+	p.ResponseMode = s.ResponseMode
+}

@@ -1,0 +1,93 @@
+package harbor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Image is the container image a container sandbox (docker, apptainer,
+// Pyxis) runs the task in: [environment].docker_image, or the FROM image
+// of environment/Dockerfile when the Dockerfile does no more than the
+// session does itself (copy the environment's files to /app, work there).
+// A Dockerfile that must be built (RUN, ADD, ENV, other COPYs, several
+// stages) is refused with its line: nel does not build task images yet.
+// The local sandbox needs no image: it runs the host's programs.
+func (t *Task) Image() (string, error) {
+	if t.Config.DockerImage != "" {
+		return t.Config.DockerImage, nil
+	}
+	path := filepath.Join(t.Dir, "environment", "Dockerfile")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("task %s: no [environment].docker_image in task.toml, and %w", t.Name, err)
+	}
+	img, err := baseImage(string(b))
+	if err != nil {
+		return "", fmt.Errorf("task %s: environment/Dockerfile: %w", t.Name, err)
+	}
+	return img, nil
+}
+
+// baseImage reads a Dockerfile that only names its base image and copies
+// its build context to /app.
+func baseImage(dockerfile string) (string, error) {
+	var from string
+	workdir := "/"
+	for _, in := range dockerfileLines(dockerfile) {
+		n, line := in.line, in.text
+		word, rest, _ := strings.Cut(line, " ")
+		args := strings.Fields(rest)
+		switch strings.ToUpper(word) {
+		case "FROM":
+			if from != "" {
+				return "", fmt.Errorf("line %d: not supported yet: a build of several stages (build the image, and give it as [environment].docker_image)", n)
+			}
+			if len(args) == 0 || strings.HasPrefix(args[0], "--") || strings.Contains(args[0], "$") || strings.EqualFold(args[0], "scratch") {
+				return "", fmt.Errorf("line %d: not supported yet: FROM %s (nel pulls a named image)", n, rest)
+			}
+			from = args[0]
+		case "WORKDIR":
+			workdir = rest
+		case "LABEL", "MAINTAINER":
+		case "COPY":
+			if len(args) == 2 && args[0] == "." && (args[1] == "/app" || args[1] == "/app/" || args[1] == "." && workdir == "/app") {
+				continue
+			}
+			fallthrough
+		default:
+			return "", fmt.Errorf("line %d: not supported yet: building a task image (%s; build it, and give it as [environment].docker_image)", n, line)
+		}
+	}
+	if from == "" {
+		return "", fmt.Errorf("no FROM line")
+	}
+	return from, nil
+}
+
+// instruction is one Dockerfile instruction and the line it starts on.
+type instruction struct {
+	line int
+	text string
+}
+
+// dockerfileLines are a Dockerfile's instructions in order, continuation
+// lines joined, comments and blank lines left out.
+func dockerfileLines(s string) []instruction {
+	var out []instruction
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		start := i + 1
+		line := strings.TrimSpace(lines[i])
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
+			i++
+			line = strings.TrimSpace(strings.TrimSuffix(line, "\\")) + " " + strings.TrimSpace(lines[i])
+		}
+		out = append(out, instruction{start, strings.Join(strings.Fields(line), " ")})
+	}
+	return out
+}
