@@ -293,14 +293,14 @@ func TestHarborUnsupported(t *testing.T) {
 // TestToolSettings: the plan carries every tool_calling field the recipe
 // gives, defaults filled by the schema.
 func TestToolSettings(t *testing.T) {
-	s, _, err := loadWithEnv(t, harborDir(t, `, resource_service: "g", system_prompt: "x"`), nil)
+	_, _, err := loadWithEnv(t, harborDir(t, `, resource_service: "g", system_prompt: "x"`), nil)
 	if err == nil {
 		t.Fatalf("a resource_service that names no service loaded")
 	}
 	if !strings.Contains(err.Error(), `benchmarks[0].solver.resource_service: expected the name of a service, found "g"`) {
 		t.Errorf("error %v", err)
 	}
-	s, _, err = loadWithEnv(t, harborDir(t, ""), nil)
+	s, _, err := loadWithEnv(t, harborDir(t, ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
