@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -51,7 +52,7 @@ func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
 		if j.kill != nil {
 			j.kill()
 		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return killGroup(cmd.Process.Pid)
 	}
 	cmd.WaitDelay = 5 * time.Second
 
@@ -79,6 +80,19 @@ func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
 		timedOut:  errors.Is(cause, errTimeout),
 		outputCap: errors.Is(cause, errOutputCap),
 	}}, nil
+}
+
+// killGroup kills the process group led by pid. A group that is already
+// gone (the program exited between the output cap or timeout and the
+// kill) is os.ErrProcessDone: otherwise exec reports "canceling Cmd: no
+// such process" for a program that finished, and its run would count as
+// a failure of the sandbox.
+func killGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
 }
 
 // firstLines is the start of an engine's error output, for an error
