@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +146,7 @@ func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]s
 		for _, m := range lh.Mounts {
 			argv = append(argv, "-v", m)
 		}
-		for _, k := range sortedNames(env) {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
 			argv = append(argv, "-e", k) // the value comes from docker's own environment
 		}
 		return append(argv, image), nil
@@ -155,13 +156,4 @@ func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]s
 		return []string{app, "exec", "--bind", strings.Join(binds, ","), "docker://" + image}, nil
 	}
 	return nil, errors.New("not supported here: a harness benchmark runs in its container image, and neither docker nor apptainer is installed (or compile it for SLURM with nel compile)")
-}
-
-func sortedNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

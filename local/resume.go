@@ -10,6 +10,7 @@ import (
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runctl"
+	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
 )
 
@@ -17,8 +18,9 @@ import (
 // hashes a run that continues it must have.
 type Recorded struct {
 	Dir        rundir.Dir
-	RecipeHash string // from the source record; "" when there is none
-	PlanHash   string // of the latest plan; "" when there is none
+	RecipeHash string     // from the source record; "" when there is none
+	PlanHash   string     // of the latest plan; "" when there is none
+	latest     *plan.Plan // the latest plan, for LoadResume; nil when there is none
 }
 
 // ReadRecorded reads what folder d records of its last run; a folder
@@ -33,7 +35,7 @@ func ReadRecorded(d rundir.Dir) (*Recorded, error) {
 		r.RecipeHash = sf.RecipeHash
 	}
 	if p, err := runctl.LatestPlan(d); err == nil {
-		r.PlanHash = p.PlanHash
+		r.PlanHash, r.latest = p.PlanHash, p
 	}
 	return r, nil
 }
@@ -65,8 +67,8 @@ func LoadResume(dir string) (*compiler.Source, *Recorded, error) {
 		return nil, nil, err
 	}
 	out := dir
-	if p, err := runctl.LatestPlan(d); err == nil {
-		if out, err = recordedOutput(p.OutputDir, dir); err != nil {
+	if rec.latest != nil {
+		if out, err = recordedOutput(rec.latest.OutputDir, dir); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -321,10 +321,7 @@ func clip(s string, n int) string {
 // endpointOf is the URL svc's requests go to: its base URL (the url
 // without an endpoint path, as nel-run takes it) and its protocol's path.
 func endpointOf(svc plan.Service) string {
-	base := strings.TrimRight(svc.URL, "/")
-	for _, suffix := range []string{"/chat/completions", "/completions", "/responses"} {
-		base = strings.TrimSuffix(base, suffix)
-	}
+	base := plan.BaseURL(svc.URL)
 	switch svc.Protocol {
 	case "completions":
 		return base + "/completions"

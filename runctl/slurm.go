@@ -54,8 +54,6 @@ type Job struct {
 	// exit code once it ended.
 	Elapsed string `json:"elapsed,omitempty"`
 	Reason  string `json:"reason,omitempty"`
-	// Output is the file its output goes to, while SLURM still knows it.
-	Output string `json:"output,omitempty"`
 }
 
 // Active reports whether the job is queued or running (scancel stops it).

@@ -111,10 +111,14 @@ func (st *Status) decide() {
 			active++
 		}
 	}
+	live := Gone
+	if st.Process != nil {
+		live = st.Process.Check()
+	}
 	switch {
-	case st.Process != nil && st.Process.Check() == Alive:
+	case live == Alive:
 		st.State, st.Note = StateRunning, fmt.Sprintf("nel run, pid %d, since %s", st.Process.PID, st.Process.StartedAt)
-	case st.Process != nil && st.Process.Check() == Elsewhere:
+	case live == Elsewhere:
 		st.State, st.Note = StateUnknown, fmt.Sprintf("nel run, pid %d on host %s, since %s: ask there", st.Process.PID, st.Process.Host, st.Process.StartedAt)
 	case active > 0:
 		st.State, st.Note = StateRunning, fmt.Sprintf("%d of %d SLURM jobs queued or running", active, len(st.Jobs))

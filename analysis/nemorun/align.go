@@ -43,24 +43,26 @@ func Pair(nemo, nel []results.Row) ([]results.Row, string, error) {
 	counts := map[string]int{}
 	matched := map[int64]bool{}
 	for i := range out {
-		it, ok := byIdx[out[i].ItemIdx]
+		idx := out[i].ItemIdx
+		it, ok := byIdx[idx]
 		if !ok {
 			continue
 		}
-		if norm(it.expected) != norm(out[i].Expected) {
-			if !matched[out[i].ItemIdx] {
+		first := !matched[idx] // a repeat of an index counts once
+		matched[idx] = true
+		want := norm(it.expected)
+		if want != norm(out[i].Expected) {
+			if first {
 				nMismatch++
 				if len(mismatch) < 3 {
-					mismatch = append(mismatch, fmt.Sprintf("index %d: NeMo expects %q, nel %q", out[i].ItemIdx, out[i].Expected, it.expected))
+					mismatch = append(mismatch, fmt.Sprintf("index %d: NeMo expects %q, nel %q", idx, out[i].Expected, it.expected))
 				}
 			}
-			matched[out[i].ItemIdx] = true
 			continue
 		}
-		if !matched[out[i].ItemIdx] {
-			counts[norm(it.expected)]++
+		if first {
+			counts[want]++
 		}
-		matched[out[i].ItemIdx] = true
 		out[i].ItemID = it.id
 	}
 	if nMismatch > 0 {

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nel-eval/nel/local"
-
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
+	"github.com/nel-eval/nel/local"
 	"github.com/spf13/cobra"
 )
 
@@ -60,11 +59,11 @@ func newValidateCmd(e *env) *cobra.Command {
 				return usageError(e, c, "validate: --samples %d: want at least 1", o.samples)
 			case !quick && f.Changed("samples") && len(args) != 1:
 				return usageError(e, c, "validate: --samples runs one recipe's samples; %d recipes given", len(args))
-			case quick || f.Changed("samples"):
-				o.files = args
-				return o.smoke(c, e)
 			}
 			o.files = args
+			if quick || f.Changed("samples") {
+				return o.smoke(c, e)
+			}
 			return o.run(c.Context(), e)
 		},
 	}
