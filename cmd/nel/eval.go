@@ -10,8 +10,9 @@ import (
 
 const evalHelp = `NeMo Evaluator's command group, so that its users' command lines work:
 nel eval run is nel run (a recipe, or quick mode with --bench) and nel eval
-report is nel report. NeMo's other eval commands manage runs it keeps in a
-registry of its own; nel keeps none, and each says what does the job here.`
+report is nel report. NeMo's other eval commands find runs in a registry of
+its own; nel keeps none (a run is its output folder), and each says what
+does the job here.`
 
 // evalElsewhere are NeMo's nel eval subcommands that nel spells
 // differently, each "NAME: what to type instead", in order.
@@ -19,11 +20,11 @@ func evalElsewhere() []string {
 	return []string{
 		"clean: nel keeps no run registry: a run is its output folder; remove the folder",
 		"jobs: nel keeps no run registry: squeue --me lists SLURM jobs; a local run is the nel run you started",
-		"logs: nel keeps no run registry: a run's logs are files in its output folder, one per shard, server and sandbox",
+		"logs: nel logs RUN|JOBID [-f] [-n N] (a run is its output folder, or a SLURM job id)",
 		"merge: nel-run merge OUTPUT merges a run's shards (the last step of a compiled job does it)",
-		"resume: run the same command again (finished samples are kept); nel run --resume also retries the samples that failed for infrastructure reasons",
-		"status: nel keeps no run registry: nel run shows progress live on stderr; a SLURM job's state is squeue's and sacct's, its results are under its output.dir",
-		"stop: nel keeps no run registry: interrupt nel run (Ctrl-C; its servers stop with it), or scancel a SLURM job",
+		"resume: nel run --resume DIR continues the run in DIR (finished samples are kept; those that failed for infrastructure reasons run again)",
+		"status: nel status RUN|JOBID (a run is its output folder, or a SLURM job id)",
+		"stop: nel stop RUN|JOBID (SIGTERM to its nel run, or scancel of its SLURM jobs)",
 	}
 }
 
