@@ -72,6 +72,9 @@ func unsupported(s *Source) Errors {
 		harborUnsupported(no, s, i, b)
 	}
 	unsupportedCluster(r, no)
+	if r.Cluster.Type != "local" { // a local cluster's container_env is refused whole
+		c.extraEnv(r.Cluster.ContainerEnv, "cluster", "container_env")
+	}
 	if r.Output.Timestamped {
 		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
 	}
@@ -84,14 +87,8 @@ func unsupported(s *Source) Errors {
 // unsupportedCluster names what nel cannot do of r's cluster.
 func unsupportedCluster(r *Recipe, no func(string, ...any)) {
 	cl := r.Cluster
-	for _, k := range sortedKeys(cl.ContainerEnv) {
-		if cl.Type == "local" {
-			no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
-			break
-		}
-		if _, ok := parseWholeEnvRef(cl.ContainerEnv[k]); !ok && strings.Contains(cl.ContainerEnv[k], "${") {
-			no("${VAR} inside a longer value (write the whole value as ${VAR})", "cluster", "container_env", k)
-		}
+	if cl.Type == "local" && len(cl.ContainerEnv) > 0 {
+		no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
 	}
 	switch cl.Type {
 	case "docker":
