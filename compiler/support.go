@@ -286,7 +286,7 @@ func nodeResolves(r *Recipe, p []any) bool {
 	case "model", "image":
 		name, _ := p[1].(string)
 		sv := r.Services[name]
-		return sv != nil && (sv.Type == "dynamo" || sv.Type == "nim")
+		return sv != nil && refsInWords(sv)
 	}
 	return false
 }
