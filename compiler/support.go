@@ -184,7 +184,8 @@ func (c *ruleChecker) envWords(name string, sv *Service) {
 // benchmarkUnsupported refuses what benchmark i asks for that nel cannot
 // run yet.
 func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
-	if _, _, _, ok := harnessOf(b.Name); ok {
+	kind, _, _, isHarness := harnessOf(b.Name)
+	if isHarness {
 		harnessUnsupported(no, r, i, b)
 	} else {
 		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
@@ -203,7 +204,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}
 	}
-	if kind, _, _, _ := harnessOf(b.Name); kind != "vlmevalkit" && b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
+	if kind != "vlmevalkit" && b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
 		no("image_detail outside vlmevalkit:// (nel's own simple solver sends no images; VLMEvalKit's API model takes it as img_detail)", "benchmarks", i, "solver", "image_detail")
 	}
 	if b.Verifier != "" {
