@@ -44,7 +44,7 @@ func unsupported(s *Source) Errors {
 		if sv.NumNodes > 1 && sv.Type != "vllm" && sv.Type != "dynamo" {
 			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm and dynamo)", sv.Type), "services", name, "num_nodes")
 		}
-		if c.dynamoNimSupport(name, sv) {
+		if c.dynamoNimSupport(no, name, sv) {
 			continue
 		}
 		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" {
