@@ -52,8 +52,8 @@ func (c *ruleChecker) byob(i int, b *Benchmark) {
 		at("system_prompt is set both in byob and on the benchmark or its solver; set it in one place", "byob", "system_prompt")
 	}
 	spec := &plan.BYOB{Dataset: y.Dataset, Target: y.Target, SystemPrompt: y.SystemPrompt, Category: y.Category}
-	ok := true
 	var prompt *bench.Template
+	var ok bool
 	spec.Prompt, ok = c.byobPrompt(i, y.Prompt)
 	if ok {
 		var err error

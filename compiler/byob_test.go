@@ -2,9 +2,13 @@ package compiler
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue"
+
+	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
 )
 
@@ -126,5 +130,30 @@ func TestBYOBHash(t *testing.T) {
 		if _, h := byobHashes(t, c.repl, c.edit); h.Benchmarks["capitals"] == want {
 			t.Errorf("%s does not change the benchmark hash", c.name)
 		}
+	}
+}
+
+// The schema's #BYOBScorerName and runtime/bench's BYOBScorers are one
+// list written twice: a scorer added to one must be added to the other.
+func TestBYOBScorerNamesAgree(t *testing.T) {
+	l := newTestLoader(t)
+	v := l.schema.LookupPath(cue.ParsePath("#BYOBScorerName"))
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		t.Fatalf("#BYOBScorerName is %v, want a disjunction of names", v)
+	}
+	var schema []string
+	for _, a := range args {
+		s, err := a.String()
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema = append(schema, s)
+	}
+	want := slices.Clone(bench.BYOBScorers())
+	slices.Sort(schema)
+	slices.Sort(want)
+	if !slices.Equal(schema, want) {
+		t.Errorf("schema #BYOBScorerName %q, bench.BYOBScorers %q", schema, want)
 	}
 }

@@ -327,9 +327,10 @@ func (r *selfRefs) resolve(s string, lit *ast.BasicLit, p []any, seen []string) 
 		if err != nil {
 			return nil, err
 		}
-		if v.Kind != token.STRING {
-			return textOrTyped(pyText(v), lit.Pos()), nil
+		if t, ok := stringOf(v); ok {
+			return stringAt(t, lit.Pos()), nil // its own references resolved by lookup
 		}
+		return textOrTyped(pyText(v), lit.Pos()), nil
 	}
 	t, err := r.text(s, lit, p, seen)
 	if err != nil {

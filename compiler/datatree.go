@@ -159,13 +159,11 @@ func walkStrings(x ast.Expr, path []any, fn func(path []any, lit *ast.BasicLit) 
 // unification keeps the one the field allows (the text by default).
 func textOrTyped(text string, pos token.Pos) ast.Expr {
 	s := stringAt(text, pos)
-	var lit ast.Expr
-	switch v := typedValue(text).(type) {
-	case string:
+	v := typedValue(text)
+	if _, isText := v.(string); isText {
 		return s
-	default:
-		lit = Override{Value: v}.literal()
 	}
+	lit := Override{Value: v}.literal()
 	setPos(lit, pos)
 	return &ast.BinaryExpr{X: &ast.UnaryExpr{Op: token.MUL, X: s}, Op: token.OR, Y: lit}
 }

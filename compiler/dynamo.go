@@ -163,8 +163,7 @@ func (c *ruleChecker) dynamoRole(r dynamoRole, path []any) {
 
 // dynamoNimSupport refuses what nel cannot run yet of a dynamo or nim
 // service; stop says it cannot run here at all (nothing more to say).
-func (c *ruleChecker) dynamoNimSupport(name string, sv *Service) (stop bool) {
-	no := func(feature string, path ...any) { c.at("not supported yet: "+feature, path...) }
+func (c *ruleChecker) dynamoNimSupport(no func(feature string, path ...any), name string, sv *Service) (stop bool) {
 	if c.r.Cluster.Type == "local" && (sv.Type == "dynamo" || sv.Type == "nim") {
 		what := "containers"
 		if sv.Type == "dynamo" {

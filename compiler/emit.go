@@ -471,15 +471,7 @@ func serverEnv(cl Cluster, sv plan.Service) (exports, names []string) {
 	}
 	for _, e := range env {
 		names = append(names, e.Name)
-		switch {
-		case e.From == nil:
-			exports = append(exports, "export "+e.Name+"="+shellquote.Quote(e.Value))
-		case e.From.Default == nil:
-			exports = append(exports, "export "+e.Name+`="$`+e.From.Name+`"`)
-		default:
-			exports = append(exports, fmt.Sprintf(`if [ -n "${%s+x}" ]; then export %s="$%s"; else export %s=%s; fi`,
-				e.From.Name, e.Name, e.From.Name, e.Name, shellquote.Quote(*e.From.Default)))
-		}
+		exports = append(exports, exportEnv(e))
 	}
 	return exports, names
 }

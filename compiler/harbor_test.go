@@ -48,10 +48,7 @@ func harborDir(t *testing.T, solver string) string {
 func loadWithEnv(t *testing.T, path string, env map[string]string) (*Source, Hashes, error) {
 	t.Helper()
 	l := newTestLoader(t)
-	l.LookupEnv = func(name string) (string, bool) {
-		v, ok := env[name]
-		return v, ok
-	}
+	l.LookupEnv = mapEnv(env)
 	s, err := l.LoadFile(path, nil)
 	if err != nil {
 		return nil, Hashes{}, err

@@ -138,7 +138,7 @@ func containerUnsupported(no func(string, ...any), r *Recipe, b *Benchmark, at f
 // allHarness reports whether every benchmark of r runs a peer harness.
 func allHarness(r *Recipe) bool {
 	for _, b := range r.Benchmarks {
-		if _, _, _, ok := harnessOf(b.Name); !ok {
+		if !IsHarness(b) {
 			return false
 		}
 	}

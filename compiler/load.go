@@ -52,14 +52,19 @@ type Loader struct {
 	defaultSlurm Cluster   // see Source.defaultSlurm
 }
 
+// getenv reads the environment the recipe is loaded in: LookupEnv, else
+// the process's.
+func (l *Loader) getenv(name string) (string, bool) {
+	if l.LookupEnv != nil {
+		return l.LookupEnv(name)
+	}
+	return os.LookupEnv(name)
+}
+
 // lookupEnv is the variable's value in the environment the recipe is
 // loaded in ("" when unset).
 func (l *Loader) lookupEnv(name string) string {
-	getenv := l.LookupEnv
-	if getenv == nil {
-		getenv = os.LookupEnv
-	}
-	v, _ := getenv(name)
+	v, _ := l.getenv(name)
 	return v
 }
 
@@ -301,11 +306,7 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 	if err != nil {
 		return pd, err
 	}
-	getenv := l.LookupEnv
-	if getenv == nil {
-		getenv = os.LookupEnv
-	}
-	expr, exp, err := expandEnv(expr, path, overrides, getenv)
+	expr, exp, err := expandEnv(expr, path, overrides, l.getenv)
 	if err != nil {
 		return pd, err
 	}

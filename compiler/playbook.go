@@ -52,10 +52,13 @@ func applyPlaybooks(x ast.Expr, recipe string) (ast.Expr, []string, error) {
 	var files []string
 	for i, e := range list.Elts {
 		entry, ok := e.(*ast.StructLit)
-		if !ok || fieldOf(entry, "playbook") == nil {
+		if !ok {
 			continue
 		}
 		pf := removeField(entry, "playbook")
+		if pf == nil {
+			continue
+		}
 		at := []any{"benchmarks", i, "playbook"}
 		name, ok := stringOf(pf.Value)
 		if !ok || name == "" {

@@ -1,12 +1,13 @@
 package compiler
 
 import (
-	"os/exec"
 	"testing"
+
+	"github.com/nel-eval/nel/internal/shelltest"
 )
 
-// TestShellWord runs each rendering through bash with SHARED_ROOT set and
-// checks the one word it gives.
+// TestShellWord runs each rendering through the shells with SHARED_ROOT
+// set and checks the one word it gives (and that it runs nothing).
 func TestShellWord(t *testing.T) {
 	tests := []struct{ in, want, word string }{
 		{"nvidia/Llama-3.1-8B", "nvidia/Llama-3.1-8B", "nvidia/Llama-3.1-8B"},
@@ -21,14 +22,11 @@ func TestShellWord(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("shellWord(%q) = %s, want %s", tt.in, got, tt.want)
 		}
-		cmd := exec.Command("bash", "-c", `set -- `+got+`; printf '%s|%s' "$#" "$1"`)
-		cmd.Env = []string{"SHARED_ROOT=/lustre/my models"}
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("bash: %v", err)
-		}
-		if want := "1|" + tt.word; string(out) != want {
-			t.Errorf("bash sees %q for %s, want %q", out, got, want)
+		for _, sh := range shelltest.Shells(t) {
+			out := shelltest.Run(t, sh, "C", `SHARED_ROOT='/lustre/my models'; set -- `+got+`; printf '%s|%s' "$#" "$1"`)
+			if want := "1|" + tt.word; string(out) != want {
+				t.Errorf("%s sees %q for %s, want %q", sh.Name, out, got, want)
+			}
 		}
 	}
 }

@@ -44,7 +44,7 @@ func unsupported(s *Source) Errors {
 		if sv.NumNodes > 1 && sv.Type != "vllm" && sv.Type != "dynamo" {
 			no(fmt.Sprintf("multi-node %s (num_nodes > 1 works for vllm and dynamo)", sv.Type), "services", name, "num_nodes")
 		}
-		if c.dynamoNimSupport(name, sv) {
+		if c.dynamoNimSupport(no, name, sv) {
 			continue
 		}
 		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" {
@@ -72,6 +72,9 @@ func unsupported(s *Source) Errors {
 		harborUnsupported(no, s, i, b)
 	}
 	unsupportedCluster(r, no)
+	if r.Cluster.Type != "local" { // a local cluster's container_env is refused whole
+		c.extraEnv(r.Cluster.ContainerEnv, "cluster", "container_env")
+	}
 	if r.Output.Timestamped {
 		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
 	}
@@ -84,14 +87,8 @@ func unsupported(s *Source) Errors {
 // unsupportedCluster names what nel cannot do of r's cluster.
 func unsupportedCluster(r *Recipe, no func(string, ...any)) {
 	cl := r.Cluster
-	for _, k := range sortedKeys(cl.ContainerEnv) {
-		if cl.Type == "local" {
-			no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
-			break
-		}
-		if _, ok := parseWholeEnvRef(cl.ContainerEnv[k]); !ok && strings.Contains(cl.ContainerEnv[k], "${") {
-			no("${VAR} inside a longer value (write the whole value as ${VAR})", "cluster", "container_env", k)
-		}
+	if cl.Type == "local" && len(cl.ContainerEnv) > 0 {
+		no("container_env on a local cluster (nel run does not set it; export the variables before nel run)", "cluster", "container_env")
 	}
 	switch cl.Type {
 	case "docker":
@@ -187,7 +184,8 @@ func (c *ruleChecker) envWords(name string, sv *Service) {
 // benchmarkUnsupported refuses what benchmark i asks for that nel cannot
 // run yet.
 func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
-	if _, _, _, ok := harnessOf(b.Name); ok {
+	kind, _, _, isHarness := harnessOf(b.Name)
+	if isHarness {
 		harnessUnsupported(no, r, i, b)
 	} else {
 		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
@@ -206,7 +204,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}
 	}
-	if kind, _, _, _ := harnessOf(b.Name); kind != "vlmevalkit" && b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
+	if kind != "vlmevalkit" && b.Solver.ImageDetail != "" && b.Solver.ImageDetail != "auto" {
 		no("image_detail outside vlmevalkit:// (nel's own simple solver sends no images; VLMEvalKit's API model takes it as img_detail)", "benchmarks", i, "solver", "image_detail")
 	}
 	if b.Verifier != "" {
@@ -289,7 +287,7 @@ func nodeResolves(r *Recipe, p []any) bool {
 	case "model", "image":
 		name, _ := p[1].(string)
 		sv := r.Services[name]
-		return sv != nil && (sv.Type == "dynamo" || sv.Type == "nim")
+		return sv != nil && refsInWords(sv)
 	}
 	return false
 }
