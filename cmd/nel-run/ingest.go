@@ -57,25 +57,22 @@ func (o *ingestOptions) run(ctx context.Context, e *env) int {
 		e.errorf("ingest: %v", err)
 		return exitFailure
 	}
-	for i := range p.Benchmarks {
-		b := &p.Benchmarks[i]
-		if b.Key != o.benchmark {
-			continue
-		}
-		res, err := harness.Ingest(ctx, harness.IngestOptions{
-			Plan: p, Benchmark: b, OutDir: outDir(o.plan, o.out, p), NelVersion: version, Started: started,
-		})
-		if err != nil {
-			e.errorf("ingest: %v", err)
-			return exitFailure
-		}
-		what := fmt.Sprintf("%d rows", res.Rows)
-		if res.AggregateOnly {
-			what = "aggregate scores only (no per-item results)"
-		}
-		fmt.Fprintf(e.stderr, "nel-run ingest: %s: %s → %s\n", b.Key, what, res.Path)
-		return exitOK
+	b, ok := p.Benchmark(o.benchmark)
+	if !ok {
+		e.errorf("ingest: benchmark %q is not in the plan", o.benchmark)
+		return exitFailure
 	}
-	e.errorf("ingest: benchmark %q is not in the plan", o.benchmark)
-	return exitFailure
+	res, err := harness.Ingest(ctx, harness.IngestOptions{
+		Plan: p, Benchmark: b, OutDir: outDir(o.plan, o.out, p), NelVersion: version, Started: started,
+	})
+	if err != nil {
+		e.errorf("ingest: %v", err)
+		return exitFailure
+	}
+	what := fmt.Sprintf("%d rows", res.Rows)
+	if res.AggregateOnly {
+		what = "aggregate scores only (no per-item results)"
+	}
+	fmt.Fprintf(e.stderr, "nel-run ingest: %s: %s → %s\n", b.Key, what, res.Path)
+	return exitOK
 }

@@ -47,6 +47,18 @@ type Item struct {
 	Origin string
 }
 
+// Question is the item's own question: its last user message (after any
+// few-shot turns), or its plain prompt. A judge and a byob scorer
+// command are given it.
+func (it *Item) Question() string {
+	for i := len(it.Messages) - 1; i >= 0; i-- {
+		if it.Messages[i].Role == "user" {
+			return it.Messages[i].Content
+		}
+	}
+	return it.Prompt
+}
+
 // Score is the verdict on one response.
 type Score struct {
 	Reward float64

@@ -50,7 +50,7 @@ const commandStderr = 2000
 // runCommand scores one response with the scorer command.
 func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response string) Score {
 	row, _ := it.Meta["row"].(map[string]any)
-	in, err := json.Marshal(commandInput{Response: response, Target: it.Expected, Prompt: lastUserMessage(it), Row: row})
+	in, err := json.Marshal(commandInput{Response: response, Target: it.Expected, Prompt: it.Question(), Row: row})
 	if err != nil {
 		return commandFailure(fmt.Errorf("encode the input: %w", err), nil)
 	}
@@ -125,16 +125,6 @@ func commandFailure(err error, stderr *bytes.Buffer) Score {
 		msg += "; stderr: " + strings.TrimSpace(stderr.String())
 	}
 	return Score{Method: "command", Failure: failure.ScorerError, Details: map[string]any{string(failure.ScorerError): msg}}
-}
-
-// lastUserMessage is the item's own question (after any few-shot turns).
-func lastUserMessage(it *Item) string {
-	for i := len(it.Messages) - 1; i >= 0; i-- {
-		if it.Messages[i].Role == "user" {
-			return it.Messages[i].Content
-		}
-	}
-	return it.Prompt
 }
 
 // limited keeps the first n bytes written to it and drops the rest.

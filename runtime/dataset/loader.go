@@ -161,12 +161,12 @@ func (l *Loader) Load(ctx context.Context, spec string, opts LoadOptions) (*Data
 		return nil, err
 	}
 	ds.Spec = spec
-	ds.Digest = digest(ds.Parts)
+	ds.Digest = Digest(ds.Parts)
 	return ds, nil
 }
 
-// digest is "sha256:" + sha256 over "name\tsha256\n" lines of parts.
-func digest(parts []Part) string {
+// Digest is "sha256:" + sha256 over "name\tsha256\n" lines of parts.
+func Digest(parts []Part) string {
 	h := sha256.New()
 	for _, p := range parts {
 		fmt.Fprintf(h, "%s\t%s\n", p.Name, p.SHA256)
@@ -242,7 +242,7 @@ func LocalDigest(baseDir, spec string) (*Dataset, error) {
 		}
 		ds.Parts = append(ds.Parts, Part{Name: names[i], SHA256: strings.TrimPrefix(sum, "sha256:")})
 	}
-	ds.Digest = digest(ds.Parts)
+	ds.Digest = Digest(ds.Parts)
 	return ds, nil
 }
 

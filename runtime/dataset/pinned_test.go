@@ -20,14 +20,14 @@ func (l *specLoader) Load(_ context.Context, spec string, _ LoadOptions) (*Datas
 	l.asked = append(l.asked, spec)
 	d := l.ds
 	d.Spec = spec
-	d.Digest = digest(d.Parts)
+	d.Digest = Digest(d.Parts)
 	return &d, nil
 }
 
 func TestPinnedHubRevision(t *testing.T) {
 	parts := []Part{{Name: "main/test.parquet", SHA256: "ab"}}
 	inner := &specLoader{ds: Dataset{Parts: parts, Revision: "c0ffee"}}
-	pin := plan.DataPin{Spec: "hf://openai/gsm8k?config=main&split=test", Revision: "c0ffee", Digest: digest(parts)}
+	pin := plan.DataPin{Spec: "hf://openai/gsm8k?config=main&split=test", Revision: "c0ffee", Digest: Digest(parts)}
 	p := &Pinned{Loader: inner, Pins: []plan.DataPin{pin}}
 	ds, err := p.Load(context.Background(), pin.Spec, LoadOptions{})
 	if err != nil {

@@ -11,8 +11,6 @@ package harbor
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/provenance"
 )
@@ -96,7 +95,7 @@ func Load(ctx context.Context, name, dir string) (*Dataset, error) {
 		return nil, fmt.Errorf("harbor dataset %s: %w", name, err)
 	}
 	ds := &Dataset{Name: name, Dir: dir}
-	var all []fileSum
+	var all []dataset.Part
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -114,17 +113,17 @@ func Load(ctx context.Context, name, dir string) (*Dataset, error) {
 		}
 		ds.Tasks = append(ds.Tasks, *t)
 		for _, s := range sums {
-			all = append(all, fileSum{e.Name() + "/" + s.name, s.sha})
+			all = append(all, dataset.Part{Name: e.Name() + "/" + s.Name, SHA256: s.SHA256})
 		}
 	}
 	if len(ds.Tasks) == 0 {
 		return nil, fmt.Errorf("harbor dataset %s: %s holds no task (a folder with instruction.md)", name, dir)
 	}
-	ds.Digest = digestOf(all)
+	ds.Digest = dataset.Digest(all)
 	return ds, nil
 }
 
-func loadTask(name, dir string) (*Task, []fileSum, error) {
+func loadTask(name, dir string) (*Task, []dataset.Part, error) {
 	instr, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("task %s: %w", name, err)
@@ -143,7 +142,7 @@ func loadTask(name, dir string) (*Task, []fileSum, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("task %s: %w", name, err)
 	}
-	t := &Task{Name: name, Dir: dir, Instruction: cleanInstruction(string(instr)), Config: cfg, Digest: digestOf(sums)}
+	t := &Task{Name: name, Dir: dir, Instruction: cleanInstruction(string(instr)), Config: cfg, Digest: dataset.Digest(sums)}
 	return t, sums, nil
 }
 
@@ -192,14 +191,12 @@ func (ds *Dataset) Task(it bench.Item) (*Task, bool) {
 	return &ds.Tasks[i], true
 }
 
-type fileSum struct{ name, sha string }
-
 // fileSums lists every regular file under dir with its sha256, by slash
 // path relative to dir, sorted. A symbolic link is refused: copied into
 // the sandbox it could point out of it, and its target is not content the
 // digest could cover.
-func fileSums(dir string) ([]fileSum, error) {
-	var out []fileSum
+func fileSums(dir string) ([]dataset.Part, error) {
+	var out []dataset.Part
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -217,21 +214,11 @@ func fileSums(dir string) ([]fileSum, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, fileSum{filepath.ToSlash(rel), strings.TrimPrefix(sha, "sha256:")})
+		out = append(out, dataset.Part{Name: filepath.ToSlash(rel), SHA256: strings.TrimPrefix(sha, "sha256:")})
 		return nil
 	})
-	slices.SortFunc(out, func(a, b fileSum) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b dataset.Part) int { return strings.Compare(a.Name, b.Name) })
 	return out, err
-}
-
-// digestOf is "sha256:" + sha256 over "path\tsha256\n" lines, the form of
-// runtime/dataset's digests.
-func digestOf(sums []fileSum) string {
-	h := sha256.New()
-	for _, s := range sums {
-		fmt.Fprintf(h, "%s\t%s\n", s.name, s.sha)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // LoadPinned loads the tasks a plan names (t.Dir relative to recipeDir,

@@ -64,8 +64,7 @@ func ReadLMEval(dir string) (*Output, error) {
 		return nil, err
 	}
 	for _, p := range append(samples, res...) {
-		rel, _ := filepath.Rel(dir, p)
-		o.Files = append(o.Files, filepath.ToSlash(rel))
+		o.Files = append(o.Files, rel(dir, p))
 	}
 	sort.Strings(o.Files)
 	return o, nil

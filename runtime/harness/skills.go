@@ -49,8 +49,7 @@ func ReadSkills(dir string) (*Output, error) {
 				return nil, err
 			}
 			o.Samples = append(o.Samples, ss...)
-			rel, _ := filepath.Rel(dir, path)
-			o.Files = append(o.Files, filepath.ToSlash(rel))
+			o.Files = append(o.Files, rel(dir, path))
 		}
 		if err := readSkillsMetrics(filepath.Join(filepath.Dir(groups[bench][0]), "metrics.json"), o); err != nil {
 			return nil, err

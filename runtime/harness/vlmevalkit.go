@@ -205,6 +205,7 @@ func readTable(path string, comma rune) (header []string, rows [][]string, err e
 	return all[0], all[1:], nil
 }
 
+// rel is path relative to dir, with slashes: how Output.Files names files.
 func rel(dir, path string) string {
 	r, _ := filepath.Rel(dir, path)
 	return filepath.ToSlash(r)

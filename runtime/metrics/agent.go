@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/stats"
 )
 
 // Agent is the trajectory audit of an agentic benchmark (a tool-calling
@@ -160,19 +161,12 @@ func (a *Agent) addRewards(rows []results.Row) {
 }
 
 func turnStats(samples []*AgentSample) TurnStats {
-	n := make([]int, len(samples))
-	sum := 0
+	n := make([]float64, len(samples))
 	for i, s := range samples {
-		n[i] = s.Turns
-		sum += s.Turns
+		n[i] = float64(s.Turns)
 	}
 	slices.Sort(n)
-	mid := len(n) / 2
-	median := float64(n[mid])
-	if len(n)%2 == 0 {
-		median = float64(n[mid-1]+n[mid]) / 2
-	}
-	return TurnStats{Mean: float64(sum) / float64(len(n)), Median: median, Max: n[len(n)-1]}
+	return TurnStats{Mean: stats.Mean(n), Median: stats.Percentile(n, 50), Max: int(n[len(n)-1])}
 }
 
 func outcomeCounts(samples []*AgentSample) []OutcomeCount {

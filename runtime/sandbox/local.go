@@ -191,17 +191,17 @@ func bwrapArgs(py *python, lim limits) ([]string, string) {
 	return a, path
 }
 
-// env is a job's whole environment: the sandbox's defaults, the Config's,
-// then the Job's.
-func (l *local) jobEnv(job Job) map[string]string {
+// jobEnv is a command's whole environment: the sandbox's defaults (HOME
+// is home), the Config's, then the command's own.
+func (l *local) jobEnv(home string, own map[string]string) map[string]string {
 	env := map[string]string{
 		"PATH":   l.path,
-		"HOME":   "/work",
+		"HOME":   home,
 		"LANG":   "C.UTF-8",
 		"TMPDIR": "/tmp",
 	}
 	maps.Copy(env, l.env)
-	maps.Copy(env, job.Env)
+	maps.Copy(env, own)
 	return env
 }
 
@@ -212,7 +212,7 @@ func (l *local) argv(job Job, wd string, timeout time.Duration) []string {
 		"--size", strconv.FormatInt(tmpBytes, 10), "--tmpfs", "/tmp",
 		"--bind", wd, "/work",
 	}
-	return l.bwrapArgv(mounts, "/work", l.jobEnv(job), timeout, job.Command)
+	return l.bwrapArgv(mounts, "/work", l.jobEnv("/work", job.Env), timeout, job.Command)
 }
 
 // bwrapArgv is the command line that runs command under bubblewrap with
@@ -334,32 +334,14 @@ func (l *local) OpenSession(ctx context.Context, spec SessionSpec) (Session, err
 	return s, nil
 }
 
-// sessionEnv is a session command's environment. HOME is /tmp, not /app,
-// so that the dotfiles tools leave do not land among the task's files the
-// verifier inspects.
-func (l *local) sessionEnv(c Command) map[string]string {
-	env := map[string]string{
-		"PATH":   l.path,
-		"HOME":   SessionTmp,
-		"LANG":   "C.UTF-8",
-		"TMPDIR": SessionTmp,
-	}
-	maps.Copy(env, l.env)
-	maps.Copy(env, c.Env)
-	return env
-}
-
 // sessionArgv is the bubblewrap command line of one session command.
 func (l *local) sessionArgv(d sessionDir, c sessionCmd, timeout time.Duration) []string {
-	mounts := []string{
-		"--bind", d.app(), SessionApp,
-		"--bind", d.logs(), SessionLogs,
-		"--bind", d.tmp(), SessionTmp,
-	}
-	if c.tests != "" {
-		mounts = append(mounts, "--ro-bind", c.tests, SessionTests)
-	}
-	return l.bwrapArgv(mounts, c.dir, l.sessionEnv(c.Command), timeout, c.Argv)
+	mounts := sessionMounts(d, c,
+		func(host, dst string) []string { return []string{"--bind", host, dst} },
+		func(host, dst string) []string { return []string{"--ro-bind", host, dst} })
+	// HOME is /tmp, not /app, so that the dotfiles tools leave do not
+	// land among the task's files the verifier inspects.
+	return l.bwrapArgv(mounts, c.dir, l.jobEnv(SessionTmp, c.Env), timeout, c.Argv)
 }
 
 func (l *local) sessionRun(ctx context.Context, d sessionDir, c sessionCmd) (*Result, error) {

@@ -145,10 +145,6 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 	if !ok {
 		return infraRun(failure.SandboxError, fmt.Errorf("item %s is no task of dataset %s", it.ID, r.harbor.Name))
 	}
-	budget := time.Duration(r.b.Timeout * float64(time.Second))
-	if budget <= 0 {
-		budget = 30 * time.Minute
-	}
 	spec := sandbox.SessionSpec{App: task.App(), Tests: task.Tests(), Image: task.Config.DockerImage}
 	if r.b.Sandbox != nil {
 		spec.Timeout = time.Duration(r.b.Sandbox.Timeout * float64(time.Second))
@@ -168,7 +164,7 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 		// infrastructure, not the model.
 		return infraRun(failure.APIError, err)
 	}
-	actx, cancel := context.WithTimeout(ctx, task.AgentBudget(budget))
+	actx, cancel := context.WithTimeout(ctx, task.AgentBudget(r.sampleBudget()))
 	defer cancel()
 	res, err := agent.Run(actx, r.agentConfig(seed), m, tools, msgs)
 	if err != nil {

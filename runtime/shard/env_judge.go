@@ -84,7 +84,7 @@ func (r *runner) judgeMetrics(ctx context.Context, it *bench.Item, response stri
 		return s
 	}
 	firstIsReward := s.NeedsJudge
-	question := lastUserText(it)
+	question := it.Question()
 	first := true
 	for _, m := range r.b.Scoring.Metrics {
 		if m.Type != "judge" {
@@ -130,17 +130,6 @@ func withDetail(d map[string]any, k string, v any) map[string]any {
 	}
 	d[k] = v
 	return d
-}
-
-// lastUserText is the item's question as a judge sees it: its last user
-// message, or its plain prompt.
-func lastUserText(it *bench.Item) string {
-	for i := len(it.Messages) - 1; i >= 0; i-- {
-		if it.Messages[i].Role == "user" {
-			return it.Messages[i].Content
-		}
-	}
-	return it.Prompt
 }
 
 // judgeCallsJSON is the trajectory's judge_calls column: "" without calls.

@@ -28,10 +28,7 @@ var refusalRE = regexp.MustCompile(`(?i)I cannot|I'm unable|I can't|as an AI|I d
 func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Item, repeat, attempt int, release func()) (rec *sampleRecord, interrupted bool) {
 	seed := Seed(r.p.RecipeHash, r.b.Key, it.ID, repeat)
 	req, reqJSON := r.request(it, seed)
-	budget := time.Duration(r.b.Timeout * float64(time.Second))
-	if budget <= 0 {
-		budget = 30 * time.Minute
-	}
+	budget := r.sampleBudget()
 	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	start := time.Now()
@@ -268,4 +265,13 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// sampleBudget is how long one sample may take: the benchmark's timeout,
+// 30 minutes when it sets none.
+func (r *runner) sampleBudget() time.Duration {
+	if budget := time.Duration(r.b.Timeout * float64(time.Second)); budget > 0 {
+		return budget
+	}
+	return 30 * time.Minute
 }

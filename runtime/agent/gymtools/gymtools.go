@@ -85,19 +85,6 @@ func Tools(ctx context.Context, cfg Config) ([]agent.Tool, error) {
 	return tools, nil
 }
 
-// Listed returns tools the benchmark's item lists itself (a Gym dataset's
-// items carry the tool schemas offered with them, which win over the
-// server's document, as in NeMo Evaluator), each called at POST /{name}
-// on the server.
-func Listed(cfg Config, specs []agent.ToolSpec) []agent.Tool {
-	cfg = cfg.withDefaults()
-	tools := make([]agent.Tool, len(specs))
-	for i, s := range specs {
-		tools[i] = &tool{cfg: cfg, spec: s, path: "/" + s.Name}
-	}
-	return tools
-}
-
 // Spec is a tool read from an OpenAPI document, and the path it is called at.
 type Spec struct {
 	agent.ToolSpec

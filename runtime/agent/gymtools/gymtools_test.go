@@ -239,18 +239,3 @@ func TestLoopWithGymTools(t *testing.T) {
 }
 
 // Tools an item lists are called at POST /{name}, without the document.
-func TestListed(t *testing.T) {
-	var g gymServer
-	srv := g.start(t)
-	tools := Listed(Config{BaseURL: srv.URL}, []agent.ToolSpec{{Name: "get_weather", Description: "Weather by city."}})
-	if len(tools) != 1 || tools[0].Spec().Description != "Weather by city." {
-		t.Fatalf("tools %v", tools)
-	}
-	res, err := tools[0].Call(context.Background(), json.RawMessage(`{"city":"Bergen"}`))
-	if err != nil || res.IsError || !strings.Contains(res.Output, `"city": "Bergen"`) {
-		t.Errorf("call: %+v %v", res, err)
-	}
-	if got := g.bodies["/get_weather"]; len(got) != 1 || got[0] != `{"city":"Bergen"}` {
-		t.Errorf("server got %q", got)
-	}
-}
