@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/sandbox"
@@ -167,16 +168,26 @@ func (t *Task) verifierErr(format string, args ...any) error {
 	return &failure.Error{Category: failure.ScorerError, Err: fmt.Errorf("task %s: %w: %s", t.Name, ErrVerifier, fmt.Sprintf(format, args...))}
 }
 
+// tail is the last n bytes of s or fewer: a cut never splits a UTF-8
+// character (the text goes into Parquet strings and messages).
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return "…" + s[len(s)-n:]
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "…" + s[i:]
 }
 
+// clip is the first n bytes of s or fewer, cut at a character boundary.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nel-eval/nel/internal/testenv"
 	"github.com/nel-eval/nel/runtime/failure"
@@ -199,5 +200,24 @@ func TestVerifierSetupAndEnv(t *testing.T) {
 	}
 	if r, d, err := ds.Tasks[0].Verify(context.Background(), openTask(t, &ds.Tasks[0])); r != 1 || err != nil {
 		t.Errorf("reward %v, %v (output %q); want 1", r, err, d.Output)
+	}
+}
+
+// TestClipTailRunes: cutting verifier output never splits a character.
+func TestClipTailRunes(t *testing.T) {
+	s := "ab€cd" // € is 3 bytes: a b [e2 82 ac] c d
+	for n := 0; n <= len(s); n++ {
+		if c := clip(s, n); !utf8.ValidString(c) || len(c) > n+len("…") {
+			t.Errorf("clip(%q, %d) = %q", s, n, c)
+		}
+		if c := tail(s, n); !utf8.ValidString(c) || len(c) > n+len("…") {
+			t.Errorf("tail(%q, %d) = %q", s, n, c)
+		}
+	}
+	if got := clip(s, 3); got != "ab…" {
+		t.Errorf("clip at the middle of €: %q, want ab…", got)
+	}
+	if got := tail(s, 4); got != "…cd" {
+		t.Errorf("tail into the middle of €: %q, want …cd", got)
 	}
 }
