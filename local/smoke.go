@@ -280,7 +280,7 @@ func (d *diagnosis) write(w io.Writer, key string) {
 	if len(d.latencies) > 0 {
 		lat := slices.Sorted(slices.Values(d.latencies))
 		med := time.Duration(lat[len(lat)/2] * float64(time.Millisecond))
-		fmt.Fprintf(w, "  latency per request: median %s, max %s\n", med.Round(time.Millisecond), time.Duration(lat[len(lat)-1]*float64(time.Millisecond)).Round(time.Millisecond))
+		fmt.Fprintf(w, "  latency per request: median %s, max %s\n", roundMS(med), roundMS(time.Duration(lat[len(lat)-1]*float64(time.Millisecond))))
 		fmt.Fprintf(w, "  full run: %s\n", d.estimate.text(med))
 	}
 	for _, p := range d.problems {
@@ -336,4 +336,13 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// roundMS is d to the millisecond; under half a millisecond it is "0ms"
+// (Duration's own "0s" reads as a different unit from its neighbours).
+func roundMS(d time.Duration) string {
+	if r := d.Round(time.Millisecond); r > 0 {
+		return r.String()
+	}
+	return "0ms"
 }

@@ -53,3 +53,17 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("an infrastructure failure's line: %q", d.lines[1])
 	}
 }
+
+// TestRoundMS: a sub-millisecond latency prints as 0ms, like its
+// neighbours, not as Duration's "0s".
+func TestRoundMS(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		300 * time.Microsecond:  "0ms",
+		1400 * time.Microsecond: "1ms",
+		2500 * time.Millisecond: "2.5s",
+	} {
+		if got := roundMS(d); got != want {
+			t.Errorf("roundMS(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
