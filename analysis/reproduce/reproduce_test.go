@@ -176,7 +176,7 @@ func TestIdentical300Reproduced(t *testing.T) {
 	if want := "REPRODUCED " + recipeHash + " (1 benchmark within ±0.030)"; lines[len(lines)-1] != want {
 		t.Fatalf("last line %q, want %q\n%s", lines[len(lines)-1], want, out)
 	}
-	if !strings.Contains(out, "REPRODUCED   gsm8k        pass@1 0.7000 → 0.7000  Δ +0.0000  90% [-0.0077, +0.0077]  equivalence p = ") {
+	if !strings.Contains(out, "REPRODUCED   gsm8k        pass@1 0.7000 → 0.7000  Δ +0.0000  90% equivalence interval [-0.0077, +0.0077]  equivalence (TOST, H0 |Δ| ≥ 0.03) p = ") {
 		t.Fatalf("benchmark line:\n%s", out)
 	}
 }
