@@ -524,7 +524,7 @@ func applyThresholds(r *Result, rule Resolved, opts Options) {
 		holm := opts.Holm && r.PHolm != nil
 		switch {
 		case dlo > rule.MaxDrop && holm && *r.PHolm >= (1-opts.Level)/2:
-			r.Reasons = append(r.Reasons, fmt.Sprintf("%s exceeds threshold %.4f, but the Holm-adjusted p = %.4g (raw %.4g) is not below %.4g: not a breach across the gated family",
+			r.Reasons = append(r.Reasons, fmt.Sprintf("%s exceeds threshold %.4f, but the breach test's Holm-adjusted p = %.4g (raw %.4g) is not below %.4g: not a breach across the gated family",
 				ciText, rule.MaxDrop, *r.PHolm, *r.PValue, (1-opts.Level)/2))
 			if status == "" {
 				status = StatusInsufficient
@@ -534,7 +534,7 @@ func applyThresholds(r *Result, rule Resolved, opts Options) {
 			status = StatusBreach
 			msg := fmt.Sprintf("%s exceeds threshold %.4f", ciText, rule.MaxDrop)
 			if holm {
-				msg += fmt.Sprintf(" (Holm-adjusted p = %.4g, raw %.4g)", *r.PHolm, *r.PValue)
+				msg += fmt.Sprintf(" (breach test's Holm-adjusted p = %.4g, raw %.4g)", *r.PHolm, *r.PValue)
 			}
 			r.Reasons = append(r.Reasons, msg)
 		case dhi <= rule.MaxDrop:

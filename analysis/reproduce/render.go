@@ -52,7 +52,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, " Both families of p-values are Holm-adjusted over the %d benchmarks.", m)
 	}
 	b.WriteString(" A methodology difference makes a benchmark not comparable: DIFFERENT whatever its statistics.\n\n")
-	fmt.Fprintf(&b, "| Benchmark | Verdict | Statistics | Metric | Published | New | Difference | %g%% CI | %.4g%% interval | Equivalence p | Difference p | Paired items |\n",
+	fmt.Fprintf(&b, "| Benchmark | Verdict | Statistics | Metric | Published | New | Difference | %g%% CI | %.4g%% equivalence interval | Equivalence p (TOST, H0 \\|Δ\\| ≥ margin) | Difference p (two-sided, H0 Δ = 0) | Paired items |\n",
 		100*r.Level, 100*(1-2*r.Alpha))
 	b.WriteString("|---|---|---|---|---:|---:|---:|---|---|---:|---:|---:|\n")
 	for _, bm := range r.Benchmarks {
