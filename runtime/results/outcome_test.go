@@ -25,15 +25,7 @@ func TestReadRowsWithoutOutcome(t *testing.T) {
 		{ItemID: "c", ErrorCategory: "server_error"},
 		{ItemID: "d", ErrorCategory: "sandbox_error"},
 	}
-	path := filepath.Join(t.TempDir(), "old.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := encode(f, old, rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := writeOld(t, old, rows)
 	got, _, err := ReadRows(path)
 	if err != nil {
 		t.Fatal(err)
@@ -87,15 +79,7 @@ func TestReadRowsBeforeModelColumn(t *testing.T) {
 		t.Fatal("no model column in the schema")
 	}
 	rows := []Row{{ItemID: "a", Category: "algebra", Outcome: "scored"}, {ItemID: "b", Outcome: "scored"}}
-	path := filepath.Join(t.TempDir(), "old.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := encode(f, old, rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := writeOld(t, old, rows)
 	got, _, err := ReadRows(path)
 	if err != nil {
 		t.Fatal(err)
@@ -103,4 +87,20 @@ func TestReadRowsBeforeModelColumn(t *testing.T) {
 	if len(got) != 2 || got[0].Category != "algebra" || got[1].Category != "" || got[0].Model != "" || got[1].Model != "" {
 		t.Errorf("read back %+v", got)
 	}
+}
+
+// writeOld writes rows with the columns of an older schema (fields) and
+// returns the file's path.
+func writeOld(t *testing.T, fields []field[Row], rows []Row) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := encode(f, fields, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
