@@ -190,7 +190,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	if n := len(cfg.APIKey); n > 0 && n < MinRedactableKey {
 		// Said once, when the client is made: its length, never the key.
-		log.Warn(fmt.Sprintf("the API key is %d characters long, under %d: it cannot be redacted reliably from error messages (only where it stands alone as a word)", n, MinRedactableKey),
+		log.Warn(fmt.Sprintf("the API key is shorter than %d characters (%d): it cannot be redacted reliably from error messages (only where it stands alone as a word)", MinRedactableKey, n),
 			"model", cfg.Model)
 	}
 
