@@ -534,7 +534,7 @@ func applyThresholds(r *Result, rule Resolved, opts Options) {
 			status = StatusBreach
 			msg := fmt.Sprintf("%s exceeds threshold %.4f", ciText, rule.MaxDrop)
 			if holm {
-				msg += fmt.Sprintf(" (breach test's Holm-adjusted p = %.4g, raw %.4g)", *r.PHolm, *r.PValue)
+				msg += fmt.Sprintf(" (breach test's Holm-adjusted p %s, raw %s)", formatP(*r.PHolm), formatP(*r.PValue))
 			}
 			r.Reasons = append(r.Reasons, msg)
 		case dhi <= rule.MaxDrop:
