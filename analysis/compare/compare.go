@@ -563,7 +563,7 @@ func Truncate(s string, n int) string {
 
 // exactTest runs the one-sided test of "the candidate is worse".
 func exactTest(bv, cv []float64, f *Flips, opts Options) *Test {
-	t := &Test{Name: opts.Test, Alpha: opts.Alpha, Alternative: "one-sided: the candidate is worse than the baseline"}
+	t := &Test{Name: opts.Test, Alpha: opts.Alpha, Alternative: "one-sided; H0: the candidate does as well as the baseline, H1: it does worse"}
 	if t.Name == "" || t.Name == TestAuto {
 		binary := true
 		for i := range bv {
@@ -682,7 +682,7 @@ func decide(in verdictInput) (string, []string) {
 	if in.mde == nil {
 		underpowered = true // fewer than two items: no power at all
 	}
-	pText := fmt.Sprintf("%s p = %.4g (one-sided, α = %g)", in.test, in.p, in.alpha)
+	pText := fmt.Sprintf("%s p = %.4g (one-sided test of H0 the candidate does as well against H1 it does worse, α = %g)", in.test, in.p, in.alpha)
 	dropText := fmt.Sprintf("mean paired delta %+.4f", in.delta)
 	mdeText := "MDE undefined (fewer than 2 paired items)"
 	if in.mde != nil {

@@ -131,7 +131,7 @@ func text(b *strings.Builder, r *Report) {
 		exemplarsText(b, "improvement", f.ImprovementExemplars)
 	}
 	if t := r.Test; t != nil {
-		fmt.Fprintf(b, "\nTEST  %s: p = %.6g (%s)%s\n", t.Name, t.P, t.Alternative, map[bool]string{true: " — significant", false: ""}[t.Significant])
+		fmt.Fprintf(b, "\nTEST  %s: p = %.6g (%s)%s\n", t.Name, t.P, t.Alternative, map[bool]string{true: fmt.Sprintf(" — significant at α = %g", t.Alpha), false: ""}[t.Significant])
 		fmt.Fprintf(b, "  %s\n", t.Reason)
 	}
 	if m := r.MDE; m != nil && m.Value != nil {

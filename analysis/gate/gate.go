@@ -85,6 +85,10 @@ type Report struct {
 	Warnings []string `json:"warnings"`
 	// Holm is set when --holm adjusted the absolute rule's p-values.
 	Holm *HolmInfo `json:"holm,omitempty"`
+	// Level is the two-sided level of the intervals on the damage; each
+	// one-sided test decides at p < (1 − Level)/2, as the interval's end
+	// does.
+	Level float64 `json:"level,omitempty"`
 }
 
 // HolmInfo describes the family the Holm adjustment ran over.
@@ -117,16 +121,26 @@ type Result struct {
 	AbsoluteBreached         bool     `json:"absolute_breached"`
 	RelativeBreached         bool     `json:"relative_breached"`
 	Reasons                  []string `json:"reasons"`
-	// PValue is the one-sided p of "damage > max_drop" (t, or normal for
-	// the clustered interval); PHolm its Holm-adjusted value (--holm).
-	PValue *float64 `json:"p_value,omitempty"`
-	PHolm  *float64 `json:"p_holm,omitempty"`
+	// PValue is the p-value of the breach test: one-sided, H0 damage ≤
+	// max_drop against H1 damage > max_drop (t, or normal for the
+	// clustered interval); a small p is evidence of a breach, and p = 1
+	// says nothing for a pass. PHolm is its Holm-adjusted value (--holm).
+	// PValueTest names the test and its hypotheses in words.
+	PValue     *float64 `json:"p_value,omitempty"`
+	PHolm      *float64 `json:"p_holm,omitempty"`
+	PValueTest string   `json:"p_value_test,omitempty"`
+	// PWithin is the p-value of the within test: one-sided, H0 damage ≥
+	// max_drop against H1 damage < max_drop; a small p is evidence that
+	// the damage is within max_drop (what a PASS rests on).
+	PWithin *float64 `json:"p_within,omitempty"`
 	// Needed says what would decide an INSUFFICIENT_EVIDENCE.
 	Needed           *Needed         `json:"needed,omitempty"`
 	RegressionReport *compare.Report `json:"regression_report,omitempty"`
 
-	// paired holds the paired analysis behind the interval, when any.
+	// paired holds the paired analysis behind the interval, when any;
+	// test names the test behind its p-values (testName).
 	paired *pairedStats
+	test   string
 }
 
 // Needed is what would decide an undecided benchmark, at the observed
@@ -159,7 +173,7 @@ func Evaluate(p *Policy, pairs []compare.Pair, baseOnly, candOnly []string, opts
 	if opts.Level == 0 {
 		opts.Level = 0.95
 	}
-	rep := &Report{ReportVersion: ReportVersion, Policy: p.Path, Missing: []string{}, Warnings: []string{}}
+	rep := &Report{ReportVersion: ReportVersion, Policy: p.Path, Missing: []string{}, Warnings: []string{}, Level: opts.Level}
 	// A NeMo Evaluator side pairs by dataset index when that can be
 	// checked; when not, its benchmark is gated on the bundles alone.
 	pairs = compare.AlignSources(pairs)
@@ -192,17 +206,17 @@ func Evaluate(p *Policy, pairs []compare.Pair, baseOnly, candOnly []string, opts
 			continue
 		}
 		r := p.Resolve(name)
-		where := "in neither run"
+		reason := "Required benchmark not found in either run"
 		switch {
 		case inBase[name]:
-			where = "in the baseline only"
+			reason = "Required benchmark found in the baseline only, not in the candidate"
 		case inCand[name]:
-			where = "in the candidate only"
+			reason = "Required benchmark found in the candidate only, not in the baseline"
 		}
 		rep.Missing = append(rep.Missing, name)
 		rep.Benchmarks = append(rep.Benchmarks, &Result{Benchmark: name, Tier: r.Tier, Status: StatusMissing, Metric: r.Metric,
 			MaxDropThreshold: r.MaxDrop, MaxRelativeDropThreshold: r.MaxRelativeDrop, RelativeGuardBelow: r.RelativeGuardBelow,
-			Direction: r.Direction, Reasons: []string{fmt.Sprintf("Required benchmark not found %s", where)}})
+			Direction: r.Direction, Reasons: []string{reason}})
 	}
 	for _, name := range baseOnly {
 		if !p.Resolve(name).Listed || !p.Resolve(name).Gated() {
@@ -360,13 +374,33 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 		r.CIMethod = fmt.Sprintf("clt_clustered (%d categories)", ci.Clusters)
 	}
 	damage := damageOf(delta, rule.Direction)
-	pv := pAbove(damage, rule.MaxDrop, ci)
-	r.PValue = &pv
+	pv, pw := pAbove(damage, rule.MaxDrop, ci), pAbove(-damage, -rule.MaxDrop, ci)
+	r.PValue, r.PWithin = &pv, &pw
+	r.test = testName(ci)
+	r.PValueTest = fmt.Sprintf("one-sided %s of H0: damage at most %.4g against H1: damage above %.4g (damage = %s); a small p is evidence of a breach",
+		r.test, rule.MaxDrop, rule.MaxDrop, damageDefinition(rule.Direction))
 	return r
 }
 
-// pAbove is the one-sided p-value of "damage > maxDrop" under the
-// interval's distribution (t with its df, or normal when clustered).
+// testName names the test behind a paired interval's p-values.
+func testName(ci *compare.DeltaCI) string {
+	if ci.Method == "t" {
+		return fmt.Sprintf("paired t test (%d df)", ci.DF)
+	}
+	return fmt.Sprintf("normal test with the standard error clustered by category (%d categories)", ci.Clusters)
+}
+
+// damageDefinition says what damage is in terms of the runs' scores.
+func damageDefinition(direction string) string {
+	if direction == LowerIsBetter {
+		return "candidate - baseline, lower is better"
+	}
+	return "baseline - candidate, higher is better"
+}
+
+// pAbove is the one-sided p-value of H0 "damage ≤ maxDrop" against H1
+// "damage > maxDrop" under the interval's distribution (t with its df, or
+// normal when clustered). With both signs flipped it is the within test's.
 func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 	excess := damage - maxDrop
 	if ci.SE == 0 || math.IsNaN(ci.SE) {
@@ -490,7 +524,7 @@ func applyThresholds(r *Result, rule Resolved, opts Options) {
 		holm := opts.Holm && r.PHolm != nil
 		switch {
 		case dlo > rule.MaxDrop && holm && *r.PHolm >= (1-opts.Level)/2:
-			r.Reasons = append(r.Reasons, fmt.Sprintf("%s exceeds threshold %.4f, but the Holm-adjusted p = %.4g (raw %.4g) is not below %.4g: not a breach across the gated family",
+			r.Reasons = append(r.Reasons, fmt.Sprintf("%s exceeds threshold %.4f, but the breach test's Holm-adjusted p = %.4g (raw %.4g) is not below %.4g: not a breach across the gated family",
 				ciText, rule.MaxDrop, *r.PHolm, *r.PValue, (1-opts.Level)/2))
 			if status == "" {
 				status = StatusInsufficient
@@ -500,7 +534,7 @@ func applyThresholds(r *Result, rule Resolved, opts Options) {
 			status = StatusBreach
 			msg := fmt.Sprintf("%s exceeds threshold %.4f", ciText, rule.MaxDrop)
 			if holm {
-				msg += fmt.Sprintf(" (Holm-adjusted p = %.4g, raw %.4g)", *r.PHolm, *r.PValue)
+				msg += fmt.Sprintf(" (breach test's Holm-adjusted p %s, raw %s)", formatP(*r.PHolm), formatP(*r.PValue))
 			}
 			r.Reasons = append(r.Reasons, msg)
 		case dhi <= rule.MaxDrop:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,8 +187,24 @@ func TestMissingAndVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x := result(t, rep, "gone"); x.Status != StatusMissing || !hasReason(x, "in the baseline only") {
+	if x := result(t, rep, "gone"); x.Status != StatusMissing || !slices.Equal(x.Reasons, []string{"Required benchmark found in the baseline only, not in the candidate"}) {
 		t.Fatalf("gone: %s %q", x.Status, x.Reasons)
+	}
+	// Where it is missing, in plain words.
+	for _, tc := range []struct {
+		baseOnly, candOnly []string
+		want               string
+	}{
+		{nil, []string{"gone"}, "Required benchmark found in the candidate only, not in the baseline"},
+		{nil, nil, "Required benchmark not found in either run"},
+	} {
+		rep, err := Evaluate(p, []compare.Pair{pair("a", base, base)}, tc.baseOnly, tc.candOnly, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := result(t, rep, "gone"); x.Status != StatusMissing || !slices.Equal(x.Reasons, []string{tc.want}) {
+			t.Errorf("gone: %s %q, want %q", x.Status, x.Reasons, tc.want)
+		}
 	}
 	if len(rep.Missing) != 1 || rep.Missing[0] != "gone" {
 		t.Fatalf("missing = %v (advisory benchmarks are never missing)", rep.Missing)
@@ -544,4 +561,58 @@ func TestFalseNoGoRate(t *testing.T) {
 		t.Errorf("family-wise false NO-GO rate with --holm %.4f > %.3f", famRate, 0.025+allowance)
 	}
 	t.Logf("simulation took %v", time.Since(start))
+}
+
+// The two p-values are one-sided tests against max_drop that agree with
+// the interval: a threshold at the interval's lower end of the damage
+// gives a breach p of exactly (1 − level)/2, and at its upper end a
+// within p of the same; the two always sum to 1. Identical runs read as
+// no evidence of a breach (p = 1) and clear evidence of a pass, and the
+// text says which hypothesis each p tests, never "p(damage > …)".
+func TestPValuesMatchTheInterval(t *testing.T) {
+	n := 2000
+	base := rowsOf(accuracy(n, 0.80), nil)
+	cand := rowsOf(accuracy(n, 0.77), nil)
+	first := result(t, evaluateT(t, policy(map[string]Rule{"b": {MaxDrop: ptr(0.01)}}), []compare.Pair{pair("b", base, cand)}, DefaultOptions()), "b")
+	dlo, dhi := -*first.DeltaCIUpper, -*first.DeltaCILower
+	for _, tc := range []struct {
+		maxDrop float64
+		p       func(*Result) float64
+	}{
+		{dlo, func(x *Result) float64 { return *x.PValue }},
+		{dhi, func(x *Result) float64 { return *x.PWithin }},
+	} {
+		x := result(t, evaluateT(t, policy(map[string]Rule{"b": {MaxDrop: ptr(tc.maxDrop)}}), []compare.Pair{pair("b", base, cand)}, DefaultOptions()), "b")
+		if got := tc.p(x); math.Abs(got-0.025) > 1e-9 {
+			t.Errorf("max_drop at the interval's end %.6f: p = %v, want 0.025", tc.maxDrop, got)
+		}
+		if s := *x.PValue + *x.PWithin; math.Abs(s-1) > 1e-12 {
+			t.Errorf("max_drop %.6f: p_value %v + p_within %v = %v, want 1", tc.maxDrop, *x.PValue, *x.PWithin, s)
+		}
+	}
+	if want := "one-sided paired t test (1999 df) of H0: damage at most 0.01 against H1: damage above 0.01 (damage = baseline - candidate, higher is better)"; !strings.HasPrefix(first.PValueTest, want) {
+		t.Errorf("p_value_test = %q, want it to start %q", first.PValueTest, want)
+	}
+
+	rep := evaluateT(t, policy(map[string]Rule{"b": {MaxDrop: ptr(0.02)}}), []compare.Pair{pair("b", base, base)}, DefaultOptions())
+	if x := result(t, rep, "b"); *x.PValue != 1 || *x.PWithin != 0 {
+		t.Errorf("identical runs: p_value %v p_within %v, want 1 and 0", *x.PValue, *x.PWithin)
+	}
+	var out strings.Builder
+	if err := Render(&out, compare.FormatText, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\n  damage = baseline - candidate, higher is better; the 95% CI and both tests: paired t test (1999 df)\n",
+		"\n  breach test: H0 damage ≤ 0.0200, H1 damage > 0.0200: one-sided p = 1\n",
+		"\n  within test: H0 damage ≥ 0.0200, H1 damage < 0.0200: one-sided p < 0.0001\n",
+		"\n  (each decides at p < 0.025, as the 95% interval's ends do; a p-value is not the probability of damage)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "p(damage") {
+		t.Errorf("the text still prints p(damage > …):\n%s", out.String())
+	}
 }

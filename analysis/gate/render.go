@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -37,7 +38,7 @@ func text(r *Report) string {
 	fmt.Fprintf(&b, "Baseline:  %s\n", r.Baseline)
 	fmt.Fprintf(&b, "Candidate: %s\n", r.Candidate)
 	if r.Holm != nil {
-		fmt.Fprintf(&b, "Holm:      family-wise error control over %d gated benchmark(s), one-sided level %.4g\n", len(r.Holm.Family), r.Holm.Level)
+		fmt.Fprintf(&b, "Holm:      the breach tests' p-values adjusted over %d gated benchmark(s) (family-wise error control); a BREACH needs the adjusted p < %.4g\n", len(r.Holm.Family), r.Holm.Level)
 	}
 	b.WriteString("\nVERDICT REASONS\n")
 	for _, s := range r.VerdictReasons {
@@ -61,12 +62,8 @@ func text(r *Report) string {
 		for _, s := range x.Reasons {
 			fmt.Fprintf(&b, "- %s\n", s)
 		}
-		if x.PValue != nil {
-			line := fmt.Sprintf("  p(damage > %.4f) = %.4g (one-sided", x.MaxDropThreshold, *x.PValue)
-			if x.PHolm != nil {
-				line += fmt.Sprintf(", Holm-adjusted %.4g", *x.PHolm)
-			}
-			fmt.Fprintf(&b, "%s; %s)\n", line, x.CIMethod)
+		for _, l := range testLines(x, r.Level) {
+			fmt.Fprintf(&b, "  %s\n", l)
 		}
 		if x.Needed != nil {
 			fmt.Fprintf(&b, "  to decide: %s\n", x.Needed.Note)
@@ -75,12 +72,57 @@ func text(r *Report) string {
 	return b.String()
 }
 
+// formatP prints a p-value: "< 0.0001" when it is that small.
+func formatP(p float64) string {
+	if p < 1e-4 {
+		return "< 0.0001"
+	}
+	return fmt.Sprintf("= %.4g", p)
+}
+
+// testLines say what the paired numbers of x are, read aloud: what damage
+// is, the method of the interval and the tests, and the two one-sided
+// tests against max_drop with their hypotheses (the breach test's p is not
+// a probability of damage: p = 1 only says there is no evidence of a
+// breach). Nothing when x has no paired test.
+func testLines(x *Result, level float64) []string {
+	if x.PValue == nil || x.PWithin == nil {
+		return nil
+	}
+	if level == 0 {
+		level = 0.95 // a report from before the field
+	}
+	t := x.MaxDropThreshold
+	holm := ""
+	if x.PHolm != nil {
+		holm = fmt.Sprintf(", Holm-adjusted %s", strings.TrimPrefix(formatP(*x.PHolm), "= "))
+	}
+	return []string{
+		fmt.Sprintf("damage = %s; the %.4g%% CI and both tests: %s", damageDefinition(x.Direction), 100*level, cmp.Or(x.test, x.CIMethod)),
+		fmt.Sprintf("breach test: H0 damage ≤ %.4f, H1 damage > %.4f: one-sided p %s%s", t, t, formatP(*x.PValue), holm),
+		fmt.Sprintf("within test: H0 damage ≥ %.4f, H1 damage < %.4f: one-sided p %s", t, t, formatP(*x.PWithin)),
+		fmt.Sprintf("(each decides at p < %.4g, as the %.4g%% interval's ends do; a p-value is not the probability of damage)", (1-level)/2, 100*level),
+	}
+}
+
+// pCell is a p-value in a table cell, with its Holm-adjusted value.
+func pCell(p, holm *float64) string {
+	if p == nil {
+		return "–"
+	}
+	s := strings.TrimPrefix(formatP(*p), "= ")
+	if holm != nil {
+		s += " (Holm " + strings.TrimPrefix(formatP(*holm), "= ") + ")"
+	}
+	return s
+}
+
 func markdown(r *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Gate: %s\n\n", r.Verdict)
 	fmt.Fprintf(&b, "- Policy: `%s`\n- Baseline: `%s`\n- Candidate: `%s`\n", r.Policy, r.Baseline, r.Candidate)
 	if r.Holm != nil {
-		fmt.Fprintf(&b, "- Holm family-wise control over %d gated benchmark(s), one-sided level %.4g\n", len(r.Holm.Family), r.Holm.Level)
+		fmt.Fprintf(&b, "- Holm: the breach tests' p-values adjusted over %d gated benchmark(s) (family-wise error control); a BREACH needs the adjusted p < %.4g\n", len(r.Holm.Family), r.Holm.Level)
 	}
 	b.WriteString("\n## Verdict reasons\n\n")
 	for _, s := range r.VerdictReasons {
@@ -92,13 +134,15 @@ func markdown(r *Report) string {
 			fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(s, "\n", "; "))
 		}
 	}
-	b.WriteString("\n## Benchmarks\n\n| name | tier | status | metric | baseline | candidate | delta | CI on delta | n | reasons |\n|---|---|---|---|---:|---:|---:|---|---:|---|\n")
+	level := cmp.Or(r.Level, 0.95)
+	fmt.Fprintf(&b, "\n## Benchmarks\n\n| name | tier | status | metric | baseline | candidate | delta | %.4g%% CI on delta | breach p | within p | n | reasons |\n|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---|\n", 100*level)
 	f := func(x *float64) string {
 		if x == nil {
 			return "–"
 		}
 		return fmt.Sprintf("%.4f", *x)
 	}
+	var tests []string
 	for _, x := range r.Benchmarks {
 		ci := "–"
 		if x.DeltaCILower != nil && x.DeltaCIUpper != nil {
@@ -108,8 +152,18 @@ func markdown(r *Report) string {
 		if x.Needed != nil {
 			reasons += "; to decide: " + x.Needed.Note
 		}
-		fmt.Fprintf(&b, "| %s | %s | **%s** | %s | %s | %s | %s | %s | %d | %s |\n", x.Benchmark, x.Tier, x.Status, x.Metric,
-			f(x.BaselineScore), f(x.CandidateScore), deltaText(x.Delta), ci, x.NPaired, strings.ReplaceAll(reasons, "|", `\|`))
+		fmt.Fprintf(&b, "| %s | %s | **%s** | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", x.Benchmark, x.Tier, x.Status, x.Metric,
+			f(x.BaselineScore), f(x.CandidateScore), deltaText(x.Delta), ci, pCell(x.PValue, x.PHolm), pCell(x.PWithin, nil), x.NPaired, strings.ReplaceAll(reasons, "|", `\|`))
+		if x.test != "" {
+			tests = append(tests, fmt.Sprintf("%s: %s", x.Benchmark, x.test))
+		}
 	}
+	fmt.Fprintf(&b, "\ndamage = baseline − candidate (candidate − baseline for lower_is_better). "+
+		"Breach p: one-sided test of H0 damage ≤ max_drop against H1 damage > max_drop; within p: H0 damage ≥ max_drop against H1 damage < max_drop. "+
+		"Each decides at p < %.4g, as the %.4g%% interval's ends do; a p-value is not the probability of damage.", (1-level)/2, 100*level)
+	if len(tests) > 0 {
+		fmt.Fprintf(&b, " Interval and tests: %s.", strings.Join(tests, "; "))
+	}
+	b.WriteString("\n")
 	return b.String()
 }

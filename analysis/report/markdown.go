@@ -264,6 +264,13 @@ func (m *mdWriter) scores(b *metrics.Bundle) {
 	if sc := append(view.ScorerMetrics(b), view.OtherMetrics(b)...); len(sc) > 0 {
 		m.printf("### Scorer metrics\n\n")
 		m.table(head, scoreRows(sc, metricName), "_rrrr")
+		notes := view.ScorerNotes(b)
+		for _, n := range notes {
+			m.printf("- %s\n", mdText(n))
+		}
+		if len(notes) > 0 {
+			m.printf("\n")
+		}
 	}
 }
 

@@ -187,7 +187,7 @@ func TestHolmAcrossBenchmarks(t *testing.T) {
 		t.Errorf("reasons %q", r.Benchmarks[1].Reasons)
 	}
 	out := text(t, r)
-	if !strings.Contains(out, "equivalence Holm p = 0.059  difference Holm p = 1  (87 items)") {
+	if !strings.Contains(out, "90% equivalence interval [-0.0261, +0.0261]  equivalence (TOST, H0 |Δ| ≥ 0.03) Holm p = 0.059  difference (two-sided, H0 Δ = 0) Holm p = 1  (87 items)") {
 		t.Errorf("text:\n%s", out)
 	}
 }

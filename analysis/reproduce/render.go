@@ -52,7 +52,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, " Both families of p-values are Holm-adjusted over the %d benchmarks.", m)
 	}
 	b.WriteString(" A methodology difference makes a benchmark not comparable: DIFFERENT whatever its statistics.\n\n")
-	fmt.Fprintf(&b, "| Benchmark | Verdict | Statistics | Metric | Published | New | Difference | %g%% CI | %.4g%% interval | Equivalence p | Difference p | Paired items |\n",
+	fmt.Fprintf(&b, "| Benchmark | Verdict | Statistics | Metric | Published | New | Difference | %g%% CI | %.4g%% equivalence interval | Equivalence p (TOST, H0 \\|Δ\\| ≥ margin) | Difference p (two-sided, H0 Δ = 0) | Paired items |\n",
 		100*r.Level, 100*(1-2*r.Alpha))
 	b.WriteString("|---|---|---|---|---:|---:|---:|---|---|---:|---:|---:|\n")
 	for _, bm := range r.Benchmarks {
@@ -108,8 +108,9 @@ func (r *Report) recipe() string {
 }
 
 // summary is a benchmark's numbers on one line: the interval that
-// decides equivalence and the two p-values that decide, Holm-adjusted
-// when the family has several benchmarks.
+// decides equivalence and the two p-values that decide, each with the
+// null hypothesis it tests, Holm-adjusted when the family has several
+// benchmarks.
 func (bm *Benchmark) summary(family int) string {
 	if bm.Paired == 0 {
 		return fmt.Sprintf("%s %s → %s", metricOr(bm.Metric), side(bm.Published), side(bm.New))
@@ -119,8 +120,8 @@ func (bm *Benchmark) summary(family int) string {
 		p = "Holm p"
 	}
 	e := bm.Equivalence
-	return fmt.Sprintf("%s %s → %s  Δ %+.4f  %.4g%% [%+.4f, %+.4f]  equivalence %s = %.3g  difference %s = %.3g  (%d items)", bm.Metric,
-		value(bm.Published.Value), value(bm.New.Value), bm.Delta, 100*e.Level, e.Lo, e.Hi, p, e.PHolm, p, bm.Test.PHolm, bm.Paired)
+	return fmt.Sprintf("%s %s → %s  Δ %+.4f  %.4g%% equivalence interval [%+.4f, %+.4f]  equivalence (TOST, H0 |Δ| ≥ %g) %s = %.3g  difference (two-sided, H0 Δ = 0) %s = %.3g  (%d items)", bm.Metric,
+		value(bm.Published.Value), value(bm.New.Value), bm.Delta, 100*e.Level, e.Lo, e.Hi, e.Margin, p, e.PHolm, p, bm.Test.PHolm, bm.Paired)
 }
 
 // notComparable says, apart from the statistics, that a methodology

@@ -176,7 +176,7 @@ func TestIdentical300Reproduced(t *testing.T) {
 	if want := "REPRODUCED " + recipeHash + " (1 benchmark within ±0.030)"; lines[len(lines)-1] != want {
 		t.Fatalf("last line %q, want %q\n%s", lines[len(lines)-1], want, out)
 	}
-	if !strings.Contains(out, "REPRODUCED   gsm8k        pass@1 0.7000 → 0.7000  Δ +0.0000  90% [-0.0077, +0.0077]  equivalence p = ") {
+	if !strings.Contains(out, "REPRODUCED   gsm8k        pass@1 0.7000 → 0.7000  Δ +0.0000  90% equivalence interval [-0.0077, +0.0077]  equivalence (TOST, H0 |Δ| ≥ 0.03) p = ") {
 		t.Fatalf("benchmark line:\n%s", out)
 	}
 }
@@ -524,7 +524,9 @@ func TestSingleBenchmarkDirsAndRendering(t *testing.T) {
 	}
 	for _, want := range []string{"# Reproduction of `" + recipeHash + "`: DIFFERENT",
 		"| gsm8k | **DIFFERENT** (not comparable) | REPRODUCED | pass@1 | 0.7000 | 0.7000 | +0.0000 | [-0.0092, +0.0092] | [-0.0077, +0.0077] |",
-		"| gsm8k | dataset digest | `sha256:data-gsm8k` | `sha256:x\\|y` | **methodology** (not comparable) |"} {
+		"| gsm8k | dataset digest | `sha256:data-gsm8k` | `sha256:x\\|y` | **methodology** (not comparable) |",
+		// Each p-value column says its test and null hypothesis.
+		"| 95% CI | 90% equivalence interval | Equivalence p (TOST, H0 \\|Δ\\| ≥ margin) | Difference p (two-sided, H0 Δ = 0) | Paired items |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -26,6 +26,7 @@ type duckFile struct {
 	Aggregates  map[string]any    `json:"aggregates"`
 	AvgReward   *float64          `json:"avg_reward"`
 	TrueCorrect int64             `json:"true_correct"`
+	Nulls       map[string]int64  `json:"nulls"`
 }
 
 func readWithDuckDB(t *testing.T, files []string) map[string]duckFile {
@@ -188,6 +189,10 @@ func TestRunDuckDB(t *testing.T) {
 			if merged.rows != h.samples {
 				t.Errorf("merged results: DuckDB sees %d rows, the headline %d samples", merged.rows, h.samples)
 			}
+			// gsm8k's items have no category, mmlu's have their subject.
+			if wantNull := map[string]int64{"gsm8k": merged.rows, "mmlu": 0}[b]; merged.nullCategory != wantNull {
+				t.Errorf("merged results: %d rows with a NULL category, want %d", merged.nullCategory, wantNull)
+			}
 			if merged.correct != h.correct {
 				t.Errorf("merged results: DuckDB counts %d correct, the headline %d", merged.correct, h.correct)
 			}
@@ -208,13 +213,30 @@ func TestRunDuckDB(t *testing.T) {
 				t.Errorf("shards add up to %d rows, %d correct, reward %v; merged %d, %d, %v",
 					rows, correct, rewardSum, merged.rows, merged.correct, merged.avg*float64(merged.rows))
 			}
+			checkProvenanceJSON(t, bdir)
 		})
+	}
+}
+
+// checkProvenanceJSON: nel.provenance is plain JSON text that DuckDB reads
+// as the README says: a shard's record an object, the merged file's an
+// array of the shards' distinct records, each with its build, host and
+// serving.
+func checkProvenanceJSON(t *testing.T, bdir string) {
+	t.Helper()
+	for file, typ := range map[string]string{"results.parquet": "ARRAY", "shards/shard-00000-of-00003.parquet": "OBJECT"} {
+		got := testenv.DuckDBQuery(t, bdir, "SELECT json_type(p) AS t, json_keys(CASE WHEN json_type(p) = 'ARRAY' THEN p->0 ELSE p END) AS k "+
+			"FROM (SELECT decode(value)::JSON AS p FROM parquet_kv_metadata('"+file+"') WHERE decode(key) = 'nel.provenance')")
+		if len(got) != 1 || got[0]["t"] != typ || fmt.Sprint(got[0]["k"]) != "[provenance_version build host serving]" {
+			t.Errorf("%s: nel.provenance read by DuckDB as %v, want a JSON %s of records with provenance_version, build, host, serving", file, got, typ)
+		}
 	}
 }
 
 type fileSummary struct {
 	rows, correct int64
 	avg           float64
+	nullCategory  int64 // rows whose category DuckDB sees as NULL
 }
 
 // checkResults compares DuckDB's view of one results file and its
@@ -258,6 +280,24 @@ func checkResults(t *testing.T, duck map[string]duckFile, resPath, trajPath stri
 	if d.TrueCorrect != correct {
 		t.Errorf("%s: DuckDB counts %d correct, nel %d", name, d.TrueCorrect, correct)
 	}
+	// The served model on every row; category NULL (not '') where the
+	// item has none, which nel reads back as "".
+	var noCategory int64
+	for _, r := range rows {
+		if r.Model != "nel-sim" {
+			t.Errorf("%s: item %s repeat %d has model %q, want nel-sim", name, r.ItemID, r.Repeat, r.Model)
+			break
+		}
+		if r.Category == "" {
+			noCategory++
+		}
+	}
+	if want := strconv.Itoa(len("nel-sim") * len(rows)); len(rows) > 0 && d.Aggregates["len:model"] != want {
+		t.Errorf("%s: DuckDB sum(strlen(model)) = %v, want %s (nel-sim on every row)", name, d.Aggregates["len:model"], want)
+	}
+	if d.Nulls["category"] != noCategory {
+		t.Errorf("%s: DuckDB sees %d NULL categories, nel %d rows without one", name, d.Nulls["category"], noCategory)
+	}
 	if !maps.Equal(d.Metadata, meta) {
 		t.Errorf("%s: DuckDB metadata %v, nel %v", name, d.Metadata, meta)
 	}
@@ -293,5 +333,5 @@ func checkResults(t *testing.T, duck map[string]duckFile, resPath, trajPath stri
 	if len(rk) != len(rows) || !slices.Equal(rk, tk) {
 		t.Errorf("%s: %d distinct (item, repeat) of %d rows; trajectories differ: %v", name, len(rk), len(rows), !slices.Equal(rk, tk))
 	}
-	return fileSummary{rows: d.Rows, correct: d.TrueCorrect, avg: avg}
+	return fileSummary{rows: d.Rows, correct: d.TrueCorrect, avg: avg, nullCategory: d.Nulls["category"]}
 }

@@ -22,11 +22,15 @@ when a gated benchmark did not measure its model:
     mmlu:  {max_relative_drop: 0.1, relative_guard_below: 0.5}
 
 Per benchmark: PASS, BREACH, INSUFFICIENT_EVIDENCE or MISSING, from the
-paired per-item values (results.parquet) and an interval on the damage;
-samples that failed for infrastructure reasons are left out, never counted
-as wrong. Advisory benchmarks never gate. --holm controls the family-wise
-false NO-GO rate across the gated benchmarks. Every INSUFFICIENT_EVIDENCE
-says how many more items or repeats would decide it.
+paired per-item values (results.parquet) and an interval on the damage
+(baseline − candidate for higher_is_better); samples that failed for
+infrastructure reasons are left out, never counted as wrong. Advisory
+benchmarks never gate. Each benchmark also shows two one-sided tests against
+max_drop, each with its hypotheses: the breach test (H0 damage ≤ max_drop)
+and the within test (H0 damage ≥ max_drop); a p-value is not the probability
+of damage. --holm adjusts the breach tests' p-values to control the
+family-wise false NO-GO rate across the gated benchmarks. Every
+INSUFFICIENT_EVIDENCE says how many more items or repeats would decide it.
 
 BASE or CAND may be a NeMo Evaluator result directory (see nel compare):
 its benchmarks pair item by item with a nel run's when their dataset

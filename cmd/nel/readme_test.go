@@ -143,7 +143,22 @@ func checkQuickStart(t *testing.T, root, qs string) {
 			t.Fatalf("%s: exit %d\n%s%s", example, code, stdout.String(), stderr.String())
 		}
 		if got, want := stdout.String(), blocks[1]; got != want {
-			t.Fatalf("%s printed\n%s\nthe README shows\n%s", example, got, want)
+			if !*update {
+				t.Fatalf("%s printed\n%s\nthe README shows\n%s(go test ./cmd/nel -run TestREADME -update rewrites the README's block)", example, got, want)
+			}
+			rewriteREADMEBlock(t, filepath.Join(root, "README.md"), want, got)
+		}
+		// The report says which scorer the headline is and why
+		// scorer:numeric_match reads below it, beside the figure.
+		md, err := os.ReadFile(filepath.Join("eval_results", "quickstart", "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"| `scorer:numeric_match` |", "- The headline pass@1 is scored by gsm8k's own scorer, answer\\_line;",
+			`- scorer:numeric\_match is NeMo Evaluator's numeric\_match, kept as it is so that its numbers match NeMo's:`} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report.md does not say %q", want)
+			}
 		}
 
 		// The HTML report command.
@@ -163,6 +178,9 @@ func checkQuickStart(t *testing.T, root, qs string) {
 		}
 		if !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte("gsm8k")) {
 			t.Errorf("nel %s wrote no HTML report of gsm8k:\n%.300s", r[1], page)
+		}
+		if !bytes.Contains(page, []byte("<li>scorer:numeric_match is NeMo Evaluator&#39;s numeric_match, kept as it is")) {
+			t.Errorf("nel %s: the HTML report does not explain scorer:numeric_match beside it", r[1])
 		}
 	})
 	if t.Failed() {
@@ -192,6 +210,14 @@ func checkQuickStart(t *testing.T, root, qs string) {
 	h := headlineCounts.FindStringSubmatch(blocks[1])
 	if h == nil || len(counts) != 1 || fmt.Sprint(counts[0]["n"]) != h[2] || fmt.Sprint(counts[0]["s"]) != h[1] {
 		t.Errorf("DuckDB counts %v over %s; the headline says %v", counts, src[1], h)
+	}
+	// What the README and the report say of numeric_match is what
+	// happens: it disagrees with pass@1 on some samples, each a correct
+	// answer whose target ends in 0.
+	gap := testenv.DuckDBQuery(t, work, "SELECT count(*) AS n, count(*) FILTER (WHERE reward = 1 AND expected LIKE '%0') AS zero FROM "+src[1]+
+		" WHERE reward != scores['scorer:numeric_match']")
+	if len(gap) != 1 || fmt.Sprint(gap[0]["n"]) == "0" || fmt.Sprint(gap[0]["n"]) != fmt.Sprint(gap[0]["zero"]) {
+		t.Errorf("samples where pass@1 and scorer:numeric_match disagree: %v; want some, each a correct answer to a target ending in 0", gap)
 	}
 }
 
@@ -375,6 +401,24 @@ func checkTroubleshooting(t *testing.T, root, ts string) {
 			t.Errorf("the troubleshooting table explains %q, which no Go source says any more", m[1])
 		}
 	}
+}
+
+// rewriteREADMEBlock replaces the one fenced block of the README whose
+// body is old with new (-update).
+func rewriteREADMEBlock(t *testing.T, path, old, new string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := "```\n"+old+"```\n", "```\n"+new+"```\n"
+	if n := strings.Count(string(raw), from); n != 1 {
+		t.Fatalf("the README holds the quick start's output block %d times, want once", n)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(raw), from, to, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rewrote the README's quick start output:\n%s", new)
 }
 
 // copyTree copies a file or a folder of files.

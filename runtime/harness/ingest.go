@@ -115,7 +115,7 @@ func toRows(p *plan.Plan, b *plan.Benchmark, out *Output, model string) ([]resul
 		r := results.Row{
 			RecipeHash: p.RecipeHash, Benchmark: b.Key, ItemID: s.ItemID, ItemIdx: s.ItemIdx, Repeat: s.Repeat,
 			Category: s.Task, Reward: s.Reward, Correct: s.Correct, Extracted: s.Extracted, Expected: s.Expected,
-			Attempts: 1, Outcome: "scored", Scores: map[string]float64{},
+			Attempts: 1, Outcome: "scored", Scores: map[string]float64{}, Model: model,
 		}
 		for k, v := range s.Scores {
 			r.Scores["harness:"+k] = v

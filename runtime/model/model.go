@@ -188,6 +188,11 @@ func New(cfg Config) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if n := len(cfg.APIKey); n > 0 && n < MinRedactableKey {
+		// Said once, when the client is made: its length, never the key.
+		log.Warn(fmt.Sprintf("the API key is shorter than %d characters (%d): it cannot be redacted reliably from error messages (only where it stands alone as a word)", MinRedactableKey, n),
+			"model", cfg.Model)
+	}
 
 	var hc http.Client
 	var base http.RoundTripper

@@ -128,12 +128,14 @@ func backoff(base, max time.Duration, n int) time.Duration {
 	return time.Duration(float64(d) * (0.5 + rand.Float64()))
 }
 
-// redact removes the API key from err's text. The key should never be in
-// an error, but a server may echo a request header back.
+// redact removes the API key from err's text (Redact). The key should
+// never be in an error, but a server may echo a request header back.
 func (c *Client) redact(err error) error {
-	if c.cfg.APIKey == "" || !strings.Contains(err.Error(), c.cfg.APIKey) {
+	text := err.Error()
+	red := Redact(text, c.cfg.APIKey)
+	if red == text {
 		return err
 	}
 	// Drop the chain: its errors would still print the key.
-	return errors.New(strings.ReplaceAll(err.Error(), c.cfg.APIKey, "[redacted]"))
+	return errors.New(red)
 }

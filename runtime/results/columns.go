@@ -12,12 +12,13 @@ import (
 type kind int
 
 const (
-	kindString  kind = iota // required BYTE_ARRAY (String)
-	kindInt64               // required INT64
-	kindFloat64             // required DOUBLE
-	kindOptBool             // optional BOOLEAN
-	kindScores              // required MAP<BYTE_ARRAY (String), DOUBLE>
-	kindBool                // required BOOLEAN
+	kindString    kind = iota // required BYTE_ARRAY (String)
+	kindInt64                 // required INT64
+	kindFloat64               // required DOUBLE
+	kindOptBool               // optional BOOLEAN
+	kindScores                // required MAP<BYTE_ARRAY (String), DOUBLE>
+	kindBool                  // required BOOLEAN
+	kindOptString             // optional BYTE_ARRAY (String): "" is written as NULL
 )
 
 func (k kind) String() string {
@@ -34,6 +35,8 @@ func (k kind) String() string {
 		return "MAP<BYTE_ARRAY (String), DOUBLE>"
 	case kindBool:
 		return "BOOLEAN"
+	case kindOptString:
+		return "optional BYTE_ARRAY (String)"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -65,6 +68,12 @@ func strField[T any](name string, f func(*T) *string) field[T] {
 	return field[T]{name: name, kind: kindString, str: f}
 }
 
+// optStrField is a string column whose "" is NULL in the file: a value
+// that is absent, not empty (a row's category).
+func optStrField[T any](name string, f func(*T) *string) field[T] {
+	return field[T]{name: name, kind: kindOptString, str: f}
+}
+
 func i64Field[T any](name string, f func(*T) *int64) field[T] {
 	return field[T]{name: name, kind: kindInt64, i64: f}
 }
@@ -85,7 +94,9 @@ func rowFields() []field[Row] {
 		strField("item_id", func(r *Row) *string { return &r.ItemID }),
 		i64Field("item_idx", func(r *Row) *int64 { return &r.ItemIdx }),
 		i64Field("repeat", func(r *Row) *int64 { return &r.Repeat }),
-		strField("category", func(r *Row) *string { return &r.Category }),
+		// NULL when the item has none ("" reads back), so that SQL's
+		// count(category) and IS NULL mean what they say.
+		optStrField("category", func(r *Row) *string { return &r.Category }),
 		f64Field("reward", func(r *Row) *float64 { return &r.Reward }),
 		{name: "correct", kind: kindOptBool, opt: func(r *Row) **bool { return &r.Correct }},
 		strField("extracted", func(r *Row) *string { return &r.Extracted }),
@@ -103,6 +114,8 @@ func rowFields() []field[Row] {
 		// older readers know keep their positions.
 		optional(strField("outcome", func(r *Row) *string { return &r.Outcome })),
 		optional(strField("error_message", func(r *Row) *string { return &r.ErrorMessage })),
+		// Added after them, for the same reason.
+		optional(strField("model", func(r *Row) *string { return &r.Model })),
 	}
 }
 
@@ -141,6 +154,9 @@ func buildSchema[T any](fields []field[T]) (*schema.GroupNode, error) {
 		switch f.kind {
 		case kindString:
 			n, err = stringNode(f.name)
+		case kindOptString:
+			n, err = schema.NewPrimitiveNodeLogical(f.name, parquet.Repetitions.Optional,
+				schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)
 		case kindInt64:
 			n = schema.NewInt64Node(f.name, req, -1)
 		case kindFloat64:

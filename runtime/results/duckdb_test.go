@@ -34,6 +34,7 @@ type duckOut struct {
 	ExactMatchSum float64             `json:"exact_match_sum"`
 	EmptyScores   int64               `json:"empty_scores"`
 	Head          []map[string]string `json:"head"`
+	Nulls         map[string]int64    `json:"nulls"`
 }
 
 // readWithDuckDB runs read.mjs on files.
@@ -111,8 +112,24 @@ func TestDuckDBReads(t *testing.T) {
 			"category VARCHAR", "reward DOUBLE", "correct BOOLEAN", "extracted VARCHAR", "expected VARCHAR",
 			"finish_reason VARCHAR", "prompt_tokens BIGINT", "completion_tokens BIGINT", "reasoning_tokens BIGINT",
 			"latency_ms DOUBLE", "attempts BIGINT", "error_category VARCHAR", "seed BIGINT", "scores MAP(VARCHAR, DOUBLE)",
-			"outcome VARCHAR", "error_message VARCHAR",
+			"outcome VARCHAR", "error_message VARCHAR", "model VARCHAR",
 		})
+		// category is NULL where a row has none (not ''); no other text
+		// column has NULLs.
+		var noCategory int64
+		for _, row := range rows {
+			if row.Category == "" {
+				noCategory++
+			}
+		}
+		if noCategory == 0 || r.Nulls["category"] != noCategory {
+			t.Errorf("DuckDB sees %d NULL categories, want %d", r.Nulls["category"], noCategory)
+		}
+		for col, n := range r.Nulls {
+			if col != "category" && n != 0 {
+				t.Errorf("DuckDB sees %d NULLs in %s, want none", n, col)
+			}
+		}
 		checkMeta(t, r, withRows(meta, n))
 		if r.Rows != n {
 			t.Errorf("DuckDB sees %d rows, want %d", r.Rows, n)
@@ -165,6 +182,7 @@ func TestDuckDBReads(t *testing.T) {
 			"extracted": func(r Row) string { return r.Extracted }, "expected": func(r Row) string { return r.Expected },
 			"finish_reason": func(r Row) string { return r.FinishReason }, "error_category": func(r Row) string { return r.ErrorCategory },
 			"outcome": func(r Row) string { return r.Outcome }, "error_message": func(r Row) string { return r.ErrorMessage },
+			"model": func(r Row) string { return r.Model },
 		}
 		ints := map[string]func(Row) int64{
 			"item_idx": func(r Row) int64 { return r.ItemIdx }, "repeat": func(r Row) int64 { return r.Repeat },

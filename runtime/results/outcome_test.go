@@ -25,15 +25,7 @@ func TestReadRowsWithoutOutcome(t *testing.T) {
 		{ItemID: "c", ErrorCategory: "server_error"},
 		{ItemID: "d", ErrorCategory: "sandbox_error"},
 	}
-	path := filepath.Join(t.TempDir(), "old.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := encode(f, old, rows, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := writeOld(t, old, rows)
 	got, _, err := ReadRows(path)
 	if err != nil {
 		t.Fatal(err)
@@ -67,4 +59,48 @@ func TestReadRowsWithoutOutcome(t *testing.T) {
 	if got[2].Outcome != "infra_error" || got[2].ErrorMessage != "http://x/v1: connection refused" {
 		t.Errorf("read back %q, %q", got[2].Outcome, got[2].ErrorMessage)
 	}
+}
+
+// A results file written before the model column, with category a
+// required column holding "" where an item has none, reads back as it was
+// written: model empty, category "".
+func TestReadRowsBeforeModelColumn(t *testing.T) {
+	var old []field[Row]
+	for _, f := range rowFields() {
+		switch f.name {
+		case "model":
+		case "category":
+			old = append(old, strField("category", func(r *Row) *string { return &r.Category }))
+		default:
+			old = append(old, f)
+		}
+	}
+	if len(old) != len(rowFields())-1 {
+		t.Fatal("no model column in the schema")
+	}
+	rows := []Row{{ItemID: "a", Category: "algebra", Outcome: "scored"}, {ItemID: "b", Outcome: "scored"}}
+	path := writeOld(t, old, rows)
+	got, _, err := ReadRows(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Category != "algebra" || got[1].Category != "" || got[0].Model != "" || got[1].Model != "" {
+		t.Errorf("read back %+v", got)
+	}
+}
+
+// writeOld writes rows with the columns of an older schema (fields) and
+// returns the file's path.
+func writeOld(t *testing.T, fields []field[Row], rows []Row) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := encode(f, fields, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -249,7 +249,7 @@ func checkColumn(sc *schema.Schema, k kind, idx []int) error {
 	}
 	var ok bool
 	switch k {
-	case kindString:
+	case kindString, kindOptString:
 		ok = isString(c)
 	case kindInt64:
 		ok = c.PhysicalType() == parquet.Types.Int64 && isPlainInt(c.LogicalType())
@@ -352,7 +352,7 @@ func readGroup[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int
 		}
 		c := &cursor[T]{f: f, maxDef: cr.Descriptor().MaxDefinitionLevel(), def: make([]int16, readBatch)}
 		switch f.kind {
-		case kindString:
+		case kindString, kindOptString:
 			c.str, c.strs = cr.(*file.ByteArrayColumnChunkReader), make([]parquet.ByteArray, readBatch)
 		case kindInt64:
 			c.i64, c.i64s = cr.(*file.Int64ColumnChunkReader), make([]int64, readBatch)
@@ -427,7 +427,7 @@ func (c *cursor[T]) fill(rows []T, lo, hi int) error {
 			err   error
 		)
 		switch c.f.kind {
-		case kindString:
+		case kindString, kindOptString:
 			total, _, err = c.str.ReadBatch(want, c.strs[:want], def, nil)
 		case kindInt64:
 			total, _, err = c.i64.ReadBatch(want, c.i64s[:want], def, nil)
@@ -457,7 +457,7 @@ func (c *cursor[T]) fill(rows []T, lo, hi int) error {
 func (c *cursor[T]) setDense(rows []T) {
 	f := c.f
 	switch f.kind {
-	case kindString:
+	case kindString, kindOptString:
 		for i := range rows {
 			*f.str(&rows[i]) = c.in.get(c.strs[i])
 		}
@@ -485,7 +485,7 @@ func (c *cursor[T]) setSparse(rows []T, def []int16, lo int) {
 	for i := range rows {
 		present := def[i] == c.maxDef
 		switch f.kind {
-		case kindString:
+		case kindString, kindOptString:
 			v := ""
 			if present {
 				v = c.in.get(c.strs[j])
@@ -529,7 +529,7 @@ func (c *cursor[T]) rest() (int, error) {
 			err   error
 		)
 		switch c.f.kind {
-		case kindString:
+		case kindString, kindOptString:
 			total, _, err = c.str.ReadBatch(readBatch, c.strs, c.def, nil)
 		case kindInt64:
 			total, _, err = c.i64.ReadBatch(readBatch, c.i64s, c.def, nil)

@@ -47,6 +47,7 @@ func sampleRows(n int) []Row {
 			ErrorCategory:    []string{"", "", "", "timeout"}[i%4],
 			Outcome:          []string{"scored", "scored", "scored", "infra_error"}[i%4],
 			Seed:             int64(i) * 1_000_003,
+			Model:            []string{"meta/llama-3.1-8b-instruct", "nel-sim", "org/modèle"}[i%3],
 		}
 		if r.ErrorCategory != "" {
 			r.ErrorMessage = fmt.Sprintf("http://sim:8000/v1: context deadline exceeded after %d ms", i)
@@ -226,7 +227,7 @@ func TestLayout(t *testing.T) {
 	for i := range md.Schema.NumColumns() {
 		names = append(names, md.Schema.Column(i).Path())
 	}
-	wantNames := "recipe_hash benchmark item_id item_idx repeat category reward correct extracted expected finish_reason prompt_tokens completion_tokens reasoning_tokens latency_ms attempts error_category seed scores.key_value.key scores.key_value.value outcome error_message"
+	wantNames := "recipe_hash benchmark item_id item_idx repeat category reward correct extracted expected finish_reason prompt_tokens completion_tokens reasoning_tokens latency_ms attempts error_category seed scores.key_value.key scores.key_value.value outcome error_message model"
 	if got := strings.Join(names, " "); got != wantNames {
 		t.Errorf("columns:\n got %s\nwant %s", got, wantNames)
 	}
@@ -249,12 +250,13 @@ func TestLayout(t *testing.T) {
 		if c.PhysicalType() != want {
 			t.Errorf("%s: %v, want %v", c.Path(), c.PhysicalType(), want)
 		}
-		wantOpt := c.Name() == "correct"
+		// correct is NULL where not binary, category where there is none.
+		wantOpt := c.Name() == "correct" || c.Name() == "category"
 		if got := c.SchemaNode().RepetitionType() == parquet.Repetitions.Optional; got != wantOpt {
 			t.Errorf("%s: optional = %v, want %v", c.Path(), got, wantOpt)
 		}
 	}
-	scores := md.Schema.Root().Field(md.Schema.Root().NumFields() - 3) // before outcome, error_message
+	scores := md.Schema.Root().Field(md.Schema.Root().NumFields() - 4) // before outcome, error_message, model
 	if _, ok := scores.LogicalType().(schema.MapLogicalType); !ok || scores.Name() != "scores" {
 		t.Errorf("field %s has logical type %v, want scores, a MAP", scores.Name(), scores.LogicalType())
 	}

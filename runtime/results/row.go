@@ -38,6 +38,10 @@ type Row struct {
 	// Scores holds extra metrics by name ("scorer:exact_match": 1), a
 	// MAP<STRING, DOUBLE> column.
 	Scores map[string]float64
+	// Model is the served model id: the one the response named, else the
+	// one the request asked for (as the trajectory's model). Files
+	// written before the column existed read back with it empty.
+	Model string
 }
 
 // Trajectory is the full record of one sample: the columns of

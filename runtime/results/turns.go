@@ -62,6 +62,9 @@ type Turn struct {
 	FinishReason     string
 	// Outcome is the sample's agent.Outcome.
 	Outcome string
+	// Model is the sample's served model id (Row.Model). Files written
+	// before the column existed read back with it empty.
+	Model string
 }
 
 // RoleNone marks the one row of a sample that ended before its first turn
@@ -85,7 +88,7 @@ const MaxInlineContent = 64 << 10
 func TurnsOf(row Row, shard int, turns []agent.Turn, outcome agent.Outcome) []Turn {
 	base := Turn{
 		RecipeHash: row.RecipeHash, Benchmark: row.Benchmark, ItemID: row.ItemID,
-		ItemIdx: row.ItemIdx, Repeat: row.Repeat, Shard: int64(shard), Outcome: string(outcome),
+		ItemIdx: row.ItemIdx, Repeat: row.Repeat, Shard: int64(shard), Outcome: string(outcome), Model: row.Model,
 	}
 	if len(turns) == 0 {
 		base.Role = RoleNone
@@ -199,5 +202,6 @@ func turnFields() []field[Turn] {
 		i64Field("completion_tokens", func(t *Turn) *int64 { return &t.CompletionTokens }),
 		strField("finish_reason", func(t *Turn) *string { return &t.FinishReason }),
 		strField("outcome", func(t *Turn) *string { return &t.Outcome }),
+		optional(strField("model", func(t *Turn) *string { return &t.Model })),
 	}
 }

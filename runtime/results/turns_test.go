@@ -20,7 +20,7 @@ import (
 // failing bash calls, "c" an infrastructure failure before its first turn.
 func agentSamples() (rows []Row, turns [][]agent.Turn, outcomes []agent.Outcome) {
 	key := func(id string, idx int64) Row {
-		return Row{RecipeHash: "sha256:r", Benchmark: "harbor://demo", ItemID: id, ItemIdx: idx}
+		return Row{RecipeHash: "sha256:r", Benchmark: "harbor://demo", ItemID: id, ItemIdx: idx, Model: "org/agent-" + id}
 	}
 	big := strings.Repeat("x", 70_000)
 	a := []agent.Turn{
@@ -82,11 +82,11 @@ func TestTurnsOf(t *testing.T) {
 		t.Errorf("short output: sha %q, bytes %d", a[1].ContentSHA256, a[1].ContentBytes)
 	}
 	for _, r := range a {
-		if r.Outcome != "solved" || r.ItemID != "a" || r.Shard != 1 || r.RecipeHash != "sha256:r" {
-			t.Errorf("turn %d keyed %s/%d/%s outcome %s", r.TurnIndex, r.ItemID, r.Shard, r.RecipeHash, r.Outcome)
+		if r.Outcome != "solved" || r.ItemID != "a" || r.Shard != 1 || r.RecipeHash != "sha256:r" || r.Model != "org/agent-a" {
+			t.Errorf("turn %d keyed %s/%d/%s model %s outcome %s", r.TurnIndex, r.ItemID, r.Shard, r.RecipeHash, r.Model, r.Outcome)
 		}
 	}
-	if c := all[10]; c.Role != RoleNone || c.ItemID != "c" || c.ItemIdx != 2 || c.Outcome != "infra_error" {
+	if c := all[10]; c.Role != RoleNone || c.ItemID != "c" || c.ItemIdx != 2 || c.Outcome != "infra_error" || c.Model != "org/agent-c" {
 		t.Errorf("turnless sample's row = %+v", c)
 	}
 }
@@ -161,6 +161,8 @@ func TestTurnsDuckDB(t *testing.T) {
 			`[{"content_bytes":"70000","digested":true,"inline":"0"}]`},
 		{`SELECT sum(prompt_tokens) AS p, sum(completion_tokens) AS c FROM 'turns.parquet' WHERE role = 'assistant' AND item_id = 'a'`,
 			`[{"c":"43","p":"250"}]`},
+		{`SELECT model, count(*) AS n FROM 'turns.parquet' GROUP BY 1 ORDER BY 1`,
+			`[{"model":"org/agent-a","n":"6"},{"model":"org/agent-b","n":"4"},{"model":"org/agent-c","n":"1"}]`},
 	} {
 		if got := query(c.sql); got != c.want {
 			t.Errorf("%s\n got %s\nwant %s", c.sql, got, c.want)

@@ -262,6 +262,8 @@ func writeColumn[T any](b *columnBuffers, rg file.SerialRowGroupWriter, f field[
 			off += n
 		}
 		_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(b.strs, nil, nil)
+	case kindOptString:
+		err = writeOptString(b, cw, f, items)
 	case kindInt64:
 		b.i64 = b.i64[:0]
 		for i := range items {
@@ -297,6 +299,29 @@ func writeColumn[T any](b *columnBuffers, rg file.SerialRowGroupWriter, f field[
 	default:
 		err = fmt.Errorf("unknown kind %v", f.kind)
 	}
+	return err
+}
+
+// writeOptString writes an optional string column: "" as NULL
+// (definition level 0, no value slot), anything else as a value.
+func writeOptString[T any](b *columnBuffers, cw file.ColumnChunkWriter, f field[T], items []T) error {
+	b.bytes, b.strs, b.def = b.bytes[:0], b.strs[:0], b.def[:0]
+	for i := range items {
+		b.bytes = append(b.bytes, *f.str(&items[i])...)
+	}
+	// Slice the one buffer only once it has stopped growing.
+	off := 0
+	for i := range items {
+		n := len(*f.str(&items[i]))
+		if n == 0 {
+			b.def = append(b.def, 0)
+			continue
+		}
+		b.strs = append(b.strs, b.bytes[off:off+n:off+n])
+		b.def = append(b.def, 1)
+		off += n
+	}
+	_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(b.strs, b.def, nil)
 	return err
 }
 

@@ -139,6 +139,10 @@ func TestScorers(t *testing.T) {
 			{"wrong", "Answer: 8", "7", nil, false, "8"},
 			{"rstrip quirk: 10 == 100", "100", "10", nil, true, "1"},
 			{"rstrip quirk: 0 and nothing", "no idea", "0", nil, true, ""},
+			// score.Caveat's example (checked against NeMo's Python): the
+			// period keeps the answer's zero, the target loses its zero.
+			{"rstrip quirk: 40. is not 40", "The answer is 40.", "40", nil, false, "40"},
+			{"rstrip quirk: 41. is 41", "The answer is 41.", "41", nil, true, "41"},
 			{"bengali digits are numbers, not 5", "উত্তর: ৫", "5", nil, false, "৫"},
 		})
 	})
@@ -279,5 +283,16 @@ func TestAgainstPython(t *testing.T) {
 	}
 	if fails > 0 {
 		t.Errorf("%d of %d cases disagree with Python", fails, len(cases))
+	}
+}
+
+// Caveat explains numeric_match's quirk with the case tested above; a
+// scorer without one has none.
+func TestCaveat(t *testing.T) {
+	if c := Caveat("numeric_match"); !strings.Contains(c, `an answer ending "40." keeps its zero ("40") while the target 40 loses it ("4")`) {
+		t.Errorf("numeric_match's caveat = %q", c)
+	}
+	if c := Caveat("exact_match"); c != "" {
+		t.Errorf("exact_match's caveat = %q, want none", c)
 	}
 }

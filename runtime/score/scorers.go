@@ -166,3 +166,17 @@ func MCQExtract(response, expected string) Result {
 	ex := ExtractMCQLetter(response)
 	return Result{Correct: ex == strings.ToUpper(PyStrip(expected)), Extracted: ex}
 }
+
+// Caveat says, for a scorer that reproduces a NeMo Evaluator quirk on
+// purpose, what the quirk does to its score, so that a report can say it
+// beside the number; "" for the others.
+func Caveat(name string) string {
+	switch name {
+	case "numeric_match":
+		return `NeMo Evaluator's numeric_match, kept as it is so that its numbers match NeMo's: ` +
+			`it compares text after stripping trailing zeros and then a trailing period, so an answer ending "40." keeps its zero ("40") ` +
+			`while the target 40 loses it ("4") and is marked wrong; it reads below a scorer that compares the numbers ` +
+			`wherever answers end a sentence with a number ending in 0`
+	}
+	return ""
+}

@@ -112,7 +112,7 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 		Repeat: int64(repeat), Category: it.Category, Expected: it.Expected,
 		LatencyMS: float64(time.Since(start).Microseconds()) / 1000,
 		Attempts:  int64(attempt), Seed: seed, Scores: map[string]float64{},
-		Reward: ar.reward, ErrorCategory: string(ar.cat),
+		Reward: ar.reward, ErrorCategory: string(ar.cat), Model: r.svc.Model,
 	}
 	traj := results.Trajectory{
 		RecipeHash: r.p.RecipeHash, Benchmark: r.b.Key, ItemID: it.ID, ItemIdx: int64(it.Index),

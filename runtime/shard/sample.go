@@ -66,6 +66,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	rec = &sampleRecord{}
 	if err != nil {
 		rec.Status = r.failed(&row, &traj, resp, err)
+		row.Model = traj.Model
 		rec.Row, rec.Traj = row, traj
 		return rec, false
 	}
@@ -84,6 +85,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	if resp.Model != "" {
 		traj.Model = resp.Model
 	}
+	row.Model = traj.Model
 	if !r.score(ctx, it, resp, &row, &traj) {
 		return nil, true // stopped while scoring: run it again on resume
 	}

@@ -51,6 +51,14 @@ for (const file of files) {
   out.aggregates = aggs.length ? (await rows(`SELECT ${aggs.join(', ')} FROM ${src}`))[0] : {};
 
   const names = new Set(out.columns.map((c) => c.name));
+  // Per text column, how many values are NULL (category is NULL where an
+  // item has none, not '').
+  out.nulls = {};
+  for (const { name, type } of out.columns) {
+    if (type !== 'VARCHAR') continue;
+    const c = ident(name);
+    out.nulls[name] = Number((await rows(`SELECT count(*) FILTER (WHERE ${c} IS NULL) AS n FROM ${src}`))[0].n);
+  }
   if (names.has('reward')) {
     const r = (await rows(
       `SELECT avg(reward) AS avg_reward, count(*) FILTER (WHERE correct IS NULL) AS null_correct,

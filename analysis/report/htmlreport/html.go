@@ -83,6 +83,7 @@ type htmlBench struct {
 	Categories         []htmlScore
 	CategoryChart      chart
 	Scorers            []htmlScore
+	ScorerNotes        []string
 	Runtime            [][2]string
 	LatencyChart       chart
 	FailSummary        string
@@ -198,6 +199,7 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 			Design: view.Design(b), Binary: b.Binary, Notes: b.Notes,
 			PassK:         htmlScores(view.PassAtK(b)),
 			Scorers:       htmlScores(append(view.ScorerMetrics(b), view.OtherMetrics(b)...)),
+			ScorerNotes:   view.ScorerNotes(b),
 			CategoryHead:  h.Metric,
 			CategoryChart: categoryChart(b),
 			Runtime:       view.RuntimeRows(b),
@@ -220,6 +222,7 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 			// its headline.
 			hb.Value, hb.NA, hb.Intervals = view.Invalid, true, h.Metric+" not reported"
 			hb.PassK, hb.Scorers, hb.Categories, hb.CategoryChart = nil, nil, nil, chart{Skip: "Not shown: the benchmark is INVALID."}
+			hb.ScorerNotes = nil
 		}
 		if hb.Intervals == "" && h.Value != nil {
 			hb.Intervals = "no interval: fewer than two items"
@@ -379,7 +382,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 {{if .Scorers}}<h3>Scorer metrics</h3>
 <table><thead><tr><th>Metric</th><th class="num">Value</th><th class="num">{{$.Level}} (clt)</th><th class="num">{{$.Level}} (bootstrap)</th><th class="num">n</th></tr></thead><tbody>
 {{range .Scorers}}<tr><td><code>{{.Name}}</code></td><td class="num{{if .NA}} na{{end}}">{{.Value}}</td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.N}}</td></tr>
-{{end}}</tbody></table>{{end}}
+{{end}}</tbody></table>{{if .ScorerNotes}}<div class="notes"><ul>{{range .ScorerNotes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}{{end}}
 </div>
 </div>
 <h3>Categories</h3>

@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/provenance"
+	"github.com/nel-eval/nel/runtime/score"
 )
 
 // DocTitle is a report's title: title, or "nel evaluation report" when
@@ -646,4 +648,43 @@ func IVCell(iv *metrics.Interval) string {
 		return rangeStr(iv) + " (clustered)"
 	}
 	return rangeStr(iv)
+}
+
+// ScorerNotes go under a benchmark's scorer metrics: which scorer the
+// headline comes from, and what makes an extra scorer differ from it (a
+// NeMo Evaluator scorer kept with its quirk, score.Caveat). Without them
+// a scorer:numeric_match 9 points under pass@1 reads as a contradiction.
+// None when the benchmark has no scorer metrics.
+func ScorerNotes(b *metrics.Bundle) []string {
+	sc := ScorerMetrics(b)
+	if len(sc) == 0 {
+		return nil
+	}
+	own := "the benchmark's own scorer"
+	if name := builtinScorer(b); name != "" {
+		own = fmt.Sprintf("%s's own scorer, %s", b.Name, name)
+	}
+	notes := []string{fmt.Sprintf("The headline %s is scored by %s; each scorer: metric scores the same answers again with the scorer it names and does not change the headline.",
+		HeadlineScore(b).Metric, own)}
+	for _, s := range sc {
+		if c := score.Caveat(strings.TrimPrefix(s.Metric, "scorer:")); c != "" {
+			notes = append(notes, s.Metric+" is "+c+".")
+		}
+	}
+	return notes
+}
+
+// builtinScorer names the scorer of a built-in benchmark's rewards; ""
+// for a benchmark the recipe declares or another harness runs, whose
+// scorer the bundle does not name.
+func builtinScorer(b *metrics.Bundle) string {
+	for _, k := range []string{"byob", "harness", "harbor"} {
+		if _, ok := b.Methodology[k]; ok {
+			return ""
+		}
+	}
+	if bm, ok := bench.Lookup(b.Name); ok {
+		return bm.Scorer
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/nel-eval/nel/analysis/report/internal/reporttest"
@@ -35,5 +36,28 @@ func TestFormats(t *testing.T) {
 	iv := Intervals(metrics.Score{CLT: &metrics.Interval{Method: "clt_clustered", Level: 0.9, Lo: 0.1, Hi: 0.2, Clusters: 7}, Bootstrap: reporttest.Boot(0.1, 0.3)})
 	if want := "[90% CI clt clustered (7 clusters) 0.1000–0.2000; 95% CI bootstrap 0.1000–0.3000]"; iv != want {
 		t.Errorf("intervals = %q, want %q", iv, want)
+	}
+}
+
+// Under the scorer metrics a report says where the headline comes from
+// (a built-in benchmark's scorer by name) and why numeric_match may read
+// below it; a benchmark the recipe declares gets no scorer name it does
+// not have, and one without scorer metrics no notes.
+func TestScorerNotes(t *testing.T) {
+	v := 0.7
+	scored := []metrics.Score{{Metric: "pass@1", Value: &v}, {Metric: "scorer:numeric_match", Value: &v}, {Metric: "scorer:exact_match", Value: &v}}
+	gsm := &metrics.Bundle{Name: "gsm8k", Binary: true, Headline: scored[0], Metrics: scored, Methodology: map[string]any{"name": "gsm8k"}}
+	notes := ScorerNotes(gsm)
+	if len(notes) != 2 ||
+		notes[0] != "The headline pass@1 is scored by gsm8k's own scorer, answer_line; each scorer: metric scores the same answers again with the scorer it names and does not change the headline." ||
+		!strings.HasPrefix(notes[1], `scorer:numeric_match is NeMo Evaluator's numeric_match, kept as it is so that its numbers match NeMo's: `) {
+		t.Errorf("gsm8k's notes = %q", notes)
+	}
+	byob := &metrics.Bundle{Name: "gsm8k", Binary: true, Headline: scored[0], Metrics: scored, Methodology: map[string]any{"byob": map[string]any{}}}
+	if notes := ScorerNotes(byob); len(notes) != 2 || !strings.HasPrefix(notes[0], "The headline pass@1 is scored by the benchmark's own scorer;") {
+		t.Errorf("a recipe's own benchmark named gsm8k: notes = %q", notes)
+	}
+	if notes := ScorerNotes(&metrics.Bundle{Name: "gsm8k", Headline: scored[0], Metrics: scored[:1]}); notes != nil {
+		t.Errorf("no scorer metrics: notes = %q", notes)
 	}
 }
