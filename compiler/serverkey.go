@@ -84,7 +84,8 @@ func guardServers(s *Source, p *plan.Plan) error {
 		for j, arg := range rs.ExtraArgs {
 			for _, flag := range own {
 				if arg == flag || strings.HasPrefix(arg, flag+"=") {
-					c.at(fmt.Sprintf("%s: nel binds a managed server to its node's address and gives it a key of its own for each job (README: Security on shared clusters); drop %s", arg, flag), "services", sv.Name, "extra_args", j)
+					// The value is not repeated: it may be a key.
+					c.at("nel binds a managed server to its node's address and gives it a key of its own for each job (README: Security on shared clusters); drop "+flag, "services", sv.Name, "extra_args", j)
 				}
 			}
 		}
