@@ -224,6 +224,8 @@ if ! NEL_SERVICE_SIM_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || 
 fi
 export NEL_SERVICE_SIM_API_KEY
 nel_log_SIM="$NEL_OUT/logs/server-sim-$SLURM_JOB_ID.log"
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_SIM") || nel_fail "cannot create $nel_log_SIM"
 export NEL_SERVICE_SIM_URL="http://$NEL_SERVICE_SIM_HOST:8123/v1"
 srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_SIM" nel-run sim-server --addr 127.0.0.1:8123 --model nel-sim --benchmark gsm8k=examples/data/arithmetic.jsonl --accuracy 0.8 --latency 20ms --latency-jitter 15ms --faults 429=0.01,500=0.01,reset=0.005 >> "$nel_log_SIM" 2>&1 &
 nel_pid_SIM=$!

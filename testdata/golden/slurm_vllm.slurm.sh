@@ -202,6 +202,8 @@ if ! NEL_SERVICE_MODEL_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') |
 fi
 export NEL_SERVICE_MODEL_API_KEY
 nel_log_MODEL="$NEL_OUT/logs/server-model-$SLURM_JOB_ID.log"
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_MODEL") || nel_fail "cannot create $nel_log_MODEL"
 export NEL_SERVICE_MODEL_URL="http://$NEL_SERVICE_MODEL_HOST:8000/v1"
 VLLM_API_KEY="$NEL_SERVICE_MODEL_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_MODEL" vllm serve nvidia/Llama-3.1-70B-Instruct --host "${NEL_SERVICE_MODEL_HOST}" --port 8000 --served-model-name model --tensor-parallel-size 4 >> "$nel_log_MODEL" 2>&1 &
 nel_pid_MODEL=$!

@@ -237,6 +237,8 @@ if ! NEL_SERVICE_VLM_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || 
 fi
 export NEL_SERVICE_VLM_API_KEY
 nel_log_VLM="$NEL_OUT/logs/server-vlm-$SLURM_JOB_ID.log"
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_VLM") || nel_fail "cannot create $nel_log_VLM"
 export NEL_SERVICE_VLM_URL="http://$NEL_SERVICE_VLM_HOST:8000/v1"
 VLLM_API_KEY="$NEL_SERVICE_VLM_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=1 --nodelist="$nel_host_VLM" vllm serve Qwen/Qwen2.5-VL-7B-Instruct --host "${NEL_SERVICE_VLM_HOST}" --port 8000 --served-model-name vlm --tensor-parallel-size 1 >> "$nel_log_VLM" 2>&1 &
 nel_pid_VLM=$!
