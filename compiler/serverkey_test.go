@@ -10,19 +10,31 @@ import (
 	"github.com/nel-eval/nel/runtime/plan"
 )
 
-// guardedPlan loads recipe src and returns the plan as a SLURM job sees
-// it (guardServers applied).
-func guardedPlan(t *testing.T, src string) (*Source, *plan.Plan) {
+// loadRecipe loads recipe src as r.yaml.
+func loadRecipe(t *testing.T, src string) *Source {
 	t.Helper()
 	s, err := newTestLoader(t).Load("r.yaml", []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func hashesOf(t *testing.T, s *Source) Hashes {
+	t.Helper()
 	h, _, err := ComputeHashes(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := BuildPlan(s, h, "test")
+	return h
+}
+
+// guardedPlan loads recipe src and returns the plan as a SLURM job sees
+// it (guardServers applied).
+func guardedPlan(t *testing.T, src string) (*Source, *plan.Plan) {
+	t.Helper()
+	s := loadRecipe(t, src)
+	p, err := BuildPlan(s, hashesOf(t, s), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,18 +142,7 @@ benchmarks:
   - name: gsm8k
     solver: {type: simple, service: model}
 `
-	hash := func(src string) Hashes {
-		s, err := newTestLoader(t).Load("r.yaml", []byte(src), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, _, err := ComputeHashes(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	a, b := hash(src), hash(strings.Replace(src, "12.4", "12.6", 1))
+	a, b := hashesOf(t, loadRecipe(t, src)), hashesOf(t, loadRecipe(t, strings.Replace(src, "12.4", "12.6", 1)))
 	if a.Plan == b.Plan {
 		t.Errorf("plan hash %s does not change with setup_commands", a.Plan)
 	}
@@ -209,10 +210,7 @@ cluster:
   node_pools:
     gpu: {nodes: 2, ntasks_per_node: 1}
 `
-	s, err := newTestLoader(t).Load("r.yaml", []byte(src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadRecipe(t, src)
 	var got []string
 	for _, e := range Unsupported(s) {
 		got = append(got, e.Error())
@@ -228,11 +226,8 @@ cluster:
 	// Without a and b, compile refuses c's flags at their positions.
 	src = strings.Replace(src, "    setup_commands: [module load x]\n    pre_cmd: echo start\n", "", 1)
 	src = strings.Replace(src, "    num_nodes: 2\n    setup_commands: [module load x]\n", "", 1)
-	s, err = newTestLoader(t).Load("r.yaml", []byte(src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Compile(s, CompileOptions{NelVersion: "test", NelRun: "/opt/nel-run", NelRunSHA256: strings.Repeat("0", 64)})
+	s = loadRecipe(t, src)
+	_, err := Compile(s, CompileOptions{NelVersion: "test", NelRun: "/opt/nel-run", NelRunSHA256: strings.Repeat("0", 64)})
 	const why = ": nel binds a managed server to its node's address and gives it a key of its own for each job (README: Security on shared clusters); drop "
 	want := "r.yaml:11:18: services.c.extra_args[0]" + why + "--api-key\n" +
 		"r.yaml:11:66: services.c.extra_args[3]" + why + "--host"

@@ -1,24 +1,23 @@
 package main
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/nel-eval/nel/runtime/sim"
 )
 
-// A server the job started with a key answers /v1 only with it:
-// wait-ready reads the key from the variable it is named by, and never
-// prints it.
+// nel-run sim-server with a key (as a SLURM scenario's process service
+// checks the job's key) answers /v1 only with it: wait-ready reads the key
+// from the variable it is named by, and never prints it.
 func TestWaitReadyAPIKeyEnv(t *testing.T) {
 	const key = "9c1e5a0b7d3f"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+key {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
+	s, err := sim.New(sim.Config{APIKey: key, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	t.Setenv("NEL_TEST_SERVER_KEY", key)
 
