@@ -43,11 +43,11 @@ func access(typ string) serverAccess {
 		return serverAccess{bind: true, keyEnv: "VLLM_API_KEY", keyed: true}
 	case "sglang":
 		return serverAccess{bind: true, keyFlag: "--api-key", keyed: true,
-			note: "SGLang reads its key from its command line only, which users of this node can see in its process list."}
+			note: "SGLang takes its key on its command line (--api-key), which users of this node can see in its process list."}
 	case "trt_llm":
 		return serverAccess{bind: true, note: "trtllm-serve takes no API key: any user who can reach this node's address can use it."}
 	case "process":
-		return serverAccess{keyed: true, note: "A process service is your command: nel gives it its node's address and the job's key in the two variables above; binding and checking them is up to it (nel-run sim-server --api-key-env checks the key)."}
+		return serverAccess{keyed: true, note: "A process service is your command: nel gives it its node's address and the job's key in the two variables below; binding and checking them are up to it (nel-run sim-server --api-key-env checks the key)."}
 	case "nim":
 		return serverAccess{note: "A NIM takes no API key and no bind address from nel: it listens on every interface of its node."}
 	case "dynamo":

@@ -214,7 +214,7 @@ nel_host_SIM=$(scontrol show hostnames "${SLURM_JOB_NODELIST}" | head -n 1)
 # Other users of the cluster can reach this node.
 # It answers only requests with this job's key, made here and passed by
 # environment, never written to a file.
-# A process service is your command: nel gives it its node's address and the job's key in the two variables above; binding and checking them is up to it (nel-run sim-server --api-key-env checks the key).
+# A process service is your command: nel gives it its node's address and the job's key in the two variables below; binding and checking them are up to it (nel-run sim-server --api-key-env checks the key).
 if ! NEL_SERVICE_SIM_HOST=$(getent ahostsv4 "$nel_host_SIM" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_SIM_HOST" ]; then
   nel_fail 'service sim: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_SIM"
 fi
