@@ -38,6 +38,11 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Target == "" || opts.Target == "slurm" {
+		if err := guardServers(s, p); err != nil {
+			return nil, err
+		}
+	}
 	j, err := newJob(s, p, opts)
 	if err != nil {
 		return nil, err
@@ -105,6 +110,17 @@ type server struct {
 	// Dynamo is set for a dynamo service, which the "dynamo" template
 	// starts instead of Cmd.
 	Dynamo *dynamoServer
+	// HostEnv and KeyEnv carry the server's address and the job's key
+	// for it (serverkey.go); KeyEnv is empty for a server without a key.
+	HostEnv, KeyEnv string
+	// ServerKey is how the server gets the key: a variable assignment
+	// before srun, or a flag after its command (pre-quoted).
+	ServerKeyAssign, ServerKeyFlag string
+	// Note says what the server cannot do of binding and keys.
+	Note  string
+	Bound bool // listens on HostEnv only
+	Setup bool // Cmd is a bash -c script of setup_commands or pre_cmd
+	Het   bool // its clients may be on other nodes
 }
 
 // sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
@@ -169,7 +185,7 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 		EvalNodes:    1,
 	}
 	for _, sv := range p.Services {
-		if sv.APIKey != nil && sv.APIKey.Default == nil {
+		if sv.APIKey != nil && sv.APIKey.Default == nil && !sv.Managed { // a managed server's is the job's own
 			j.Secrets = append(j.Secrets, secret{Name: sv.APIKey.Name, Where: "services." + sv.Name + ".api_key"})
 		}
 		for _, e := range sv.Env {
@@ -433,8 +449,10 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		Port:       sv.Port,
 		Timeout:    int(sv.StartupTimeout),
 		NumNodes:   rs.NumNodes,
-		Cmd:        shellquote.Join(sv.Command),
+		Cmd:        serverCmd(sv),
+		Het:        j.Het,
 	}
+	srv.access(sv, rs)
 	srv.NodeListVar = "SLURM_JOB_NODELIST"
 	flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
 	if j.Het {
@@ -448,10 +466,42 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		srv.Dynamo = j.dynamoLayout(s, sv, pools, names)
 		srv.WaitFlags = fmt.Sprintf(`"${nel_dyn_pids_%s[@]}" --dynamo-workers %d,%d`, srv.Var, srv.Dynamo.Prefill, srv.Dynamo.Decode)
 	}
+	if a := access(sv.Type); a.keyEnv != "" {
+		names = append(names, a.keyEnv)
+	}
 	if rs.Image != "" {
 		srv.Pyxis = pyxisFlags(cl, rs, names, p.OutputDir)
 	}
 	return srv
+}
+
+// access sets how the job gives server srv its address and key
+// (serverkey.go): guardServers made sv's api_key the job's key by name.
+func (srv *server) access(sv plan.Service, rs *Service) {
+	a := access(sv.Type)
+	srv.Note = a.note
+	if sv.Type == "dynamo" {
+		return
+	}
+	srv.HostEnv = serverHostEnv(sv.Name)
+	srv.Bound = a.bind && rs.PreCmd == ""
+	srv.Setup = rs.PreCmd != "" || len(rs.SetupCommands) > 0
+	if sv.APIKey != nil && a.keyed {
+		srv.KeyEnv = sv.APIKey.Name
+		if a.keyEnv != "" {
+			srv.ServerKeyAssign = a.keyEnv + `="$` + srv.KeyEnv + `" `
+		}
+		if a.keyFlag != "" && rs.PreCmd == "" {
+			srv.ServerKeyFlag = " " + a.keyFlag + ` "$` + srv.KeyEnv + `"`
+		}
+	}
+	if rs.PreCmd != "" {
+		srv.Note = "Its pre_cmd starts it: listening on $" + srv.HostEnv + " only is up to that script"
+		if srv.KeyEnv != "" {
+			srv.Note += ", and so is checking the key in $" + srv.KeyEnv
+		}
+		srv.Note += "."
+	}
 }
 
 // serverEnv returns the shell statements that export sv's environment,

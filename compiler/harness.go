@@ -220,6 +220,10 @@ func containerRunConfig(b *Benchmark, sv *Service, model, task string) (string, 
 	return string(out), err
 }
 
+// containerKeyEnv is the variable an eval-factory image reads its key
+// from (the job exports it from NEL_HARNESS_API_KEY).
+const containerKeyEnv = "NEMO_API_KEY"
+
 func containerEndpoint(b *Benchmark, sv *Service, model string) map[string]any {
 	typ := containerEndpointType(b, sv)
 	path := "/chat/completions"
@@ -228,7 +232,7 @@ func containerEndpoint(b *Benchmark, sv *Service, model string) map[string]any {
 	}
 	ep := map[string]any{"url": harnessURLRef + path, "model_id": model, "type": typ}
 	if sv.APIKey != "" {
-		ep["api_key_name"] = "NEMO_API_KEY"
+		ep["api_key_name"] = containerKeyEnv
 	}
 	if len(b.Solver.AdapterConfig) > 0 {
 		ep["adapter_config"] = b.Solver.AdapterConfig

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -250,7 +251,8 @@ func checkInjectScript(t *testing.T, payloads []string) {
 			t.Fatal(err)
 		}
 	}
-	envNames := []string{"PROC_PLAIN", "PROC_DEFAULT", "PROC_FROM", "VLLM_PLAIN", "CLUSTER_PLAIN"}
+	envNames := []string{"PROC_PLAIN", "PROC_DEFAULT", "PROC_FROM", "VLLM_PLAIN", "CLUSTER_PLAIN",
+		"VLLM_API_KEY", "NEL_SERVICE_VLLM_API_KEY", "NEL_SERVICE_PROC_API_KEY", "NEL_SERVICE_PROC_HOST"}
 	// The fake srun records its environment, then its argv (the argv file
 	// marks a complete record); the fake wait-ready waits for that record,
 	// so the script cannot end and kill a server before it is recorded.
@@ -263,6 +265,9 @@ printf '%s\0' "$@" > "$f.argv.tmp" && mv "$f.argv.tmp" "$f.argv"
 exec sleep 10
 `)
 	writeExe(t, filepath.Join(bin, "scontrol"), "#!/bin/bash\necho node1\n")
+	// node1's address, as a site's resolver would give it (getent ahostsv4
+	// prints a line per socket type).
+	writeExe(t, filepath.Join(bin, "getent"), "#!/bin/bash\n[ \"$1 $2\" = \"ahostsv4 node1\" ] || exit 2\nprintf '10.9.8.7        STREAM node1\\n10.9.8.7        DGRAM\\n'\n")
 	writeExe(t, filepath.Join(bin, "sbatch"), "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$NEL_TEST_REC/sbatch.$$\"\necho 123\n")
 	writeExe(t, filepath.Join(bin, "scancel"), "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$NEL_TEST_REC/scancel.$$\"\n")
 	nelRun := filepath.Join(nelDir, "nel-run")
@@ -352,9 +357,10 @@ exit 0
 	if len(calls) != 2 {
 		t.Fatalf("expected 2 srun calls (one per server), got %d\n%s", len(calls), out.String())
 	}
-	wantVllm := append([]string{"vllm", "serve", r.vllmModel, "--host", "0.0.0.0", "--port", "8000",
+	wantVllm := append([]string{"vllm", "serve", r.vllmModel, "--host", "10.9.8.7", "--port", "8000",
 		"--served-model-name", r.vllmServed, "--tensor-parallel-size", "1"}, r.vllmExtraArgs...)
 	seen := map[string]bool{}
+	var keys []string // the keys the job made for its servers
 	for _, c := range calls {
 		flags, argv := splitSrun(c.argv)
 		switch {
@@ -367,12 +373,21 @@ exit 0
 				"PROC_DEFAULT":  strings.TrimSuffix(strings.TrimPrefix(r.procEnv["PROC_DEFAULT"], "${NEL_INJ_UNSET:-"), "}"),
 				"PROC_FROM":     injSetEnv,
 				"CLUSTER_PLAIN": r.clusterEnv["CLUSTER_PLAIN"],
+				// A process service is told its node's address.
+				"NEL_SERVICE_PROC_HOST": "10.9.8.7",
 			})
+			keys = append(keys, c.env["NEL_SERVICE_PROC_API_KEY"])
 		case slices.Equal(argv, wantVllm):
 			seen["vllm"] = true
 			wantFlag(t, flags, "--container-image="+r.vllmImage)
 			wantFlag(t, flags, "--container-mounts="+strings.Join(append(slices.Clone(r.clusterMounts), r.vllmMounts...), ","))
 			wantEnv(t, c.env, map[string]string{"VLLM_PLAIN": r.vllmEnv["VLLM_PLAIN"], "CLUSTER_PLAIN": r.clusterEnv["CLUSTER_PLAIN"]})
+			// The job's key reaches vLLM by its own variable, the same
+			// key nel-run is told to read.
+			keys = append(keys, c.env["VLLM_API_KEY"])
+			if c.env["VLLM_API_KEY"] != c.env["NEL_SERVICE_VLLM_API_KEY"] {
+				t.Errorf("vllm's VLLM_API_KEY %q is not the job's key %q", c.env["VLLM_API_KEY"], c.env["NEL_SERVICE_VLLM_API_KEY"])
+			}
 		default:
 			t.Errorf("srun ran a server argv that is neither recipe's:\nflags %q\nargv  %q\nwant  %q\nor    %q", flags, argv, r.procCommand, wantVllm)
 		}
@@ -386,7 +401,8 @@ exit 0
 	if len(nel["wait-ready"]) != 2 || len(nel["shard"]) != 2 || len(nel["merge"]) != 1 {
 		t.Fatalf("nel-run calls: %q\n%s", nel, out.String())
 	}
-	wantURL := "http://node1:8123" + r.health
+	checkServerKeys(t, keys, root, rec)
+	wantURL := "http://10.9.8.7:8123" + r.health
 	if !slices.ContainsFunc(nel["wait-ready"], func(a []string) bool { return argAfter(a, "--url") == wantURL }) {
 		t.Errorf("wait-ready --url: expected %q among %q", wantURL, nel["wait-ready"])
 	}
@@ -505,6 +521,39 @@ func wantFlag(t *testing.T, flags []string, want string) {
 	if !slices.Contains(flags, want) {
 		t.Errorf("srun flags: expected %q among %q", want, flags)
 	}
+}
+
+var jobKeyRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// checkServerKeys checks the keys the job made: 32 random bytes in hex,
+// one per server, and none of them written anywhere the job left files
+// (the script, the plan, the run folder) but in the fake srun's records.
+func checkServerKeys(t *testing.T, keys []string, root, rec string) {
+	t.Helper()
+	if len(keys) != 2 || keys[0] == keys[1] {
+		t.Errorf("server keys %q: want two different keys", keys)
+	}
+	for _, k := range keys {
+		if !jobKeyRE.MatchString(k) {
+			t.Errorf("server key %q: want 64 hex digits", k)
+			return
+		}
+	}
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(p, rec+string(filepath.Separator)) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, k := range keys {
+			if bytes.Contains(b, []byte(k)) {
+				t.Errorf("%s contains a server's key", p)
+			}
+		}
+		return nil
+	})
 }
 
 func wantEnv(t *testing.T, got, want map[string]string) {

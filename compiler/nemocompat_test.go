@@ -39,7 +39,6 @@ var compatFeatureIssue = map[string]string{
 	"output.export":                      "issue 22",
 	"benchmark source vlmevalkit://":     "issue 19",
 	"image_detail":                       "issue 19",
-	"setup_commands":                     "issue 27",
 	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
 	"remote submission": "none",
 	// nel reads Harbor tasks where the user put them; it downloads none
@@ -60,7 +59,7 @@ var compatConfigs = []struct {
 	{"slurm_vllm.yaml", nil},
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
-	{"slurm_fragments.yaml", []string{"remote submission", "setup_commands"}},
+	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"a Harbor dataset that is not on this machine", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor"}},
 	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},

@@ -189,9 +189,35 @@ func servedName(name string, s *Service) string {
 	return name
 }
 
-// serverCommand is the argv that starts a managed server. It binds all
-// interfaces: in a heterogeneous job the clients are on other nodes.
+// serverCommand is the argv that starts a managed server, in a shell that
+// runs the service's setup_commands first, or its pre_cmd instead
+// (withSetup). It binds all interfaces; a SLURM job binds the node's own
+// address instead (guardServers).
 func serverCommand(name string, s *Service) []string {
+	if s.PreCmd != "" || len(s.SetupCommands) > 0 {
+		return withSetup(name, s, engineCommand(name, s))
+	}
+	return engineCommand(name, s)
+}
+
+// withSetup wraps argv in bash -c for the service's shell commands, as
+// NeMo Evaluator runs them: setup_commands one per line under set -euo
+// pipefail before the server, which then replaces the shell (exec, so
+// the job's pid is the server's); a pre_cmd is the whole script, as the
+// user wrote it, and starts the server itself. They are shell commands
+// on purpose, so they are not quoted as words: the script is one argument
+// of bash -c, quoted whole (runtime/shellquote) where it reaches a shell,
+// and shown in the compiled script as written.
+func withSetup(name string, s *Service, argv []string) []string {
+	if s.PreCmd != "" {
+		return []string{"bash", "-c", s.PreCmd, "nel-" + name}
+	}
+	script := "set -euo pipefail\n" + strings.Join(s.SetupCommands, "\n") + "\nexec \"$@\""
+	return append([]string{"bash", "-c", script, "nel-" + name}, argv...)
+}
+
+// engineCommand is the argv of the server itself.
+func engineCommand(name string, s *Service) []string {
 	itoa := strconv.Itoa
 	var argv []string
 	switch s.Type {

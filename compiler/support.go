@@ -32,12 +32,7 @@ func unsupported(s *Source) Errors {
 		if sv.ProxyVerbose != nil && *sv.ProxyVerbose {
 			no("proxy_verbose", "services", name, "proxy_verbose")
 		}
-		if len(sv.SetupCommands) > 0 {
-			no("setup_commands", "services", name, "setup_commands")
-		}
-		if sv.PreCmd != "" {
-			no("pre_cmd", "services", name, "pre_cmd")
-		}
+		setupUnsupported(no, name, sv)
 		if sv.Gpus != nil {
 			no("gpus (use node pools with gres)", "services", name, "gpus")
 		}
@@ -61,7 +56,7 @@ func unsupported(s *Source) Errors {
 	}
 	for _, p := range s.deferredRefs {
 		if !nodeResolves(r, p) {
-			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values, and in a dynamo or nim model and image; here it would stay literal text)", p...)
+			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values, in a dynamo or nim model and image, and in setup_commands and pre_cmd; here it would stay literal text)", p...)
 		}
 	}
 	for _, name := range sortedKeys(r.Sandboxes) {
@@ -82,6 +77,27 @@ func unsupported(s *Source) Errors {
 		no("output.export", "output", "export")
 	}
 	return c.errs.sorted()
+}
+
+// setupUnsupported refuses the setup_commands and pre_cmd that the job
+// could not run where the server starts (withSetup wraps one command).
+func setupUnsupported(no func(string, ...any), name string, sv *Service) {
+	field := "setup_commands"
+	if sv.PreCmd != "" {
+		field = "pre_cmd"
+		if len(sv.SetupCommands) > 0 {
+			// NeMo Evaluator drops setup_commands then; nel says so instead.
+			no("setup_commands together with pre_cmd (pre_cmd replaces the whole start script, so NeMo Evaluator would skip setup_commands: put them at the top of pre_cmd)", "services", name, "setup_commands")
+		}
+	} else if len(sv.SetupCommands) == 0 {
+		return
+	}
+	switch {
+	case sv.Type == "dynamo":
+		no(field+" on a dynamo service (it starts NATS, etcd, a frontend and workers, each its own step)", "services", name, field)
+	case sv.NumNodes > 1:
+		no(field+" on a multi-node service (the Ray workers on the other nodes would start without them)", "services", name, field)
+	}
 }
 
 // unsupportedCluster names what nel cannot do of r's cluster.
@@ -274,14 +290,20 @@ func envRefsIn(s string) []string {
 func Unsupported(s *Source) Errors { return unsupported(s) }
 
 // nodeResolves says whether the string at path p may keep a literal ${VAR}
-// (written $${VAR}) for the node to resolve: a service's url, and a dynamo
-// or nim service's model and image, which the job's shell expands after
-// checking the variable is set (dynamo.go's shellWord).
+// (written $${VAR}) for the node to resolve: a service's url, a dynamo or
+// nim service's model and image, which the job's shell expands after
+// checking the variable is set (dynamo.go's shellWord), and the shell
+// commands of setup_commands and pre_cmd, as NeMo Evaluator's script runs them.
 func nodeResolves(r *Recipe, p []any) bool {
+	if len(p) == 4 && p[0] == "services" && p[2] == "setup_commands" {
+		return true // shell commands, run by the node's shell
+	}
 	if len(p) != 3 || p[0] != "services" {
 		return false
 	}
 	switch p[2] {
+	case "pre_cmd":
+		return true
 	case "url":
 		return true
 	case "model", "image":

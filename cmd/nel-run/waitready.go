@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ Fails (exit 1) when --timeout passes, or at once when a process --pid no
 longer exists (--pid may be given once per process the server needs); the
 message then includes the last 50 lines of --log.
 
+--api-key-env NAME sends the key in $NAME (Authorization: Bearer) with each
+poll, for a server the job started with a key; the key is never printed.
+
 --dynamo-workers P,D waits, beyond the 200, until a dynamo frontend's /health
 lists P prefill and D decode workers (an aggregated worker counts as decode).
 
@@ -32,6 +36,7 @@ func newWaitReadyCmd(e *env) *cobra.Command {
 	var opts serve.WaitOptions
 	var pids []int
 	var dynamo []int
+	var keyEnv string
 	c := &cobra.Command{Use: "wait-ready [flags]", Short: "wait until model servers answer their health URLs with 200 OK", Long: waitReadyHelp}
 	f := c.Flags()
 	f.StringVar(&opts.URL, "url", "", "health `URL` to poll, e.g. http://localhost:8000/health (required)")
@@ -40,6 +45,7 @@ func newWaitReadyCmd(e *env) *cobra.Command {
 	f.StringVar(&opts.LogFile, "log", "", "server log `FILE` whose tail is shown on failure")
 	f.DurationVar(&opts.Timeout, "timeout", serve.DefaultTimeout, "give up after this long")
 	f.DurationVar(&opts.Interval, "interval", serve.DefaultInterval, "pause between polls")
+	f.StringVar(&keyEnv, "api-key-env", "", "send the API key in environment variable `NAME` as a bearer token (a server started with a key)")
 	f.StringVar(&opts.Name, "name", "", "server `NAME` used in messages (default: the URL's host)")
 	return command(e, c, true, func(ctx context.Context, urls []string) int {
 		if opts.URL != "" {
@@ -50,6 +56,11 @@ func newWaitReadyCmd(e *env) *cobra.Command {
 		}
 		if opts.Timeout <= 0 {
 			return usageError(e, c, "--timeout must be positive")
+		}
+		if keyEnv != "" {
+			if opts.APIKey = os.Getenv(keyEnv); opts.APIKey == "" {
+				return usageError(e, c, "--api-key-env: $"+keyEnv+" is not set or empty")
+			}
 		}
 		if len(pids) > 0 {
 			opts.PID, opts.OtherPIDs = pids[0], pids[1:]

@@ -58,6 +58,10 @@ type WaitOptions struct {
 	// workers register) is ready only when Ready says so; why is what the
 	// last poll saw otherwise.
 	Ready func(body []byte) (ok bool, why string)
+	// APIKey, when set, is sent as a bearer token with every poll: a
+	// server started with a key (vLLM's --api-key) refuses /v1 paths
+	// without it, so a health_path there could never answer 200.
+	APIKey string
 	// LogFile, when set, is the server's log; its last LogLines lines are
 	// included in failure messages.
 	LogFile string
@@ -212,7 +216,7 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 	nextProgress := start.Add(opts.ProgressInterval)
 	last := ""
 	for attempt := 1; ; attempt++ {
-		status, ok := poll(ctx, client, opts.URL, opts.RequestTimeout, opts.Ready)
+		status, ok := poll(ctx, client, opts, opts.URL)
 		if ok && opts.PID != 0 {
 			// A server that cannot bind its port exits within moments, while
 			// whatever already holds the port answers the poll: look again.
@@ -283,12 +287,16 @@ func firstDead(opts WaitOptions) int {
 // poll sends one GET and reports whether it answered 200 (with a body
 // ready accepts, when ready is set), and otherwise a short description of
 // what happened.
-func poll(ctx context.Context, client *http.Client, rawURL string, timeout time.Duration, ready func([]byte) (bool, string)) (status string, ok bool) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func poll(ctx context.Context, client *http.Client, opts WaitOptions, rawURL string) (status string, ok bool) {
+	ready := opts.Ready
+	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return err.Error(), false
+	}
+	if opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+opts.APIKey)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -401,3 +401,34 @@ func TestWaitReadyPortTakenByAnother(t *testing.T) {
 		t.Errorf("message: %v", err)
 	}
 }
+
+// A server started with a key answers 401 without it: the wait sends the
+// key, never fails open, and keeps the key out of what it reports.
+func TestWaitReadySendsAPIKey(t *testing.T) {
+	const key = "job-key-4f2a9c"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+
+	opts := fast(srv.URL + "/v1/models")
+	opts.APIKey = key
+	if err := WaitReady(context.Background(), opts); err != nil {
+		t.Fatalf("WaitReady with the key: %v", err)
+	}
+
+	opts = fast(srv.URL + "/v1/models")
+	opts.APIKey = "wrong"
+	opts.Timeout = 300 * time.Millisecond
+	err := WaitReady(context.Background(), opts)
+	if err == nil {
+		t.Fatal("WaitReady with a wrong key succeeded; want a timeout")
+	}
+	if !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("error = %q; want the 401 named and the key left out", err)
+	}
+}

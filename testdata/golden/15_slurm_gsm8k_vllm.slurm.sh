@@ -20,7 +20,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=dbe4f5b3f717201b8df473f62835fb34494b2747f68e99636f6389cabac5b7ce
+NEL_PLAN_SHA256=cfff23f4034f0d4722c625f814a56bf297f160578ce8856004aacddfa1fc8db4
 NEL_PLAN="$NEL_OUT/.nel/plan-400aff550f01.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -75,6 +75,9 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "protocol": "chat_completions",
       "model": "model",
       "url_env": "NEL_SERVICE_MODEL_URL",
+      "api_key": {
+        "name": "NEL_SERVICE_MODEL_API_KEY"
+      },
       "generation": {},
       "managed": true,
       "port": 8000,
@@ -85,7 +88,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "serve",
         "nvidia/Llama-3.1-70B-Instruct",
         "--host",
-        "0.0.0.0",
+        "${NEL_SERVICE_MODEL_HOST}",
         "--port",
         "8000",
         "--served-model-name",
@@ -186,12 +189,26 @@ fi
 
 # service model (vllm)
 nel_host_MODEL=$(scontrol show hostnames "${SLURM_JOB_NODELIST}" | head -n 1)
+# Other users of the cluster can reach this node.
+# The server listens on the address its clients are given, not on every interface.
+# It answers only requests with this job's key, made here and passed by
+# environment, never written to a file.
+if ! NEL_SERVICE_MODEL_HOST=$(getent ahostsv4 "$nel_host_MODEL" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_MODEL_HOST" ]; then
+  nel_fail 'service model: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_MODEL"
+fi
+export NEL_SERVICE_MODEL_HOST
+if ! NEL_SERVICE_MODEL_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SERVICE_MODEL_API_KEY} -ne 64 ]; then
+  nel_fail 'service model: cannot make its API key from /dev/urandom'
+fi
+export NEL_SERVICE_MODEL_API_KEY
 nel_log_MODEL="$NEL_OUT/logs/server-model-$SLURM_JOB_ID.log"
-export NEL_SERVICE_MODEL_URL="http://$nel_host_MODEL:8000/v1"
-srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_MODEL" vllm serve nvidia/Llama-3.1-70B-Instruct --host 0.0.0.0 --port 8000 --served-model-name model --tensor-parallel-size 4 >> "$nel_log_MODEL" 2>&1 &
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_MODEL") || nel_fail "cannot create $nel_log_MODEL"
+export NEL_SERVICE_MODEL_URL="http://$NEL_SERVICE_MODEL_HOST:8000/v1"
+VLLM_API_KEY="$NEL_SERVICE_MODEL_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_MODEL" vllm serve nvidia/Llama-3.1-70B-Instruct --host "${NEL_SERVICE_MODEL_HOST}" --port 8000 --served-model-name model --tensor-parallel-size 4 >> "$nel_log_MODEL" 2>&1 &
 nel_pid_MODEL=$!
 nel_pids+=("$nel_pid_MODEL")
-"$NEL_RUN" wait-ready --name model --url "http://$nel_host_MODEL:8000"/health --pid "$nel_pid_MODEL" --log "$nel_log_MODEL" --timeout 600s \
+"$NEL_RUN" wait-ready --name model --url "http://$NEL_SERVICE_MODEL_HOST:8000"/health --pid "$nel_pid_MODEL" --api-key-env NEL_SERVICE_MODEL_API_KEY --log "$nel_log_MODEL" --timeout 600s \
   || nel_fail 'service model did not become ready; its log: '"$nel_log_MODEL"
 
 nel_rc=0

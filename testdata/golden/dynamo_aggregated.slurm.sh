@@ -201,6 +201,7 @@ fi
 # service qwen (dynamo, image nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.4.0): 1 aggregated worker(s) × 2 node(s) on node pool gpu.
 # NATS (health on port 8222) and etcd (port 2379) are where the workers register;
 # the frontend serves the OpenAI API on port 9000, and is ready once every worker has registered.
+# Dynamo's frontend, NATS and etcd take no API key from nel and listen on every interface of their nodes.
 mapfile -t nel_nodes_QWEN < <(scontrol show hostnames "${SLURM_JOB_NODELIST}" | sed -n '1,2p')
 nel_host_QWEN=${nel_nodes_QWEN[0]}
 nel_log_QWEN="$NEL_OUT/logs/server-qwen-$SLURM_JOB_ID.log"

@@ -203,6 +203,7 @@ fi
 # service deepseek (dynamo, image nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.4.0): 2 prefill worker(s) × 1 node(s) on node pool prefill, 1 decode worker(s) × 2 node(s) on node pool decode.
 # NATS (health on port 8222) and etcd (port 2379) are where the workers register;
 # the frontend serves the OpenAI API on port 8000, and is ready once every worker has registered.
+# Dynamo's frontend, NATS and etcd take no API key from nel and listen on every interface of their nodes.
 mapfile -t nel_nodes_DEEPSEEK_prefill < <(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0}" | sed -n '1,2p')
 mapfile -t nel_nodes_DEEPSEEK_decode < <(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_1}" | sed -n '1,2p')
 nel_host_DEEPSEEK=${nel_nodes_DEEPSEEK_prefill[0]}

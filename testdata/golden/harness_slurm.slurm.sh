@@ -27,7 +27,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=54e3e3d101d3793ca6b4c75ff1fdcf32b90326c258b44472231bdc299260fccf
+NEL_PLAN_SHA256=33774964a8114296ceabb4f35f3f809daa7b894a1ee83219a8070116a86f0641
 NEL_PLAN="$NEL_OUT/.nel/plan-f4fae243ce2b.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -82,6 +82,9 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "protocol": "chat_completions",
       "model": "model",
       "url_env": "NEL_SERVICE_MODEL_URL",
+      "api_key": {
+        "name": "NEL_SERVICE_MODEL_API_KEY"
+      },
       "generation": {},
       "managed": true,
       "port": 8000,
@@ -92,7 +95,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "serve",
         "nvidia/Llama-3.1-8B-Instruct",
         "--host",
-        "0.0.0.0",
+        "${NEL_SERVICE_MODEL_HOST}",
         "--port",
         "8000",
         "--served-model-name",
@@ -246,7 +249,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
           "--run_config",
           "/nel-harness/run_config.yaml"
         ],
-        "config": "{\n  \"config\": {\n    \"output_dir\": \"/nel-harness\",\n    \"params\": {\n      \"limit_samples\": 20,\n      \"parallelism\": 8\n    },\n    \"type\": \"ns_ifeval\"\n  },\n  \"target\": {\n    \"api_endpoint\": {\n      \"adapter_config\": {\n        \"process_reasoning_traces\": true\n      },\n      \"model_id\": \"model\",\n      \"type\": \"chat\",\n      \"url\": \"${NEL_HARNESS_URL}/chat/completions\"\n    }\n  }\n}"
+        "config": "{\n  \"config\": {\n    \"output_dir\": \"/nel-harness\",\n    \"params\": {\n      \"limit_samples\": 20,\n      \"parallelism\": 8\n    },\n    \"type\": \"ns_ifeval\"\n  },\n  \"target\": {\n    \"api_endpoint\": {\n      \"adapter_config\": {\n        \"process_reasoning_traces\": true\n      },\n      \"api_key_name\": \"NEMO_API_KEY\",\n      \"model_id\": \"model\",\n      \"type\": \"chat\",\n      \"url\": \"${NEL_HARNESS_URL}/chat/completions\"\n    }\n  }\n}"
       }
     }
   ]
@@ -312,12 +315,31 @@ fi
 
 # service model (vllm)
 nel_host_MODEL=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_1}" | head -n 1)
+# Other users of the cluster can reach this node.
+# The server listens on the address its clients are given, not on every interface.
+# It answers only requests with this job's key, made here and passed by
+# environment, never written to a file.
+if ! NEL_SERVICE_MODEL_HOST=$(getent ahostsv4 "$nel_host_MODEL" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_MODEL_HOST" ]; then
+  nel_fail 'service model: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_MODEL"
+fi
+case $NEL_SERVICE_MODEL_HOST in
+  # One host running several slurmd is fine; a real node that maps its own
+  # name to loopback is unreachable there from the other components' nodes.
+  127.*) echo 'nel: warning: service model: its node'\''s name resolves to a loopback address, where clients on other nodes cannot reach it:' "$nel_host_MODEL -> $NEL_SERVICE_MODEL_HOST" >&2 ;;
+esac
+export NEL_SERVICE_MODEL_HOST
+if ! NEL_SERVICE_MODEL_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SERVICE_MODEL_API_KEY} -ne 64 ]; then
+  nel_fail 'service model: cannot make its API key from /dev/urandom'
+fi
+export NEL_SERVICE_MODEL_API_KEY
 nel_log_MODEL="$NEL_OUT/logs/server-model-$SLURM_JOB_ID.log"
-export NEL_SERVICE_MODEL_URL="http://$nel_host_MODEL:8000/v1"
-srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=1 --nodelist="$nel_host_MODEL" vllm serve nvidia/Llama-3.1-8B-Instruct --host 0.0.0.0 --port 8000 --served-model-name model --tensor-parallel-size 1 >> "$nel_log_MODEL" 2>&1 &
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_MODEL") || nel_fail "cannot create $nel_log_MODEL"
+export NEL_SERVICE_MODEL_URL="http://$NEL_SERVICE_MODEL_HOST:8000/v1"
+VLLM_API_KEY="$NEL_SERVICE_MODEL_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=1 --nodelist="$nel_host_MODEL" vllm serve nvidia/Llama-3.1-8B-Instruct --host "${NEL_SERVICE_MODEL_HOST}" --port 8000 --served-model-name model --tensor-parallel-size 1 >> "$nel_log_MODEL" 2>&1 &
 nel_pid_MODEL=$!
 nel_pids+=("$nel_pid_MODEL")
-"$NEL_RUN" wait-ready --name model --url "http://$nel_host_MODEL:8000"/health --pid "$nel_pid_MODEL" --log "$nel_log_MODEL" --timeout 600s \
+"$NEL_RUN" wait-ready --name model --url "http://$NEL_SERVICE_MODEL_HOST:8000"/health --pid "$nel_pid_MODEL" --api-key-env NEL_SERVICE_MODEL_API_KEY --log "$nel_log_MODEL" --timeout 600s \
   || nel_fail 'service model did not become ready; its log: '"$nel_log_MODEL"
 
 nel_rc=0
@@ -333,9 +355,10 @@ else
   mkdir -p "$nel_hdir" || nel_fail "cannot create $nel_hdir"
   nel_hdir=$(cd "$nel_hdir" && pwd) || nel_fail "cannot enter $nel_hdir" # Pyxis mounts absolute paths
   export NEL_HARNESS_URL="$NEL_SERVICE_MODEL_URL"
+  export NEL_HARNESS_API_KEY="$NEL_SERVICE_MODEL_API_KEY"
   nel_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   # shellcheck disable=SC2016 # ${NEL_HARNESS_URL} is text the step replaces inside the container
-  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/nemo-evaluator:latest-lm-eval --container-mounts=/lustre/datasets:/datasets,"$nel_hdir:/nel-harness" --container-mount-home --container-env=NEL_HARNESS_URL \
+  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/nemo-evaluator:latest-lm-eval --container-mounts=/lustre/datasets:/datasets,"$nel_hdir:/nel-harness" --container-mount-home --container-env=NEL_HARNESS_URL,NEL_HARNESS_API_KEY \
     bash -c 'set -eu
 if [ -n "${NEL_HARNESS_API_KEY:-}" ]; then
   export OPENAI_API_KEY="$NEL_HARNESS_API_KEY" NVIDIA_API_KEY="$NEL_HARNESS_API_KEY" NEMO_API_KEY="$NEL_HARNESS_API_KEY"
@@ -366,10 +389,11 @@ else
   mkdir -p "$nel_hdir" || nel_fail "cannot create $nel_hdir"
   nel_hdir=$(cd "$nel_hdir" && pwd) || nel_fail "cannot enter $nel_hdir" # Pyxis mounts absolute paths
   export NEL_HARNESS_URL="$NEL_SERVICE_MODEL_URL"
+  export NEL_HARNESS_API_KEY="$NEL_SERVICE_MODEL_API_KEY"
   export NEL_HARNESS_TASK=mmlu-pro
   nel_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   # shellcheck disable=SC2016 # ${NEL_HARNESS_URL} is text the step replaces inside the container
-  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/nemo-evaluator:latest-skills --container-mounts=/lustre/datasets:/datasets,"$nel_hdir:/nel-harness" --container-mount-home --container-env=NEL_HARNESS_URL,NEL_HARNESS_TASK \
+  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/nemo-evaluator:latest-skills --container-mounts=/lustre/datasets:/datasets,"$nel_hdir:/nel-harness" --container-mount-home --container-env=NEL_HARNESS_URL,NEL_HARNESS_API_KEY,NEL_HARNESS_TASK \
     bash -c 'set -eu
 if [ -n "${NEL_HARNESS_API_KEY:-}" ]; then
   export OPENAI_API_KEY="$NEL_HARNESS_API_KEY" NVIDIA_API_KEY="$NEL_HARNESS_API_KEY" NEMO_API_KEY="$NEL_HARNESS_API_KEY"
@@ -415,6 +439,7 @@ else
       "adapter_config": {
         "process_reasoning_traces": true
       },
+      "api_key_name": "NEMO_API_KEY",
       "model_id": "model",
       "type": "chat",
       "url": "${NEL_HARNESS_URL}/chat/completions"
@@ -423,11 +448,12 @@ else
 }
 NEL_RUN_CONFIG_EOF
   export NEL_HARNESS_URL="$NEL_SERVICE_MODEL_URL"
+  export NEL_HARNESS_API_KEY="$NEL_SERVICE_MODEL_API_KEY"
   export HF_HUB_OFFLINE=1
   export JUDGE_API_KEY="$JUDGE_API_KEY"
   nel_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   # shellcheck disable=SC2016 # ${NEL_HARNESS_URL} is text the step replaces inside the container
-  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/eval-factory/nemo-skills:26.03 --container-mounts=/lustre/datasets:/datasets,"$nel_hdir:/nel-harness",/lustre/hf-cache:/root/.cache/huggingface --container-mount-home --container-env=NEL_HARNESS_URL,HF_HUB_OFFLINE,JUDGE_API_KEY \
+  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/eval-factory/nemo-skills:26.03 --container-mounts=/lustre/datasets:/datasets,"$nel_hdir:/nel-harness",/lustre/hf-cache:/root/.cache/huggingface --container-mount-home --container-env=NEL_HARNESS_URL,NEL_HARNESS_API_KEY,HF_HUB_OFFLINE,JUDGE_API_KEY \
     bash -c 'set -eu
 if [ -n "${NEL_HARNESS_API_KEY:-}" ]; then
   export OPENAI_API_KEY="$NEL_HARNESS_API_KEY" NVIDIA_API_KEY="$NEL_HARNESS_API_KEY" NEMO_API_KEY="$NEL_HARNESS_API_KEY"

@@ -28,7 +28,7 @@ umask 022
 NEL_OUT=eval_results/qwen-coder-humaneval
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=ae4fb1bc39a70861466d2ea1d288750db8433a62943b5d98d77a72b850e5ca0a
+NEL_PLAN_SHA256=9b002f4657611f1f8e11d626383fa97a15a2484eb66579c60ab7d8fe8958b63d
 NEL_PLAN="$NEL_OUT/.nel/plan-0f045dbc6f1d.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -83,6 +83,9 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "protocol": "chat_completions",
       "model": "qwen-coder",
       "url_env": "NEL_SERVICE_MODEL_URL",
+      "api_key": {
+        "name": "NEL_SERVICE_MODEL_API_KEY"
+      },
       "generation": {
         "temperature": 0,
         "max_tokens": 1024
@@ -96,7 +99,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "serve",
         "Qwen/Qwen2.5-Coder-7B-Instruct",
         "--host",
-        "0.0.0.0",
+        "${NEL_SERVICE_MODEL_HOST}",
         "--port",
         "8000",
         "--served-model-name",
@@ -228,12 +231,31 @@ export NEL_SANDBOX_PYTHON_ENDPOINTS
 
 # service model (vllm, image vllm/vllm-openai:v0.9.2)
 nel_host_MODEL=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0}" | head -n 1)
+# Other users of the cluster can reach this node.
+# The server listens on the address its clients are given, not on every interface.
+# It answers only requests with this job's key, made here and passed by
+# environment, never written to a file.
+if ! NEL_SERVICE_MODEL_HOST=$(getent ahostsv4 "$nel_host_MODEL" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_MODEL_HOST" ]; then
+  nel_fail 'service model: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_MODEL"
+fi
+case $NEL_SERVICE_MODEL_HOST in
+  # One host running several slurmd is fine; a real node that maps its own
+  # name to loopback is unreachable there from the other components' nodes.
+  127.*) echo 'nel: warning: service model: its node'\''s name resolves to a loopback address, where clients on other nodes cannot reach it:' "$nel_host_MODEL -> $NEL_SERVICE_MODEL_HOST" >&2 ;;
+esac
+export NEL_SERVICE_MODEL_HOST
+if ! NEL_SERVICE_MODEL_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SERVICE_MODEL_API_KEY} -ne 64 ]; then
+  nel_fail 'service model: cannot make its API key from /dev/urandom'
+fi
+export NEL_SERVICE_MODEL_API_KEY
 nel_log_MODEL="$NEL_OUT/logs/server-model-$SLURM_JOB_ID.log"
-export NEL_SERVICE_MODEL_URL="http://$nel_host_MODEL:8000/v1"
-srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=0 --nodelist="$nel_host_MODEL" --container-image=vllm/vllm-openai:v0.9.2 --container-mount-home vllm serve Qwen/Qwen2.5-Coder-7B-Instruct --host 0.0.0.0 --port 8000 --served-model-name qwen-coder --tensor-parallel-size 1 >> "$nel_log_MODEL" 2>&1 &
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_MODEL") || nel_fail "cannot create $nel_log_MODEL"
+export NEL_SERVICE_MODEL_URL="http://$NEL_SERVICE_MODEL_HOST:8000/v1"
+VLLM_API_KEY="$NEL_SERVICE_MODEL_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=0 --nodelist="$nel_host_MODEL" --container-image=vllm/vllm-openai:v0.9.2 --container-mount-home --container-env=VLLM_API_KEY vllm serve Qwen/Qwen2.5-Coder-7B-Instruct --host "${NEL_SERVICE_MODEL_HOST}" --port 8000 --served-model-name qwen-coder --tensor-parallel-size 1 >> "$nel_log_MODEL" 2>&1 &
 nel_pid_MODEL=$!
 nel_pids+=("$nel_pid_MODEL")
-"$NEL_RUN" wait-ready --name model --url "http://$nel_host_MODEL:8000"/health --pid "$nel_pid_MODEL" --log "$nel_log_MODEL" --timeout 600s \
+"$NEL_RUN" wait-ready --name model --url "http://$NEL_SERVICE_MODEL_HOST:8000"/health --pid "$nel_pid_MODEL" --api-key-env NEL_SERVICE_MODEL_API_KEY --log "$nel_log_MODEL" --timeout 600s \
   || nel_fail 'service model did not become ready; its log: '"$nel_log_MODEL"
 "$NEL_RUN" wait-ready --name 'sandbox python' --pid "$nel_pid_sbx_PYTHON" --log "$nel_log_sbx_PYTHON" --timeout 600s "${nel_sbx_urls_PYTHON[@]}" \
   || nel_fail 'sandbox pool python did not become ready; its log: '"$nel_log_sbx_PYTHON"

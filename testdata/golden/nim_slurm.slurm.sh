@@ -201,8 +201,14 @@ fi
 
 # service llama (nim, image nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4)
 nel_host_LLAMA=$(scontrol show hostnames "${SLURM_JOB_NODELIST}" | head -n 1)
+# Other users of the cluster can reach this node.
+# A NIM takes no API key and no bind address from nel: it listens on every interface of its node.
+if ! NEL_SERVICE_LLAMA_HOST=$(getent ahostsv4 "$nel_host_LLAMA" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_LLAMA_HOST" ]; then
+  nel_fail 'service llama: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_LLAMA"
+fi
+export NEL_SERVICE_LLAMA_HOST
 nel_log_LLAMA="$NEL_OUT/logs/server-llama-$SLURM_JOB_ID.log"
-export NEL_SERVICE_LLAMA_URL="http://$nel_host_LLAMA:8000/v1"
+export NEL_SERVICE_LLAMA_URL="http://$NEL_SERVICE_LLAMA_HOST:8000/v1"
 export NIM_SERVED_MODEL_NAME=llama-3.1-8b
 export NIM_SERVER_PORT=8000
 export NGC_API_KEY="$NGC_API_KEY"
@@ -210,7 +216,7 @@ export NIM_CACHE_PATH=/lustre/nim-cache
 srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_LLAMA" --container-image=nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4 --container-mounts=/lustre/nim-cache:/lustre/nim-cache --container-mount-home --container-env=NIM_SERVED_MODEL_NAME,NIM_SERVER_PORT,NGC_API_KEY,NIM_CACHE_PATH /opt/nim/start_server.sh >> "$nel_log_LLAMA" 2>&1 &
 nel_pid_LLAMA=$!
 nel_pids+=("$nel_pid_LLAMA")
-"$NEL_RUN" wait-ready --name llama --url "http://$nel_host_LLAMA:8000"/v1/health/ready --pid "$nel_pid_LLAMA" --log "$nel_log_LLAMA" --timeout 600s \
+"$NEL_RUN" wait-ready --name llama --url "http://$NEL_SERVICE_LLAMA_HOST:8000"/v1/health/ready --pid "$nel_pid_LLAMA" --log "$nel_log_LLAMA" --timeout 600s \
   || nel_fail 'service llama did not become ready; its log: '"$nel_log_LLAMA"
 
 nel_rc=0

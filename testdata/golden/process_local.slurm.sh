@@ -18,7 +18,7 @@ umask 022
 NEL_OUT=eval_results/process_local
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=4031264371077b869790f4a36b01801393064ba0dc2150c5e545d896b3470213
+NEL_PLAN_SHA256=2d2337bcae1ce0a2e2dbccba2572401be1a8ee829438942ea93804b2d4e11e63
 NEL_PLAN="$NEL_OUT/.nel/plan-2eb71cd67941.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -73,6 +73,9 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "protocol": "chat_completions",
       "model": "nel-sim",
       "url_env": "NEL_SERVICE_SIM_URL",
+      "api_key": {
+        "name": "NEL_SERVICE_SIM_API_KEY"
+      },
       "generation": {},
       "managed": true,
       "port": 8123,
@@ -188,12 +191,26 @@ fi
 
 # service sim (process)
 nel_host_SIM=$(scontrol show hostnames "${SLURM_JOB_NODELIST}" | head -n 1)
+# Other users of the cluster can reach this node.
+# It answers only requests with this job's key, made here and passed by
+# environment, never written to a file.
+# A process service is your command: nel gives it its node's address and the job's key in the two variables below; binding and checking them are up to it (nel-run sim-server --api-key-env checks the key).
+if ! NEL_SERVICE_SIM_HOST=$(getent ahostsv4 "$nel_host_SIM" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_SIM_HOST" ]; then
+  nel_fail 'service sim: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_SIM"
+fi
+export NEL_SERVICE_SIM_HOST
+if ! NEL_SERVICE_SIM_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SERVICE_SIM_API_KEY} -ne 64 ]; then
+  nel_fail 'service sim: cannot make its API key from /dev/urandom'
+fi
+export NEL_SERVICE_SIM_API_KEY
 nel_log_SIM="$NEL_OUT/logs/server-sim-$SLURM_JOB_ID.log"
-export NEL_SERVICE_SIM_URL="http://$nel_host_SIM:8123/v1"
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_SIM") || nel_fail "cannot create $nel_log_SIM"
+export NEL_SERVICE_SIM_URL="http://$NEL_SERVICE_SIM_HOST:8123/v1"
 srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_SIM" nel-run sim-server --addr 127.0.0.1:8123 --benchmark gsm8k=examples/data/arithmetic.jsonl >> "$nel_log_SIM" 2>&1 &
 nel_pid_SIM=$!
 nel_pids+=("$nel_pid_SIM")
-"$NEL_RUN" wait-ready --name sim --url "http://$nel_host_SIM:8123"/health --pid "$nel_pid_SIM" --log "$nel_log_SIM" --timeout 600s \
+"$NEL_RUN" wait-ready --name sim --url "http://$NEL_SERVICE_SIM_HOST:8123"/health --pid "$nel_pid_SIM" --api-key-env NEL_SERVICE_SIM_API_KEY --log "$nel_log_SIM" --timeout 600s \
   || nel_fail 'service sim did not become ready; its log: '"$nel_log_SIM"
 
 nel_rc=0

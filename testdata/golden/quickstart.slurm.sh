@@ -19,7 +19,7 @@ umask 022
 NEL_OUT=eval_results/quickstart
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=bc56ce81ef498f27488b1ba5801c2a6b1176d9773f2478eb2f9540530afc641f
+NEL_PLAN_SHA256=2029e722b0797525efe16030faf388aa4736b4ef9dc38a13bd05a6863cc7b01c
 NEL_PLAN="$NEL_OUT/.nel/plan-34424a8950a0.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -74,6 +74,9 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "protocol": "chat_completions",
       "model": "nel-sim",
       "url_env": "NEL_SERVICE_SIM_URL",
+      "api_key": {
+        "name": "NEL_SERVICE_SIM_API_KEY"
+      },
       "generation": {},
       "managed": true,
       "port": 8123,
@@ -208,12 +211,26 @@ fi
 
 # service sim (process)
 nel_host_SIM=$(scontrol show hostnames "${SLURM_JOB_NODELIST}" | head -n 1)
+# Other users of the cluster can reach this node.
+# It answers only requests with this job's key, made here and passed by
+# environment, never written to a file.
+# A process service is your command: nel gives it its node's address and the job's key in the two variables below; binding and checking them are up to it (nel-run sim-server --api-key-env checks the key).
+if ! NEL_SERVICE_SIM_HOST=$(getent ahostsv4 "$nel_host_SIM" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_SIM_HOST" ]; then
+  nel_fail 'service sim: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_SIM"
+fi
+export NEL_SERVICE_SIM_HOST
+if ! NEL_SERVICE_SIM_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SERVICE_SIM_API_KEY} -ne 64 ]; then
+  nel_fail 'service sim: cannot make its API key from /dev/urandom'
+fi
+export NEL_SERVICE_SIM_API_KEY
 nel_log_SIM="$NEL_OUT/logs/server-sim-$SLURM_JOB_ID.log"
-export NEL_SERVICE_SIM_URL="http://$nel_host_SIM:8123/v1"
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_SIM") || nel_fail "cannot create $nel_log_SIM"
+export NEL_SERVICE_SIM_URL="http://$NEL_SERVICE_SIM_HOST:8123/v1"
 srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_SIM" nel-run sim-server --addr 127.0.0.1:8123 --model nel-sim --benchmark gsm8k=examples/data/arithmetic.jsonl --accuracy 0.8 --latency 20ms --latency-jitter 15ms --faults 429=0.01,500=0.01,reset=0.005 >> "$nel_log_SIM" 2>&1 &
 nel_pid_SIM=$!
 nel_pids+=("$nel_pid_SIM")
-"$NEL_RUN" wait-ready --name sim --url "http://$nel_host_SIM:8123"/health --pid "$nel_pid_SIM" --log "$nel_log_SIM" --timeout 600s \
+"$NEL_RUN" wait-ready --name sim --url "http://$NEL_SERVICE_SIM_HOST:8123"/health --pid "$nel_pid_SIM" --api-key-env NEL_SERVICE_SIM_API_KEY --log "$nel_log_SIM" --timeout 600s \
   || nel_fail 'service sim did not become ready; its log: '"$nel_log_SIM"
 
 nel_rc=0

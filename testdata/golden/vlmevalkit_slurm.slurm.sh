@@ -27,7 +27,7 @@ umask 022
 NEL_OUT=eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=94244485b1e1f448c241ae85fc45019fb84c96734e36ee2dd2a33ed008620a32
+NEL_PLAN_SHA256=2887f33959575d4b2520cdf8e04912664af98bed81c18e737df6a599f14c8a3c
 NEL_PLAN="$NEL_OUT/.nel/plan-930b06c9a07e.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -82,6 +82,9 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "protocol": "chat_completions",
       "model": "vlm",
       "url_env": "NEL_SERVICE_VLM_URL",
+      "api_key": {
+        "name": "NEL_SERVICE_VLM_API_KEY"
+      },
       "generation": {},
       "managed": true,
       "port": 8000,
@@ -92,7 +95,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
         "serve",
         "Qwen/Qwen2.5-VL-7B-Instruct",
         "--host",
-        "0.0.0.0",
+        "${NEL_SERVICE_VLM_HOST}",
         "--port",
         "8000",
         "--served-model-name",
@@ -216,12 +219,31 @@ fi
 
 # service vlm (vllm)
 nel_host_VLM=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_1}" | head -n 1)
+# Other users of the cluster can reach this node.
+# The server listens on the address its clients are given, not on every interface.
+# It answers only requests with this job's key, made here and passed by
+# environment, never written to a file.
+if ! NEL_SERVICE_VLM_HOST=$(getent ahostsv4 "$nel_host_VLM" | awk 'NR == 1 { print $1 }') || [ -z "$NEL_SERVICE_VLM_HOST" ]; then
+  nel_fail 'service vlm: cannot resolve its node'\''s name to an IPv4 address: '"$nel_host_VLM"
+fi
+case $NEL_SERVICE_VLM_HOST in
+  # One host running several slurmd is fine; a real node that maps its own
+  # name to loopback is unreachable there from the other components' nodes.
+  127.*) echo 'nel: warning: service vlm: its node'\''s name resolves to a loopback address, where clients on other nodes cannot reach it:' "$nel_host_VLM -> $NEL_SERVICE_VLM_HOST" >&2 ;;
+esac
+export NEL_SERVICE_VLM_HOST
+if ! NEL_SERVICE_VLM_API_KEY=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SERVICE_VLM_API_KEY} -ne 64 ]; then
+  nel_fail 'service vlm: cannot make its API key from /dev/urandom'
+fi
+export NEL_SERVICE_VLM_API_KEY
 nel_log_VLM="$NEL_OUT/logs/server-vlm-$SLURM_JOB_ID.log"
-export NEL_SERVICE_VLM_URL="http://$nel_host_VLM:8000/v1"
-srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=1 --nodelist="$nel_host_VLM" vllm serve Qwen/Qwen2.5-VL-7B-Instruct --host 0.0.0.0 --port 8000 --served-model-name vlm --tensor-parallel-size 1 >> "$nel_log_VLM" 2>&1 &
+# Only you may read its log: a server may print its arguments or environment.
+(umask 077 && : >> "$nel_log_VLM") || nel_fail "cannot create $nel_log_VLM"
+export NEL_SERVICE_VLM_URL="http://$NEL_SERVICE_VLM_HOST:8000/v1"
+VLLM_API_KEY="$NEL_SERVICE_VLM_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --het-group=1 --nodelist="$nel_host_VLM" vllm serve Qwen/Qwen2.5-VL-7B-Instruct --host "${NEL_SERVICE_VLM_HOST}" --port 8000 --served-model-name vlm --tensor-parallel-size 1 >> "$nel_log_VLM" 2>&1 &
 nel_pid_VLM=$!
 nel_pids+=("$nel_pid_VLM")
-"$NEL_RUN" wait-ready --name vlm --url "http://$nel_host_VLM:8000"/health --pid "$nel_pid_VLM" --log "$nel_log_VLM" --timeout 600s \
+"$NEL_RUN" wait-ready --name vlm --url "http://$NEL_SERVICE_VLM_HOST:8000"/health --pid "$nel_pid_VLM" --api-key-env NEL_SERVICE_VLM_API_KEY --log "$nel_log_VLM" --timeout 600s \
   || nel_fail 'service vlm did not become ready; its log: '"$nel_log_VLM"
 
 nel_rc=0
@@ -252,9 +274,10 @@ else
 }
 NEL_RUN_CONFIG_EOF
   export NEL_HARNESS_URL="$NEL_SERVICE_VLM_URL"
+  export NEL_HARNESS_API_KEY="$NEL_SERVICE_VLM_API_KEY"
   nel_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   # shellcheck disable=SC2016 # ${NEL_HARNESS_URL} is text the step replaces inside the container
-  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/nemo-evaluator:latest --container-mounts=/lustre/LMUData:/root/LMUData,"$nel_hdir:/nel-harness" --no-container-mount-home --container-env=NEL_HARNESS_URL \
+  if srun --overlap --nodes=1 --ntasks=1 --het-group=0 --container-image=nvcr.io/nvidia/nemo-evaluator:latest --container-mounts=/lustre/LMUData:/root/LMUData,"$nel_hdir:/nel-harness" --no-container-mount-home --container-env=NEL_HARNESS_URL,NEL_HARNESS_API_KEY \
     bash -c 'set -eu
 if [ -n "${NEL_HARNESS_API_KEY:-}" ]; then
   export OPENAI_API_KEY="$NEL_HARNESS_API_KEY" NVIDIA_API_KEY="$NEL_HARNESS_API_KEY" NEMO_API_KEY="$NEL_HARNESS_API_KEY"
