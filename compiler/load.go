@@ -272,6 +272,9 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 		if err != nil {
 			return pd, err
 		}
+		if err := checkShape(path, syntaxKeys(x)); err != nil {
+			return pd, err
+		}
 		var files []string
 		expr, files, err = compose(path, x)
 		if err != nil {
@@ -280,6 +283,9 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 		pd.files = files
 	default:
 		v, err := l.parseCUE(path, src)
+		if err == nil {
+			err = checkShape(path, valueKeys(v))
+		}
 		if err != nil || len(overrides) == 0 && !needsDataPass(v) {
 			pd.data = v
 			return pd, err
