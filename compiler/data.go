@@ -56,6 +56,8 @@ func (c *ruleChecker) localData() {
 			}
 			if dataset.IsLocal(spec) {
 				c.localFile(i, param, spec, "dataset", "benchmarks", i, "params", param)
+			} else if err := dataset.CheckSpec(spec); err != nil {
+				c.at(err.Error(), "benchmarks", i, "params", param)
 			}
 		}
 	}

@@ -26,6 +26,7 @@ func checkRules(s *Source) Errors {
 	c.serviceNames()
 	c.dependsOn()
 	c.benchmarks()
+	c.benchmarkNames()
 	c.localData()
 	c.harborData()
 	c.byobRules()
