@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runtime/shellquote"
@@ -58,6 +60,9 @@ func (o *compileOptions) run(e *env) error {
 	path, sum, err := locateNelRun(o.nelRun)
 	if err != nil {
 		return err
+	}
+	if dir, ok := compiler.NodeLocalDir(path); ok && o.target == "slurm" {
+		fmt.Fprintf(e.stderr, "warning: the job runs nel-run at %s, under %s, which is usually private to this machine: compute nodes will not find it there (put nel-run on a filesystem they share, and give it with --nel-run PATH or $NEL_RUN)\n", path, dir)
 	}
 	// The command that makes this job again, recorded in it.
 	repro := []string{"nel", "compile", "-t", o.target, o.file}
