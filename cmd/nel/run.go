@@ -94,7 +94,7 @@ func newRunCmd(e *env) *cobra.Command {
 	addQuickFlags(f, &o.quick)
 	addNemoRunFlags(f)
 	addOverrides(f, &o.overrides, "override a field before validation")
-	f.StringVarP(&o.output, "output", "o", "", "output `DIR` (overrides output.dir)")
+	f.StringVarP(&o.output, "output", "o", "", "output `DIR`, relative to the current directory (overrides output.dir, which is relative to the recipe)")
 	f.DurationVar(&o.every, "progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log what each shard does")
 	f.BoolVar(&o.locked, "locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
@@ -141,7 +141,7 @@ func (o *runOptions) load(c *cobra.Command) (*compiler.Source, []byte, *local.Re
 	}
 	ovs := o.overrides
 	if o.output != "" {
-		ovs = append(ovs, compiler.Override{Text: "-o " + o.output, Path: []string{"output", "dir"}, Value: o.output})
+		ovs = append(ovs, compiler.OutputDirFlag("-o "+o.output, o.output))
 	}
 	if o.file != "" {
 		s, err := load(o.file, ovs)

@@ -24,10 +24,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=54e3e3d101d3793ca6b4c75ff1fdcf32b90326c258b44472231bdc299260fccf
+NEL_PLAN_SHA256=65045e16cea3ad94152fe702eef4b9f99183bd045b919f2eb3b3c8dc90cc8de3
 NEL_PLAN="$NEL_OUT/.nel/plan-f4fae243ce2b.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -69,7 +69,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:f4fae243ce2b94d4dfb18984f7fd508b7388428b14443a164b4a847e1bb6b2f4",
   "recipe": "examples/harness_slurm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

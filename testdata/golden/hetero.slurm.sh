@@ -25,10 +25,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/llama-70b
+NEL_OUT=examples/eval_results/llama-70b
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=264d5dadd5f65ceb4c233b216cb41160168b506e510f0e769bd2b69bcdb3e572
+NEL_PLAN_SHA256=c84c2cadd657765767cad9a6abb56d44d2964a484f6425075e5cefff0f93bc95
 NEL_PLAN="$NEL_OUT/.nel/plan-df1383042e1f.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -70,7 +70,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:df1383042e1f77c22046547e30b030ba04d66699515ab26e12a16bcd4a41d051",
   "recipe": "examples/hetero.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/llama-70b",
+  "output_dir": "examples/eval_results/llama-70b",
   "shards": 2,
   "progress_interval": 60,
   "reports": [

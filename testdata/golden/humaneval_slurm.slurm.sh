@@ -25,10 +25,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/qwen-coder-humaneval
+NEL_OUT=examples/eval_results/qwen-coder-humaneval
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=ae4fb1bc39a70861466d2ea1d288750db8433a62943b5d98d77a72b850e5ca0a
+NEL_PLAN_SHA256=f24e1d0f7d228a9080f378e5ee0c4baf4a31cbb1aeccfe72b00d70aedb271c1e
 NEL_PLAN="$NEL_OUT/.nel/plan-0f045dbc6f1d.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -70,7 +70,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:0f045dbc6f1d184b1f74c40b4734fc19d34fd45ee8ca049e92e1560c1d01ef4f",
   "recipe": "examples/humaneval_slurm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/qwen-coder-humaneval",
+  "output_dir": "examples/eval_results/qwen-coder-humaneval",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

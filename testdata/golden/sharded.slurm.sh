@@ -18,10 +18,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=fcf16d5e3dc354615fd7405d44984a73ebb8f3acfcd154058cfac24c451777e8
+NEL_PLAN_SHA256=33c84c37a55c4063c915b869f7a432afee79d71aadf611134a9050c28df36a30
 NEL_PLAN="$NEL_OUT/.nel/plan-11390cf0beb1.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -63,7 +63,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:11390cf0beb1d758878dcb87f05bc3a7414f22932fa4fa67cdf0f351466b7246",
   "recipe": "examples/sharded.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 4,
   "progress_interval": 60,
   "reports": [
