@@ -193,6 +193,12 @@ cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {node
 	{name: "recipe with a launcher key", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\ntarget: x\n",
 		want: []string{`r.yaml:9:1: target: unknown field "target"`}},
 
+	// A misspelt scorer or metric name: the closest one is suggested.
+	{name: "scorer name did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\n    scoring: {metrics: [{type: scorer, name: numeric_matc}]}\n",
+		want: []string{`r.yaml:9:46: benchmarks[0].scoring.metrics[0].name: expected one of "answer_line", "exact_match", "fuzzy_match", "mcq_extract", "mcq_robust", "multichoice_regex", "numeric_match", found "numeric_matc" (did you mean "numeric_match"?)`}},
+	{name: "primary did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\n    scoring: {metrics: [{type: scorer, name: numeric_match}, {type: scorer, name: exact_match}], primary: exact_mach}\n",
+		want: []string{`r.yaml:9:107: benchmarks[0].scoring.primary: primary must name one of the metrics, found "exact_mach" (did you mean "exact_match"?)`}},
+
 	// Keys and types.
 	{name: "unknown key did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    max_problem: 5\n    solver: {type: simple, service: m}\n",
 		want: []string{`r.yaml:8:5: benchmarks[0].max_problem: unknown field "max_problem" (did you mean "max_problems"?)`}},

@@ -269,7 +269,15 @@ func (c *ruleChecker) scoring(i int, b *Benchmark) {
 	p := b.Scoring.Primary
 	switch {
 	case p != nil && names[*p] == 0 && (len(b.Scoring.Metrics) == 0 || b.Scoring.Metrics[0].Name != *p):
-		c.at(fmt.Sprintf("primary must name one of the metrics, found %q", *p), "benchmarks", i, "scoring", "primary")
+		var metrics []string
+		for _, m := range b.Scoring.Metrics {
+			metrics = append(metrics, m.Name)
+		}
+		msg := fmt.Sprintf("primary must name one of the metrics, found %q", *p)
+		if best := closest(*p, metrics); best != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		c.at(msg, "benchmarks", i, "scoring", "primary")
 	case p == nil && len(b.Scoring.Metrics) > 1:
 		c.at("with more than one metric, set primary to the one the headline reports", "benchmarks", i, "scoring", "metrics")
 	}
