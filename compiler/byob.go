@@ -250,7 +250,7 @@ func (c *ruleChecker) byobDataset(i int, key, spec string, fields map[string][]s
 		}
 		return
 	}
-	if !c.localFile(i, key, spec, "dataset", path...) {
+	if !c.localDataset(i, key, spec, path...) {
 		return
 	}
 	l := dataset.NewLoader(dataset.Options{BaseDir: c.s.Dir, Offline: true})

@@ -20,6 +20,7 @@ type compileOptions struct {
 	locked    bool
 	nelRun    string
 	file      string
+	remote    bool
 }
 
 func newCompileCmd(e *env) *cobra.Command {
@@ -44,11 +45,12 @@ func newCompileCmd(e *env) *cobra.Command {
 	f.StringVarP(&o.target, "target", "t", "slurm", "target: slurm or make")
 	f.BoolVar(&o.locked, "locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
 	f.StringVar(&o.nelRun, "nel-run", "", "path of nel-run on the compute nodes (default: $NEL_RUN, else the nel-run beside nel)")
+	addRemotePaths(f, &o.remote)
 	return c
 }
 
 func (o *compileOptions) run(e *env) error {
-	s, err := load(o.file, o.overrides)
+	s, err := loadWarned(o.file, o.overrides, o.remote, e.stderr)
 	if err != nil {
 		return err
 	}
