@@ -32,14 +32,7 @@ benchmarks:
 func vlmPlan(t *testing.T, edits ...string) *plan.Harness {
 	t.Helper()
 	s := loadHarness(t, vlmRecipe, edits...)
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustPlan(t, s)
 	return p.Benchmarks[0].Harness
 }
 

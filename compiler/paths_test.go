@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nel-eval/nel/runtime/plan"
 )
 
 // TestOutputDir: output.dir written in the recipe is relative to the
@@ -38,14 +40,7 @@ output: dir: "out"
 		if got := s.OutputDir(); got != c.want {
 			t.Errorf("%s: OutputDir() = %q, want %q", c.name, got, c.want)
 		}
-		h, _, err := ComputeHashes(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := BuildPlan(s, h, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := mustPlan(t, s)
 		if p.OutputDir != filepath.ToSlash(c.want) || p.RecipeDir != "myeval" {
 			t.Errorf("%s: plan output_dir %q, recipe_dir %q; want %q, myeval", c.name, p.OutputDir, p.RecipeDir, c.want)
 		}
@@ -96,4 +91,18 @@ benchmarks: [{name: "gsm8k", params: data_path: "` + data + `", solver: {type: "
 	if err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.data_path: the data does not load: dataset "+filepath.Join(dir, "g.jsonl")+": line 2: ") {
 		t.Errorf("garbled data: err = %v", err)
 	}
+}
+
+// mustPlan is s's plan, its hashes computed, or the test's end.
+func mustPlan(t *testing.T, s *Source) *plan.Plan {
+	t.Helper()
+	h, _, err := ComputeHashes(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := BuildPlan(s, h, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
