@@ -49,7 +49,8 @@ build:
 
 # The README's main command: a full local evaluation (GSM8K-format problems,
 # 4 repeats, 2 shards) against nel's simulated endpoint; no GPU, network or
-# key. Results land in eval_results/quickstart/.
+# key. Results land in examples/eval_results/quickstart/ (output.dir is
+# relative to the recipe).
 example: build
 	bin/nel run examples/quickstart.cue
 

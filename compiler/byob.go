@@ -243,11 +243,14 @@ func (c *ruleChecker) byobData(i int, spec *plan.BYOB, prompt, answer *bench.Tem
 // reports, at the byob field that names them, the fields its first record
 // lacks.
 func (c *ruleChecker) byobDataset(i int, key, spec string, fields map[string][]string, where ...any) {
+	path := append([]any{"benchmarks", i, "byob"}, where...)
 	if !dataset.IsLocal(spec) {
+		if err := dataset.CheckSpec(spec); err != nil {
+			c.at(err.Error(), path...)
+		}
 		return
 	}
-	path := append([]any{"benchmarks", i, "byob"}, where...)
-	if !c.localFile(i, key, spec, "dataset", path...) {
+	if !c.localDataset(i, key, spec, path...) {
 		return
 	}
 	l := dataset.NewLoader(dataset.Options{BaseDir: c.s.Dir, Offline: true})

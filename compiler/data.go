@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/nel-eval/nel/runtime/bench"
@@ -55,10 +57,39 @@ func (c *ruleChecker) localData() {
 				continue
 			}
 			if dataset.IsLocal(spec) {
-				c.localFile(i, param, spec, "dataset", "benchmarks", i, "params", param)
+				c.localDataset(i, param, spec, "benchmarks", i, "params", param)
+			} else if err := dataset.CheckSpec(spec); err != nil {
+				c.at(err.Error(), "benchmarks", i, "params", param)
 			}
 		}
 	}
+}
+
+// localDataset digests one local dataset and checks that its files begin
+// as their formats say (dataset.Sniff: the first records, not the whole),
+// so that a garbled file is found here rather than on the node. Where the
+// recipe's datasets may lie on the compute nodes only (remote paths), one
+// that is not here is a warning: nel-run reads it there, unpinned, and the
+// hashes cover its path.
+func (c *ruleChecker) localDataset(i int, param, spec string, path ...any) bool {
+	if c.s.remotePaths || c.r.Cluster.RemotePaths {
+		p := spec
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.s.Dir, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			c.warnAt(fmt.Sprintf("dataset %q is not here (%v); with remote paths it is read on the compute nodes, and the hashes cover its path, not its content", spec, errors.Unwrap(err)), path...)
+			return false
+		}
+	}
+	if !c.localFile(i, param, spec, "dataset", path...) {
+		return false
+	}
+	if err := dataset.Sniff(c.s.Dir, spec); err != nil {
+		c.at(fmt.Sprintf("the data does not load: %v", err), path...)
+		return false
+	}
+	return true
 }
 
 // localFile digests one local file or folder and records it; what names

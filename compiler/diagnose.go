@@ -251,7 +251,7 @@ func (l *Loader) groupMessages(gs *errGroups, g *errGroup, s errorSite) []Error 
 			msg = "expected one of " + strings.Join(exp, ", ")
 		}
 		if found := formatFound(s.data, g.sels); found != "" {
-			msg += ", found " + found
+			msg += ", found " + found + didYouMean(found, exp)
 		}
 		return []Error{s.at(g, g.path, g.sels, msg)}
 	}
@@ -574,4 +574,24 @@ func plural(n, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// didYouMean names the string among the expected values closest to a
+// string found (a misspelt scorer or type name), "" when none is close or
+// what was found is no string.
+func didYouMean(found string, expected []string) string {
+	f, err := strconv.Unquote(found)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range expected {
+		if n, err := strconv.Unquote(e); err == nil {
+			names = append(names, n)
+		}
+	}
+	if best := closest(f, names); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
 }

@@ -455,6 +455,11 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv.access(sv, rs)
 	srv.NodeListVar = "SLURM_JOB_NODELIST"
 	flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
+	if rs.Type == "process" && rs.Image == "" && p.RecipeDir != "." {
+		// A process service runs in the recipe's directory, as under nel
+		// run (paths.go); in an image, Pyxis starts it in the image's.
+		flags = append(flags, "--chdir="+shellquote.Quote(p.RecipeDir))
+	}
 	if j.Het {
 		srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
 		flags = append(flags, "--het-group="+strconv.Itoa(gi))

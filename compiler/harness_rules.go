@@ -8,14 +8,10 @@ import (
 // harnessUnsupported refuses what a harness benchmark cannot do: what the
 // harness has no flag for, and what nel would otherwise drop silently.
 func harnessUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
-	kind, task, image, _ := harnessOf(b.Name)
+	// A name without its task or image is refused when the recipe is
+	// loaded (names.go).
+	kind, _, _, _ := harnessOf(b.Name)
 	at := func(path ...any) []any { return append([]any{"benchmarks", i}, path...) }
-	switch {
-	case task == "":
-		no(kind+":// without a task (write "+kind+"://<task>"+map[bool]string{true: ", container://<image>#<task>"}[kind == "container"]+")", at("name")...)
-	case kind == "container" && image == "":
-		no("container:// without an image (write container://<image>#<task>)", at("name")...)
-	}
 	wantSolver := "simple"
 	if kind == "container" {
 		wantSolver = "container"

@@ -32,14 +32,7 @@ benchmarks:
 func vlmPlan(t *testing.T, edits ...string) *plan.Harness {
 	t.Helper()
 	s := loadHarness(t, vlmRecipe, edits...)
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustPlan(t, s)
 	return p.Benchmarks[0].Harness
 }
 
@@ -122,7 +115,6 @@ func TestVLMEvalKitRefusals(t *testing.T) {
 		{[]string{"protocol: chat_completions", "protocol: completions"}, "services.vila.protocol: not supported yet: protocol completions for vlmevalkit://"},
 		{[]string{"image_detail: high", "image_detail: high\n      generation: {top_k: 5}"}, "benchmarks[0].solver.generation: not supported yet: generation parameters other than temperature, top_p and max_tokens for vlmevalkit://"},
 		{[]string{"max_problems: 5", "params: {nframe: 8}"}, "benchmarks[0].params: not supported yet: params for vlmevalkit://"},
-		{[]string{"vlmevalkit://MMBench_DEV_EN", "vlmevalkit://"}, "benchmarks[0].name: not supported yet: vlmevalkit:// without a task"},
 		// nel's own loop sends no images: image_detail is refused there.
 		{[]string{"vlmevalkit://MMBench_DEV_EN", "gsm8k"}, "h.yaml:14:21: benchmarks[0].solver.image_detail: not supported yet: image_detail outside vlmevalkit://"},
 	}

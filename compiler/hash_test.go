@@ -271,7 +271,7 @@ func hashCases() []hashCase {
 		method("solver-level top_p", "benchmarks.0.solver.generation.top_p=0.5"),
 		method("params: a new key", "benchmarks.0.params.split=test"),
 		method("sandbox memory", "sandboxes.box.memory=8g"),
-		method("benchmark name (dataset identity)", "benchmarks.0.name=gsm8k_platinum"),
+		method("benchmark name (dataset identity)", "benchmarks.0.name=mgsm"),
 		// Data counts by its content (hashData writes the files): where it
 		// lies is deployment, and one changed byte is another dataset.
 		deploy("params.data_path: the same bytes at another absolute path", "benchmarks.0.params.data_path=/data/copy/gsm8k.jsonl"),

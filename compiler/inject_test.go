@@ -86,9 +86,10 @@ func newInjRecipe(payloads []string) injRecipe {
 		benchName:     hostile("bench"),
 		systemPrompt:  hostile("system_prompt"),
 		outDir:        "out/" + strings.ReplaceAll(hostile("dir"), "\n", "/"),
-		// An hf:// spec: its text reaches the plan as a path would, and a
-		// local path would have to exist (the compiler digests it).
-		params: map[string]string{"data_path": "hf://" + hostile("data_path"), hostile("param key"): hostile("param value")},
+		// A dataset spec is parsed when the recipe is loaded (a hostile
+		// one is refused there), so the hostile benchmark is a byob one:
+		// its name is the recipe's own, and its params go to the plan.
+		params: map[string]string{hostile("param key"): hostile("param value")},
 		procEnv: map[string]string{
 			"PROC_PLAIN":   hostileNoRef("proc_env"),
 			"PROC_DEFAULT": "${NEL_INJ_UNSET:-" + strings.NewReplacer("}", ")", "${", "$ {").Replace(hostile("default")) + "}",
@@ -146,6 +147,7 @@ benchmarks: [{
 	name: ` + q(r.benchName) + `
 	system_prompt: ` + q(r.systemPrompt) + `
 	params: ` + obj(r.params) + `
+	byob: {dataset: "hf://org/data", prompt: "{question}", target: "answer"}
 	solver: {type: "simple", service: "vllm"}
 }, {
 	name: "gsm8k"

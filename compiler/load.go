@@ -45,6 +45,10 @@ type Loader struct {
 	// LookupEnv reads the environment ${VAR} references expand from
 	// (envexpand.go); nil is os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
+	// RemotePaths says that the recipe's local datasets may be visible
+	// only from the compute nodes (--remote-paths; a recipe says it with
+	// cluster.remote_paths): one that is not here is a warning.
+	RemotePaths bool
 
 	ctx          *cue.Context
 	schema       cue.Value // the whole schema file
@@ -119,6 +123,12 @@ type Source struct {
 	// defaultSlurm is the schema's slurm cluster with one default node
 	// pool: where a recipe for a local run goes when compiled for SLURM.
 	defaultSlurm Cluster
+
+	// Warnings are what the recipe's checks found worth saying that does
+	// not stop it (a dataset left to the compute nodes), positioned.
+	Warnings Errors
+	// remotePaths is Loader.RemotePaths as the recipe was loaded.
+	remotePaths bool
 }
 
 // LoadFile reads and validates the recipe at path with the overrides applied.
@@ -211,6 +221,7 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 
 		deferredRefs: pd.deferred,
 		defaultSlurm: l.defaultSlurm,
+		remotePaths:  l.RemotePaths,
 		harborEnv:    l.lookupEnv(harbor.EnvDatasetsDir),
 	}
 	if errs := checkRules(s); len(errs) > 0 {
@@ -272,6 +283,9 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 		if err != nil {
 			return pd, err
 		}
+		if err := checkShape(path, syntaxKeys(x)); err != nil {
+			return pd, err
+		}
 		var files []string
 		expr, files, err = compose(path, x)
 		if err != nil {
@@ -280,6 +294,9 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 		pd.files = files
 	default:
 		v, err := l.parseCUE(path, src)
+		if err == nil {
+			err = checkShape(path, valueKeys(v))
+		}
 		if err != nil || len(overrides) == 0 && !needsDataPass(v) {
 			pd.data = v
 			return pd, err

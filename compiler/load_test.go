@@ -181,6 +181,24 @@ benchmarks: [{name: "gsm8k", solver: {type: "simple", service: "sim"}}]
 cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {nodes: 2}}, eval_pool: "cpu"}
 `},
 
+	// Files in another format: one line that says which formats nel reads.
+	{name: "launcher v1 config", file: "r.yaml", src: "defaults:\n  - execution: local\n  - _self_\nexecution:\n  output_dir: out\ntarget:\n  api_endpoint: {url: http://h/v1}\nevaluation:\n  tasks: [{name: gsm8k}]\n",
+		want: []string{"r.yaml:4:1: a NeMo Evaluator launcher (v1) config (execution, target, evaluation): nel does not read that format yet (issue 26); nel reads a nel recipe (services, benchmarks"}},
+	{name: "launcher sections in cue", file: "r.cue", src: "deployment: type: \"none\"\nevaluation: tasks: []\n",
+		want: []string{"a NeMo Evaluator launcher (v1) config (deployment, evaluation): nel does not read that format yet (issue 26)"}},
+	{name: "unknown yaml", file: "r.yaml", src: "_vars: 1\nmodel: m\nprompts:\n  - hi\n",
+		want: []string{"r.yaml:2:1: not a recipe: none of its top-level keys (model, prompts) is a recipe's; nel reads a nel recipe (services, benchmarks, and optionally sandboxes, cluster, output) or a NeMo Evaluator config"}},
+	// One recipe section is enough to be a recipe: the other keys are
+	// misspellings, named one by one.
+	{name: "recipe with a launcher key", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\ntarget: x\n",
+		want: []string{`r.yaml:9:1: target: unknown field "target"`}},
+
+	// A misspelt scorer or metric name: the closest one is suggested.
+	{name: "scorer name did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\n    scoring: {metrics: [{type: scorer, name: numeric_matc}]}\n",
+		want: []string{`r.yaml:9:46: benchmarks[0].scoring.metrics[0].name: expected one of "answer_line", "exact_match", "fuzzy_match", "mcq_extract", "mcq_robust", "multichoice_regex", "numeric_match", found "numeric_matc" (did you mean "numeric_match"?)`}},
+	{name: "primary did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\n    scoring: {metrics: [{type: scorer, name: numeric_match}, {type: scorer, name: exact_match}], primary: exact_mach}\n",
+		want: []string{`r.yaml:9:107: benchmarks[0].scoring.primary: primary must name one of the metrics, found "exact_mach" (did you mean "exact_match"?)`}},
+
 	// Keys and types.
 	{name: "unknown key did you mean", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    max_problem: 5\n    solver: {type: simple, service: m}\n",
 		want: []string{`r.yaml:8:5: benchmarks[0].max_problem: unknown field "max_problem" (did you mean "max_problems"?)`}},

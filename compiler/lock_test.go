@@ -187,14 +187,7 @@ func TestLockPins(t *testing.T) {
 	if got := s.Recipe.Sandboxes["sb"].Image; got != "reg.io/sb:1@pinned" {
 		t.Errorf("sandbox image = %q", got)
 	}
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustPlan(t, s)
 	if len(p.Benchmarks[0].Data) != 1 || p.Benchmarks[0].Data[0].Spec != "specgsm8k" || p.Benchmarks[0].Data[0].Digest != "sha256:dgsm8k" {
 		t.Errorf("plan data = %+v", p.Benchmarks[0].Data)
 	}

@@ -20,6 +20,18 @@ type Override struct {
 	Text  string   // as given, for messages
 	Path  []string // field names and list indices
 	Value any      // nil, bool, int64, *big.Int, float64 or string
+
+	// cwd marks an output folder given as a path on the command line
+	// (OutputDirFlag), which is relative to the current directory where
+	// a path in the recipe is relative to the recipe's.
+	cwd bool
+}
+
+// OutputDirFlag is the override a command's output folder flag (-o DIR,
+// --resume DIR) makes of output.dir; text names the flag in messages. Like
+// any path on a command line, dir is relative to the current directory.
+func OutputDirFlag(text, dir string) Override {
+	return Override{Text: text, Path: []string{"output", "dir"}, Value: dir, cwd: true}
 }
 
 // ParseOverride parses `a.b[0].c=value` (or `a.b.0.c=value`). Values are

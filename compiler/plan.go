@@ -26,7 +26,7 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 		PlanHash:         h.Plan,
 		Recipe:           filepath.ToSlash(s.Path),
 		RecipeDir:        filepath.ToSlash(s.Dir),
-		OutputDir:        filepath.ToSlash(filepath.Clean(r.Output.Dir)),
+		OutputDir:        filepath.ToSlash(s.OutputDir()),
 		Shards:           1,
 		ProgressInterval: r.Output.ProgressInterval,
 		Reports:          r.Output.Report,

@@ -258,6 +258,7 @@ type Cluster struct {
 	Hostname         string               `json:"hostname"`
 	EvalPool         string               `json:"eval_pool"`
 	Gpus             []int                `json:"gpus"`
+	RemotePaths      bool                 `json:"remote_paths"`
 }
 
 // NodePool is a named group of SLURM resources.

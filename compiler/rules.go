@@ -26,6 +26,7 @@ func checkRules(s *Source) Errors {
 	c.serviceNames()
 	c.dependsOn()
 	c.benchmarks()
+	c.benchmarkNames()
 	c.localData()
 	c.harborData()
 	c.byobRules()
@@ -33,13 +34,15 @@ func checkRules(s *Source) Errors {
 	c.dynamoAndNim()
 	c.dynamoPorts()
 	c.slurmSandboxes()
+	s.Warnings = c.warns.sorted()
 	return c.errs
 }
 
 type ruleChecker struct {
-	s    *Source
-	r    *Recipe
-	errs Errors
+	s     *Source
+	r     *Recipe
+	errs  Errors
+	warns Errors // what the commands print as warnings, positioned too
 }
 
 // selectors turns a path given as field names and list indices into CUE
@@ -59,16 +62,24 @@ func selectors(path []any) []cue.Selector {
 
 // at records an error at a path given as field names and list indices.
 func (c *ruleChecker) at(msg string, path ...any) {
+	c.errs = append(c.errs, c.positioned(msg, path))
+}
+
+// warnAt records a warning at a path, as at does an error.
+func (c *ruleChecker) warnAt(msg string, path ...any) {
+	c.warns = append(c.warns, c.positioned(msg, path))
+}
+
+func (c *ruleChecker) positioned(msg string, path []any) Error {
 	sels := selectors(path)
 	// A value an -O override wrote is named by the override, not by the
 	// nearest position in the file (which would be its parent's).
 	if o, ok := overrideFor(c.s.Overrides, sels); ok {
-		c.errs = append(c.errs, Error{File: "-O " + o.Text, Path: displayPath(sels), Msg: msg})
-		return
+		return Error{File: "-O " + o.Text, Path: displayPath(sels), Msg: msg}
 	}
 	files := c.s.fileSet()
 	pos := posOf(files, c.s.Value, sels)
-	c.errs = append(c.errs, Error{File: files.of(pos), Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg})
+	return Error{File: files.of(pos), Line: pos.Line(), Column: pos.Column(), Path: displayPath(sels), Msg: msg}
 }
 
 var reservedServiceNames = []string{"default", "none"}
@@ -268,7 +279,15 @@ func (c *ruleChecker) scoring(i int, b *Benchmark) {
 	p := b.Scoring.Primary
 	switch {
 	case p != nil && names[*p] == 0 && (len(b.Scoring.Metrics) == 0 || b.Scoring.Metrics[0].Name != *p):
-		c.at(fmt.Sprintf("primary must name one of the metrics, found %q", *p), "benchmarks", i, "scoring", "primary")
+		var metrics []string
+		for _, m := range b.Scoring.Metrics {
+			metrics = append(metrics, m.Name)
+		}
+		msg := fmt.Sprintf("primary must name one of the metrics, found %q", *p)
+		if best := closest(*p, metrics); best != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		c.at(msg, "benchmarks", i, "scoring", "primary")
 	case p == nil && len(b.Scoring.Metrics) > 1:
 		c.at("with more than one metric, set primary to the one the headline reports", "benchmarks", i, "scoring", "metrics")
 	}

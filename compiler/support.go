@@ -204,6 +204,9 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 	if isHarness {
 		harnessUnsupported(no, r, i, b)
 	} else {
+		if pythonBenchmark(b.Name) {
+			no("a Python benchmark file (NeMo Evaluator's path/file.py[:NAME]; nel-run runs no Python: declare it with byob, docs/byob.md)", "benchmarks", i, "name")
+		}
 		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
 			scheme, _, _ := strings.Cut(b.Name, "://")
 			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")

@@ -66,13 +66,19 @@ func LoadResume(dir string) (*compiler.Source, *Recorded, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := dir
-	if rec.latest != nil {
-		if out, err = recordedOutput(rec.latest.OutputDir, dir); err != nil {
-			return nil, nil, err
+	// The recipe's own output.dir, when it is this folder: the recipe is
+	// loaded as the run loaded it, wherever that ran from, and its plan
+	// hash is the same. Else a flag (-o) chose the folder: say it again.
+	s, _, _, err := LoadRecorded(d)
+	if err == nil && !sameDir(s.OutputDir(), dir) {
+		out := dir
+		if rec.latest != nil {
+			if out, err = recordedOutput(rec.latest.OutputDir, dir); err != nil {
+				return nil, nil, err
+			}
 		}
+		s, _, _, err = LoadRecorded(d, compiler.OutputDirFlag("--resume "+dir, out))
 	}
-	s, _, _, err := LoadRecorded(d, compiler.Override{Text: "--resume " + dir, Path: []string{"output", "dir"}, Value: out})
 	if errors.Is(err, ErrNoSource) {
 		return nil, nil, exitcode.New(exitcode.Usage, fmt.Errorf("run --resume: %s has no record of a local run (%s): a SLURM run continues when its job script is resubmitted (sbatch %s)", dir, d.Source(), d.Job("*")))
 	}

@@ -63,7 +63,7 @@ func Smoke(ctx context.Context, load Loader, o SmokeOptions, stdout, stderr io.W
 	}
 	extra := []compiler.Override{
 		{Text: "cluster.shards=1", Path: []string{"cluster", "shards"}, Value: int64(1)},
-		{Text: "-o " + out, Path: []string{"output", "dir"}, Value: out},
+		compiler.OutputDirFlag("-o "+out, out),
 	}
 	for i := range full.Recipe.Benchmarks {
 		idx := strconv.Itoa(i)

@@ -78,7 +78,7 @@ func run(ctx context.Context, o RunOptions, stdout, stderr io.Writer) error {
 	if o.Run != "" {
 		newDir = o.Run
 	}
-	extra := []compiler.Override{{Text: "-o " + newDir, Path: []string{"output", "dir"}, Value: newDir}}
+	extra := []compiler.Override{compiler.OutputDirFlag("-o "+newDir, newDir)}
 	s, _, err := publish.FetchVerified(ctx, st, hash, o.Work, publish.Verify{DataDirs: o.DataDirs, Extra: extra, NelVersion: o.NelVersion}, stderr)
 	if err != nil {
 		return err

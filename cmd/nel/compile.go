@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runtime/shellquote"
@@ -18,6 +20,7 @@ type compileOptions struct {
 	locked    bool
 	nelRun    string
 	file      string
+	remote    bool
 }
 
 func newCompileCmd(e *env) *cobra.Command {
@@ -42,11 +45,12 @@ func newCompileCmd(e *env) *cobra.Command {
 	f.StringVarP(&o.target, "target", "t", "slurm", "target: slurm or make")
 	f.BoolVar(&o.locked, "locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
 	f.StringVar(&o.nelRun, "nel-run", "", "path of nel-run on the compute nodes (default: $NEL_RUN, else the nel-run beside nel)")
+	addRemotePaths(f, &o.remote)
 	return c
 }
 
 func (o *compileOptions) run(e *env) error {
-	s, err := load(o.file, o.overrides)
+	s, err := loadWarned(o.file, o.overrides, o.remote, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -58,6 +62,9 @@ func (o *compileOptions) run(e *env) error {
 	path, sum, err := locateNelRun(o.nelRun)
 	if err != nil {
 		return err
+	}
+	if dir, ok := compiler.NodeLocalDir(path); ok && o.target == "slurm" {
+		fmt.Fprintf(e.stderr, "warning: the job runs nel-run at %s, under %s, which is usually private to this machine: compute nodes will not find it there (put nel-run on a filesystem they share, and give it with --nel-run PATH or $NEL_RUN)\n", path, dir)
 	}
 	// The command that makes this job again, recorded in it.
 	repro := []string{"nel", "compile", "-t", o.target, o.file}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/nel-eval/nel/compiler"
@@ -33,6 +35,33 @@ func (o *overrides) Type() string { return "path=value" }
 // addOverrides adds --override/-O to fs, its use said by what.
 func addOverrides(fs *pflag.FlagSet, o *overrides, what string) {
 	fs.VarP(o, "override", "O", what+": path.to.field=value (repeatable)")
+}
+
+// addRemotePaths adds --remote-paths to fs.
+func addRemotePaths(fs *pflag.FlagSet, remote *bool) {
+	fs.BoolVar(remote, "remote-paths", false, "the recipe's local datasets may lie where only the compute nodes see them: one that is not here is a warning (as cluster.remote_paths: true)")
+}
+
+// loadWarned reads a recipe as load does, its local datasets left to the
+// compute nodes when remote says so, and prints its warnings to stderr.
+func loadWarned(path string, ovs []compiler.Override, remote bool, stderr io.Writer) (*compiler.Source, error) {
+	l, err := compiler.NewLoader()
+	if err != nil {
+		return nil, err
+	}
+	l.RemotePaths = remote
+	s, err := l.LoadFile(path, ovs)
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(stderr, s)
+	return s, nil
+}
+
+func printWarnings(stderr io.Writer, s *compiler.Source) {
+	for _, w := range s.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w.Error())
+	}
 }
 
 // load reads a recipe with overrides applied.

@@ -124,7 +124,7 @@ func checkQuickStart(t *testing.T, root, qs string) {
 	}
 
 	// The example, run as `make example` runs it, in a copy of the
-	// files it reads (it writes eval_results/ beside them).
+	// files it reads (it writes examples/eval_results/, beside the recipe).
 	args := strings.Fields(example)
 	if args[0] != "bin/nel" {
 		t.Fatalf("make example runs %q, want bin/nel …", example)

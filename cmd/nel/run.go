@@ -66,6 +66,7 @@ type runOptions struct {
 	verbose   bool
 	locked    bool
 	resume    bool
+	remote    bool
 	file      string
 }
 
@@ -94,10 +95,11 @@ func newRunCmd(e *env) *cobra.Command {
 	addQuickFlags(f, &o.quick)
 	addNemoRunFlags(f)
 	addOverrides(f, &o.overrides, "override a field before validation")
-	f.StringVarP(&o.output, "output", "o", "", "output `DIR` (overrides output.dir)")
+	f.StringVarP(&o.output, "output", "o", "", "output `DIR`, relative to the current directory (overrides output.dir, which is relative to the recipe)")
 	f.DurationVar(&o.every, "progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log what each shard does")
 	f.BoolVar(&o.locked, "locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
+	addRemotePaths(f, &o.remote)
 	f.BoolVar(&o.resume, "resume", false, "also run again the samples that ended in infra_error, in finished shards too (scored and model_error samples are kept)")
 	return c
 }
@@ -141,10 +143,10 @@ func (o *runOptions) load(c *cobra.Command) (*compiler.Source, []byte, *local.Re
 	}
 	ovs := o.overrides
 	if o.output != "" {
-		ovs = append(ovs, compiler.Override{Text: "-o " + o.output, Path: []string{"output", "dir"}, Value: o.output})
+		ovs = append(ovs, compiler.OutputDirFlag("-o "+o.output, o.output))
 	}
 	if o.file != "" {
-		s, err := load(o.file, ovs)
+		s, err := loadWarned(o.file, ovs, o.remote, c.ErrOrStderr())
 		return s, nil, nil, err
 	}
 	q, err := o.quick.resolve(c.Flags())

@@ -37,6 +37,7 @@ type validateOptions struct {
 	samples   int
 	output    string
 	verbose   bool
+	remote    bool
 }
 
 func newValidateCmd(e *env) *cobra.Command {
@@ -74,6 +75,7 @@ func newValidateCmd(e *env) *cobra.Command {
 	f.IntVarP(&o.samples, "samples", "s", 5, "smoke test: run `N` samples of each benchmark against its endpoint")
 	f.StringVarP(&o.output, "output", "o", "", "smoke test: keep the samples' run in `DIR`, a new or empty folder (default: a temporary folder, removed)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "smoke test: log what the shard does")
+	addRemotePaths(f, &o.remote)
 	return c
 }
 
@@ -86,6 +88,7 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	l.RemotePaths = o.remote
 	var all compiler.Errors
 	for _, f := range o.files {
 		s, err := l.LoadFile(f, o.overrides)
@@ -101,6 +104,7 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
+		printWarnings(e.stderr, s)
 		for _, n := range compiler.Unsupported(s) {
 			fmt.Fprintf(e.stderr, "note: %s\n", n.Error())
 		}

@@ -45,10 +45,9 @@ func TestSourcesAgreeWithTheCompiler(t *testing.T) {
 		if k.Field != "benchmarks[].name" || k.Form == "NAME" {
 			continue
 		}
-		name := strings.ReplaceAll(k.Form, "#", "/")
 		src := fmt.Sprintf(`services: m: {type: "api", url: "http://h/v1", model: "x"}
 benchmarks: [{name: %q, solver: {type: "simple", service: "m"}}]
-`, name)
+`, k.Form)
 		s, err := l.Load("r.cue", []byte(src), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", k.Form, err)

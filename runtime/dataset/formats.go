@@ -132,7 +132,10 @@ func (g gunzipErrors) Read(p []byte) (int, error) {
 // parseJSONL reads one JSON object per line; blank lines are skipped. It
 // holds one line at a time, and refuses a line above MaxLineBytes as soon
 // as it has read that much of it.
-func parseJSONL(r io.Reader) ([]Record, []int, error) {
+func parseJSONL(r io.Reader) ([]Record, []int, error) { return readJSONL(r, 0) }
+
+// readJSONL is parseJSONL that stops after limit records (0: none).
+func readJSONL(r io.Reader, limit int) ([]Record, []int, error) {
 	var (
 		recs  []Record
 		lines []int
@@ -176,7 +179,7 @@ func parseJSONL(r io.Reader) ([]Record, []int, error) {
 			recs = append(recs, rec)
 			lines = append(lines, line)
 		}
-		if err == io.EOF {
+		if err == io.EOF || len(recs) == limit {
 			break
 		}
 	}
@@ -284,8 +287,13 @@ func allObjects(a []any) bool {
 // header unless columns is set. Tab-separated files are read with lazy
 // quotes: real TSVs (MGSM) have bare quotes inside fields.
 func parseCSV(data []byte, comma rune, columns []string) ([]Record, []int, error) {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	r := csv.NewReader(bytes.NewReader(data))
+	return readCSV(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))), comma, columns, 0)
+}
+
+// readCSV is parseCSV over a reader (its byte order mark removed) that
+// stops after limit records (0: none).
+func readCSV(in io.Reader, comma rune, columns []string, limit int) ([]Record, []int, error) {
+	r := csv.NewReader(in)
 	r.Comma = comma
 	r.ReuseRecord = false
 	if comma == '\t' {
@@ -332,6 +340,9 @@ func parseCSV(data []byte, comma rune, columns []string) ([]Record, []int, error
 		recs = append(recs, rec)
 		line, _ := r.FieldPos(0)
 		lines = append(lines, line)
+		if len(recs) == limit {
+			break
+		}
 	}
 	return recs, lines, nil
 }

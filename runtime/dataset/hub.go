@@ -552,20 +552,30 @@ func writeAtomic(p string, data []byte) error {
 // loadURL reads a plain file URL through the cache
 // {cache}/nel-url/{sha256(url)[:16]}/{basename}. A cached copy is used
 // as is; the digest records what was read.
-func (l *Loader) loadURL(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+// urlFile parses an http(s) dataset URL and returns the name of the file
+// it names, which must be of a known type.
+func urlFile(spec string) (*url.URL, string, error) {
 	u, err := url.Parse(spec)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", spec, err)
+		return nil, "", fmt.Errorf("dataset %s: %w", spec, err)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("dataset %s: credentials in URLs are not supported", redactURL(u))
+		return nil, "", fmt.Errorf("dataset %s: credentials in URLs are not supported", redactURL(u))
 	}
 	base := path.Base(u.Path)
 	if base == "." || base == "/" || base == "" {
-		return nil, fmt.Errorf("dataset %s: the URL names no file", spec)
+		return nil, "", fmt.Errorf("dataset %s: the URL names no file", spec)
 	}
 	if _, ok := formatOf(base); !ok {
-		return nil, fmt.Errorf("dataset %s: unknown file type %q (%s)", spec, base, supportedList())
+		return nil, "", fmt.Errorf("dataset %s: unknown file type %q (%s)", spec, base, supportedList())
+	}
+	return u, base, nil
+}
+
+func (l *Loader) loadURL(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+	_, base, err := urlFile(spec)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256([]byte(spec))
 	local := filepath.Join(l.opts.CacheDir, "nel-url", hex.EncodeToString(sum[:])[:16], base)

@@ -298,3 +298,23 @@ func readFile(path string, opts LoadOptions) ([]Record, []int, string, error) {
 	}
 	return recs, lines, hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// CheckSpec says what is wrong with a dataset spec's syntax, before
+// anything is read: an hf:// spec Load cannot parse, an http(s) URL that
+// names no file of a known type or carries credentials, a scheme Load does
+// not know (which it would take for a local path). A local path is not
+// looked at.
+func CheckSpec(spec string) error {
+	scheme, _, isURI := strings.Cut(spec, "://")
+	switch {
+	case !isURI:
+		return nil
+	case scheme == "hf":
+		_, err := parseHubSpec(spec)
+		return err
+	case scheme == "https", scheme == "http":
+		_, _, err := urlFile(spec)
+		return err
+	}
+	return fmt.Errorf("dataset %s: unknown scheme %q: expected a local file or folder, hf://ORG/NAME?config=&split=&revision=, or an https:// file URL", spec, scheme+"://")
+}

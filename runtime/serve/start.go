@@ -36,6 +36,11 @@ type StartOptions struct {
 	// an earlier run recorded there and left running, and each server is
 	// recorded there while it runs.
 	RecordDir string
+	// Dir is the directory a process service's command runs in: the
+	// recipe's (StartAll sets the plan's recipe_dir), so that its relative
+	// arguments resolve as the recipe's other paths do. "" is this
+	// process's own.
+	Dir string
 }
 
 // withDefaults fills o's unset fields.
@@ -73,6 +78,7 @@ type Server struct {
 // left there are stopped first.
 func StartAll(ctx context.Context, p *plan.Plan, o StartOptions) ([]*Server, error) {
 	o = o.withDefaults()
+	o.Dir = p.RecipeDir
 	if o.RecordDir != "" {
 		if err := reap(ctx, o.RecordDir, 10*time.Second, o); err != nil {
 			return nil, err
@@ -140,6 +146,7 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 	}
 	defer logf.Close()
 	cmd := exec.Command(argv0, svc.Command[1:]...)
+	cmd.Dir = o.Dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	waited, err := StartTied(cmd, Tie{Group: true})

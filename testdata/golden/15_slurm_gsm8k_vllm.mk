@@ -9,11 +9,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DELETE_ON_ERROR:
 
-NEL_OUT := eval_results
+NEL_OUT := examples/nemo/eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-400aff550f01.json
-NEL_PLAN_SHA256 := dbe4f5b3f717201b8df473f62835fb34494b2747f68e99636f6389cabac5b7ce
+NEL_PLAN_SHA256 := 575fee30c5b709d4f7571737fb96561b7456a34b23719f01efaa30b0b341df2b
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -25,7 +25,7 @@ define NEL_PLAN_JSON
   "plan_hash": "sha256:400aff550f019ce3f5c8385565ecd3c92d08896fe53f6481c735db0a2872d4ea",
   "recipe": "examples/nemo/15_slurm_gsm8k_vllm.yaml",
   "recipe_dir": "examples/nemo",
-  "output_dir": "eval_results",
+  "output_dir": "examples/nemo/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

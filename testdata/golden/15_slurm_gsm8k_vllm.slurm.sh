@@ -17,10 +17,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/nemo/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=cfff23f4034f0d4722c625f814a56bf297f160578ce8856004aacddfa1fc8db4
+NEL_PLAN_SHA256=b33f28987074efad901946bb3fca03a42f59863a2b7efdfa628225211528bedd
 NEL_PLAN="$NEL_OUT/.nel/plan-400aff550f01.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -62,7 +62,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:400aff550f019ce3f5c8385565ecd3c92d08896fe53f6481c735db0a2872d4ea",
   "recipe": "examples/nemo/15_slurm_gsm8k_vllm.yaml",
   "recipe_dir": "examples/nemo",
-  "output_dir": "eval_results",
+  "output_dir": "examples/nemo/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

@@ -17,10 +17,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/qwen3-dynamo
+NEL_OUT=examples/eval_results/qwen3-dynamo
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=6188f7a0a8bddba308f3841d61b6ea082b3c2817b987677dc573709fe9c24e3c
+NEL_PLAN_SHA256=d38e4823c55a009e4e0e0a5eca50cb0a43cd77f843755f613039d8efe5e286f5
 NEL_PLAN="$NEL_OUT/.nel/plan-0d9bc6da20b8.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -62,7 +62,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:0d9bc6da20b8bdc4547093955331de21334b18da027b605f4ebac906ce1e893d",
   "recipe": "examples/dynamo_aggregated.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/qwen3-dynamo",
+  "output_dir": "examples/eval_results/qwen3-dynamo",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

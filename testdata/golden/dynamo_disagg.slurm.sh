@@ -26,10 +26,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/deepseek-disagg
+NEL_OUT=examples/eval_results/deepseek-disagg
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=e5403ba8d399a86e3942d00e8d5843f08d4c0fe149e80ebf932f6f75e89190c0
+NEL_PLAN_SHA256=fe05743775e7938c08376617ecfaf2848b7889bfa1183eca9dc4563e10c5a6c5
 NEL_PLAN="$NEL_OUT/.nel/plan-82f67422b106.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -71,7 +71,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:82f67422b1061812eeb9f24f528c20926d04d62aeaba85e5672bf720a2fe66f2",
   "recipe": "examples/dynamo_disagg.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/deepseek-disagg",
+  "output_dir": "examples/eval_results/deepseek-disagg",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

@@ -9,11 +9,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DELETE_ON_ERROR:
 
-NEL_OUT := eval_results
+NEL_OUT := examples/eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-c218f7c87b30.json
-NEL_PLAN_SHA256 := 078cebba99ee964abda0f59ea2e08eb610a5710edf550bf616d5db20a5bb69b5
+NEL_PLAN_SHA256 := 8f1cab390d9b94798e20ed5becd64c27660d8e9efe4c124212342f74bb0f3ef9
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -25,7 +25,7 @@ define NEL_PLAN_JSON
   "plan_hash": "sha256:c218f7c87b30501a23bccf24b4768921a448f4fc085d8ff27147c47cfb0cc3b5",
   "recipe": "examples/gsm8k_chat.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

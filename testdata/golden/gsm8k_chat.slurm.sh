@@ -15,10 +15,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=078cebba99ee964abda0f59ea2e08eb610a5710edf550bf616d5db20a5bb69b5
+NEL_PLAN_SHA256=8f1cab390d9b94798e20ed5becd64c27660d8e9efe4c124212342f74bb0f3ef9
 NEL_PLAN="$NEL_OUT/.nel/plan-c218f7c87b30.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -60,7 +60,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:c218f7c87b30501a23bccf24b4768921a448f4fc085d8ff27147c47cfb0cc3b5",
   "recipe": "examples/gsm8k_chat.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

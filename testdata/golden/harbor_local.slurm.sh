@@ -15,10 +15,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/agentic/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=dc09ea2beb8aa89de95d72995b474a468bcc8d69db828e3ce2a210b7a6544006
+NEL_PLAN_SHA256=05bb12058b3af4f82add0cde7be4ee2aa2a66f6ec8d68bbebc4bc517f8944bde
 NEL_PLAN="$NEL_OUT/.nel/plan-647ecf43a4c6.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -60,7 +60,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:647ecf43a4c6218fbec83c69d87a080be0912434109264daaff24295ab21462a",
   "recipe": "examples/agentic/harbor_local.cue",
   "recipe_dir": "examples/agentic",
-  "output_dir": "eval_results",
+  "output_dir": "examples/agentic/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

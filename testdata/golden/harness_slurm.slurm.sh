@@ -24,10 +24,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=33774964a8114296ceabb4f35f3f809daa7b894a1ee83219a8070116a86f0641
+NEL_PLAN_SHA256=d1da71453a3fdea866161b376f1d6be86178fec08f8ab778cf2736caa80783be
 NEL_PLAN="$NEL_OUT/.nel/plan-f4fae243ce2b.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -69,7 +69,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:f4fae243ce2b94d4dfb18984f7fd508b7388428b14443a164b4a847e1bb6b2f4",
   "recipe": "examples/harness_slurm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

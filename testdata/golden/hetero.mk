@@ -9,11 +9,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DELETE_ON_ERROR:
 
-NEL_OUT := eval_results/llama-70b
+NEL_OUT := examples/eval_results/llama-70b
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-df1383042e1f.json
-NEL_PLAN_SHA256 := 264d5dadd5f65ceb4c233b216cb41160168b506e510f0e769bd2b69bcdb3e572
+NEL_PLAN_SHA256 := c84c2cadd657765767cad9a6abb56d44d2964a484f6425075e5cefff0f93bc95
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -25,7 +25,7 @@ define NEL_PLAN_JSON
   "plan_hash": "sha256:df1383042e1f77c22046547e30b030ba04d66699515ab26e12a16bcd4a41d051",
   "recipe": "examples/hetero.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/llama-70b",
+  "output_dir": "examples/eval_results/llama-70b",
   "shards": 2,
   "progress_interval": 60,
   "reports": [

@@ -25,10 +25,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/llama-70b
+NEL_OUT=examples/eval_results/llama-70b
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=230fb01371fc8a7063eb35c24e9b84810638b77b7dbf97468b65e1b9ae72f3cc
+NEL_PLAN_SHA256=f84b302b60222e58485fc3b0b151a14882a57c1516c2787890f2a28109c0f7df
 NEL_PLAN="$NEL_OUT/.nel/plan-df1383042e1f.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -70,7 +70,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:df1383042e1f77c22046547e30b030ba04d66699515ab26e12a16bcd4a41d051",
   "recipe": "examples/hetero.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/llama-70b",
+  "output_dir": "examples/eval_results/llama-70b",
   "shards": 2,
   "progress_interval": 60,
   "reports": [

@@ -25,10 +25,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/qwen-coder-humaneval
+NEL_OUT=examples/eval_results/qwen-coder-humaneval
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=9b002f4657611f1f8e11d626383fa97a15a2484eb66579c60ab7d8fe8958b63d
+NEL_PLAN_SHA256=1d73d76bddabce126545e21e377f5ad3149ccaad5b07bb340d4ffd8738e67274
 NEL_PLAN="$NEL_OUT/.nel/plan-0f045dbc6f1d.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -70,7 +70,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:0f045dbc6f1d184b1f74c40b4734fc19d34fd45ee8ca049e92e1560c1d01ef4f",
   "recipe": "examples/humaneval_slurm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/qwen-coder-humaneval",
+  "output_dir": "examples/eval_results/qwen-coder-humaneval",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

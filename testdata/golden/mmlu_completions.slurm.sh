@@ -15,10 +15,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=21730383a951bdee50f5bc3e605ba6b115e07286f024250fbe36d67b0d208f82
+NEL_PLAN_SHA256=9cc2ba899cd5c29624d203b4ca746594622e8c50920fe78a4b8933938ae85122
 NEL_PLAN="$NEL_OUT/.nel/plan-858dc18208d1.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -60,7 +60,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:858dc18208d105d0266dd17731eb2bd2968e071b374bd4dd05090838ed086408",
   "recipe": "examples/mmlu_completions.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

@@ -17,10 +17,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/llama-nim
+NEL_OUT=examples/eval_results/llama-nim
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=566acc8e74a59fdf2f5b9ab5782ab8dcee7074a10ad14b27365985e0d6d7b076
+NEL_PLAN_SHA256=6fc329409bebf1a778201b99cad19bae479ad04edcfe87b5466583b2090f48aa
 NEL_PLAN="$NEL_OUT/.nel/plan-4a4e5e603d70.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -62,7 +62,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:4a4e5e603d7052c8104f03662b73c5e1e9960ddae906ceafe4c9528b71c0b72c",
   "recipe": "examples/nim_slurm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/llama-nim",
+  "output_dir": "examples/eval_results/llama-nim",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

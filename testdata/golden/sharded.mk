@@ -9,11 +9,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DELETE_ON_ERROR:
 
-NEL_OUT := eval_results
+NEL_OUT := examples/eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-11390cf0beb1.json
-NEL_PLAN_SHA256 := fcf16d5e3dc354615fd7405d44984a73ebb8f3acfcd154058cfac24c451777e8
+NEL_PLAN_SHA256 := 33c84c37a55c4063c915b869f7a432afee79d71aadf611134a9050c28df36a30
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -25,7 +25,7 @@ define NEL_PLAN_JSON
   "plan_hash": "sha256:11390cf0beb1d758878dcb87f05bc3a7414f22932fa4fa67cdf0f351466b7246",
   "recipe": "examples/sharded.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 4,
   "progress_interval": 60,
   "reports": [

@@ -18,10 +18,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=52486c87b306414aa794319bb612e644e97c17391650a4c955cb02634be9b8f9
+NEL_PLAN_SHA256=4a50362be84c8a22fcf6a57e0a2ff321f33f6606eb36a4b49c02fa234c09806b
 NEL_PLAN="$NEL_OUT/.nel/plan-11390cf0beb1.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -63,7 +63,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:11390cf0beb1d758878dcb87f05bc3a7414f22932fa4fa67cdf0f351466b7246",
   "recipe": "examples/sharded.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 4,
   "progress_interval": 60,
   "reports": [

@@ -9,11 +9,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DELETE_ON_ERROR:
 
-NEL_OUT := eval_results
+NEL_OUT := examples/eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-606713f9b0fe.json
-NEL_PLAN_SHA256 := bcab8d0fbe5542ce4e879a0e24656c81ded1ee4c45724bda613101d2816f72aa
+NEL_PLAN_SHA256 := 7996d8ac8375f3a6538a7ad201a56879cef3e098b2ba67e79370616928a3cd6c
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -25,7 +25,7 @@ define NEL_PLAN_JSON
   "plan_hash": "sha256:606713f9b0feeb94d749051100315c55346863ab00bd1867e5b2fcb42061b52b",
   "recipe": "examples/simpleqa_judge.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

@@ -9,11 +9,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DELETE_ON_ERROR:
 
-NEL_OUT := eval_results
+NEL_OUT := examples/eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-400aff550f01.json
-NEL_PLAN_SHA256 := 01c5db57778087354e314cb50aa6caa1af51fad89dac74f03cb24d7913f0b117
+NEL_PLAN_SHA256 := 604a3d9543a5d7fb9c9b8a506fbf6e67ae7fb18b4f4daf09c4bcfc7db60df480
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -25,7 +25,7 @@ define NEL_PLAN_JSON
   "plan_hash": "sha256:400aff550f019ce3f5c8385565ecd3c92d08896fe53f6481c735db0a2872d4ea",
   "recipe": "examples/slurm_vllm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

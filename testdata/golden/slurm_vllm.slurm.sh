@@ -17,10 +17,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=879eebb0c96b671e6ffb33ab463e567dc68e5171239cfefeeee79b286377d278
+NEL_PLAN_SHA256=6a608f7356761b960b69e3a5cd5cb49734ef86586db6b7b7f61298f8a5dcda0c
 NEL_PLAN="$NEL_OUT/.nel/plan-400aff550f01.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -62,7 +62,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:400aff550f019ce3f5c8385565ecd3c92d08896fe53f6481c735db0a2872d4ea",
   "recipe": "examples/slurm_vllm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

@@ -15,10 +15,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results/release
+NEL_OUT=examples/eval_results/release
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=6b37f2f45ca8f1e59f37979fa7e33e521297a1ed8a349424bffd5c019d0262ae
+NEL_PLAN_SHA256=d27676c7daa3b2dc86ab8c2b018a37bda51c8ada7e88115b4a571ebe2b6f7fed
 NEL_PLAN="$NEL_OUT/.nel/plan-7cd9e1b2496b.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -60,7 +60,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:7cd9e1b2496becaf35345593d4914a44dfec430d9fd295fbfe36621ed72d1da8",
   "recipe": "examples/suite.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results/release",
+  "output_dir": "examples/eval_results/release",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

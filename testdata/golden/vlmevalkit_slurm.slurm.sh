@@ -24,10 +24,10 @@
 set -euo pipefail
 umask 022
 
-NEL_OUT=eval_results
+NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=2887f33959575d4b2520cdf8e04912664af98bed81c18e737df6a599f14c8a3c
+NEL_PLAN_SHA256=96b8aedbf9d9f5d82c994bf63ef276e227f2394f3b0555e2f47819f205ff5546
 NEL_PLAN="$NEL_OUT/.nel/plan-930b06c9a07e.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -69,7 +69,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
   "plan_hash": "sha256:930b06c9a07e912edc81e25085ea5111a2e27e1de349d46fe6a8008b7384adf0",
   "recipe": "examples/vlmevalkit_slurm.cue",
   "recipe_dir": "examples",
-  "output_dir": "eval_results",
+  "output_dir": "examples/eval_results",
   "shards": 1,
   "progress_interval": 60,
   "reports": [

@@ -1,0 +1,108 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nel-eval/nel/runtime/bench"
+)
+
+// benchmarkNames checks what each benchmark's name says nel will run,
+// before a job is submitted: a built-in name for nel's own solver (the
+// node would otherwise find out after the model has loaded), a URI in a
+// form nel parses. Names a solver nel cannot run gives meaning to
+// (NeMo's agentic benchmarks) are left to that solver's refusal.
+func (c *ruleChecker) benchmarkNames() {
+	for i, b := range c.r.Benchmarks {
+		if b.BYOB != nil {
+			continue // a name of its own; byob.go checks it is no built-in's
+		}
+		at := []any{"benchmarks", i, "name"}
+		if strings.Contains(b.Name, "://") {
+			if msg := uriProblem(b.Name); msg != "" {
+				c.at(msg, at...)
+			}
+			continue
+		}
+		if b.Solver.Type != "simple" || pythonBenchmark(b.Name) {
+			continue
+		}
+		if _, ok := bench.Lookup(b.Name); !ok {
+			c.at(unknownBenchmark(b), at...)
+		}
+	}
+}
+
+// pythonBenchmark says whether name is NeMo Evaluator's path/file.py[:bench]
+// form, a Python benchmark file (refused as not supported in support.go).
+func pythonBenchmark(name string) bool {
+	file, _, _ := strings.Cut(name, ":")
+	return strings.HasSuffix(file, ".py")
+}
+
+// unknownBenchmark says that b's name is no built-in benchmark, the
+// closest one, and how a benchmark of one's own is declared.
+func unknownBenchmark(b *Benchmark) string {
+	names := bench.Names()
+	msg := fmt.Sprintf("unknown benchmark %q", b.Name)
+	if best := closest(b.Name, names); best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	msg += "; built in: " + strings.Join(names, ", ") + " (nel list)"
+	if _, ok := b.Params["data_path"]; ok {
+		// data_path gives a built-in benchmark other data (its prompt and
+		// scorer stay); it does not make a benchmark of a name.
+		msg += "; params.data_path replaces a built-in benchmark's data, and a benchmark of your own is declared with byob: {dataset, prompt, target, scorer} (docs/byob.md)"
+	} else {
+		msg += ", or declare a benchmark of your own with byob (docs/byob.md)"
+	}
+	return msg
+}
+
+// closest is the name in known within two edits of name, "" when none is.
+func closest(name string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// uriProblem says what is wrong with a benchmark name written as a URI, ""
+// when nel parses it: a scheme nel knows, and what that scheme needs after
+// it. What nel parses but cannot run yet is support.go's.
+func uriProblem(name string) string {
+	scheme, rest, _ := strings.Cut(name, "://")
+	k, _ := benchmarkSource(name)
+	if k.scheme == "" {
+		var forms []string
+		var schemes []string
+		for _, s := range Sources() {
+			if s.scheme != "" && s.Field == "benchmarks[].name" {
+				forms = append(forms, s.Form)
+				schemes = append(schemes, s.scheme)
+			}
+		}
+		msg := fmt.Sprintf("unknown benchmark source %q", scheme+"://")
+		if best := closest(scheme, schemes); best != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", best+"://")
+		}
+		return msg + "; expected a built-in name (nel list) or one of " + strings.Join(forms, ", ")
+	}
+	switch scheme {
+	case "container":
+		image, task, _ := strings.Cut(rest, "#")
+		if image == "" || task == "" {
+			return fmt.Sprintf("expected %s (an image, then # and the harness's task), found %q", k.Form, name)
+		}
+	case "harbor":
+		// harbor.go checks the dataset's name and reads its folder.
+	default:
+		if rest == "" {
+			return fmt.Sprintf("expected %s, found %q", k.Form, name)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,106 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
+)
+
+// readsFormats is what nel reads, said once wherever a file is not one of
+// them.
+const readsFormats = "nel reads a nel recipe (services, benchmarks, and optionally sandboxes, cluster, output) " +
+	"or a NeMo Evaluator config (the same sections, composed with defaults: [group/name], _base_ and playbooks)"
+
+// recipeKeys are the sections of the formats nel reads; a file with one of
+// them is a recipe, and its other keys are typos the schema names. Both a
+// NeMo Evaluator config and a launcher config may have defaults, so it
+// decides nothing.
+var recipeKeys = []string{"services", "sandboxes", "benchmarks", "cluster", "output"}
+
+// launcherKeys are the sections of NeMo Evaluator's v1 launcher (Hydra)
+// configs, which nel does not read yet (issue 26).
+var launcherKeys = []string{"execution", "deployment", "evaluation", "target"}
+
+// topKey is a top-level key and where it is written.
+type topKey struct {
+	name string
+	pos  token.Pos
+}
+
+// checkShape refuses, in one line, a file that is no recipe at all (a
+// launcher config, some other YAML): a list of unknown-field errors would
+// hide that the whole file is in another format. A file with any recipe
+// key goes on to the schema, which names its misspelt keys.
+func checkShape(path string, keys []topKey) error {
+	var names []string
+	var first token.Pos
+	var launcher []topKey
+	defaults := false
+	for _, k := range keys {
+		if strings.HasPrefix(k.name, "_") {
+			continue // a user variable (NeMo's _common), stripped later
+		}
+		if slices.Contains(recipeKeys, k.name) {
+			return nil
+		}
+		if k.name == "defaults" {
+			defaults = true
+		}
+		if slices.Contains(launcherKeys, k.name) {
+			launcher = append(launcher, k)
+		}
+		if len(names) == 0 {
+			first = k.pos
+		}
+		names = append(names, k.name)
+	}
+	if len(names) == 0 || defaults && len(launcher) == 0 {
+		// Only variables, or fragments that may hold the sections: the
+		// schema says what is missing once they are composed.
+		return nil
+	}
+	at := func(pos token.Pos, msg string) error {
+		e := Error{File: path, Msg: msg}
+		if pos.IsValid() {
+			e.Line, e.Column = pos.Line(), pos.Column()
+		}
+		return Errors{e}
+	}
+	if len(launcher) > 0 {
+		var ls []string
+		for _, k := range launcher {
+			ls = append(ls, k.name)
+		}
+		return at(launcher[0].pos, fmt.Sprintf("a NeMo Evaluator launcher (v1) config (%s): nel does not read that format yet (issue 26); %s",
+			strings.Join(ls, ", "), readsFormats))
+	}
+	return at(first, fmt.Sprintf("not a recipe: none of its top-level keys (%s) is a recipe's; %s",
+		strings.Join(names, ", "), readsFormats))
+}
+
+// syntaxKeys lists the top-level keys of a YAML or JSON recipe's syntax.
+func syntaxKeys(x ast.Expr) []topKey {
+	st, ok := x.(*ast.StructLit)
+	if !ok {
+		return nil
+	}
+	var out []topKey
+	for f := range fields(st) {
+		out = append(out, topKey{labelOf(f), f.Pos()})
+	}
+	return out
+}
+
+// valueKeys lists the top-level regular fields of a CUE recipe.
+func valueKeys(v cue.Value) []topKey {
+	var out []topKey
+	it, err := v.Fields(cue.Optional(true))
+	for err == nil && it.Next() {
+		out = append(out, topKey{it.Selector().Unquoted(), it.Value().Pos()})
+	}
+	return out
+}
