@@ -150,7 +150,7 @@ func checkQuickStart(t *testing.T, root, qs string) {
 		}
 		// The report says which scorer the headline is and why
 		// scorer:numeric_match reads below it, beside the figure.
-		md, err := os.ReadFile(filepath.Join("eval_results", "quickstart", "report.md"))
+		md, err := os.ReadFile(filepath.Join("examples", "eval_results", "quickstart", "report.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
