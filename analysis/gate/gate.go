@@ -117,8 +117,9 @@ type Result struct {
 	AbsoluteBreached         bool     `json:"absolute_breached"`
 	RelativeBreached         bool     `json:"relative_breached"`
 	Reasons                  []string `json:"reasons"`
-	// PValue is the one-sided p of "damage > max_drop" (t, or normal for
-	// the clustered interval); PHolm its Holm-adjusted value (--holm).
+	// PValue is the one-sided p of "damage > max_drop" (Student t with the
+	// interval's df: n−1 items, or G−1 clusters); PHolm its Holm-adjusted
+	// value (--holm).
 	PValue *float64 `json:"p_value,omitempty"`
 	PHolm  *float64 `json:"p_holm,omitempty"`
 	// Needed says what would decide an INSUFFICIENT_EVIDENCE.
@@ -366,7 +367,7 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 }
 
 // pAbove is the one-sided p-value of "damage > maxDrop" under the
-// interval's distribution (t with its df, or normal when clustered).
+// interval's distribution (t with its df, normal when it has none).
 func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 	excess := damage - maxDrop
 	if ci.SE == 0 || math.IsNaN(ci.SE) {
@@ -376,16 +377,21 @@ func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 		return 1
 	}
 	z := excess / ci.SE
-	if ci.Method == "t" {
+	if ci.DF > 0 {
 		return 1 - stats.TCDF(z, float64(ci.DF))
 	}
 	return 1 - stats.NormalCDF(z)
 }
 
-// quantile is the two-sided critical value of the interval's distribution.
+// quantile is the two-sided critical value of the interval's distribution:
+// Student t with df (items − 1), or with the clustered interval's own G−1
+// (more items do not add clusters), else normal.
 func quantile(ci *compare.DeltaCI, df int, level float64) float64 {
-	if ci.Method == "t" {
+	switch {
+	case ci.Method == "t":
 		return stats.TQuantile(1-(1-level)/2, float64(max(df, 1)))
+	case ci.DF > 0:
+		return stats.TQuantile(1-(1-level)/2, float64(ci.DF))
 	}
 	return stats.NormalQuantile(1 - (1-level)/2)
 }
