@@ -55,6 +55,11 @@ func FullGrid() []Case {
 		cs = append(cs, Case{Name: fmt.Sprintf("paired n=200 k=1 p=0.8 20 clusters effect %g", e), Items: 200, Repeats: 1,
 			Clusters: 20, ClusterConc: 20, ItemConc: 2, Mean: 0.8, Paired: true, Effect: e})
 	}
+	// Two strong models near the top of the scale.
+	for _, e := range []float64{0, 0.03} {
+		cs = append(cs, Case{Name: fmt.Sprintf("paired n=100 k=1 p=0.97 effect %g", e), Items: 100, Repeats: 1,
+			ItemConc: 2, Mean: 0.97, Paired: true, Effect: e})
+	}
 	return cs
 }
 

@@ -111,8 +111,10 @@ type Score struct {
 	// first name; Method says which interval it is, docs/statistics.md
 	// why): for a metric of binary rewards (pass@1, pass@k) a Wilson
 	// score interval, which never has zero width — on the n items with z
-	// when each has one reward ("wilson"), else on the effective sample
-	// size with a t critical value ("wilson_effective", or
+	// when each has one 0/1 value ("wilson", with Brown, Cai & DasGupta's
+	// exact Poisson bounds within 2 or 3 counts of either end), else on
+	// the effective sample size (capped at the samples, for pass@k at the
+	// disjoint k-sample blocks) with a t critical value ("wilson_effective", or
 	// "wilson_clustered" over G clusters); for other metrics mean ±
 	// t_{n−1}·SE ("t"), or with the clustered
 	// standard error mean ± t_{G−1}·SE ("clt_clustered") when items carry

@@ -75,6 +75,16 @@ func TestComputeByHand(t *testing.T) {
 	}
 	// pass@2: item a 1, item b 1 − C(1,2)/C(2,2) = 1, item c 0.
 	near(t, "pass@2", *b.Metrics[1].Value, 2.0/3)
+	// Each item holds one 2-sample block, so pass@2 is 2 successes in 3
+	// trials: Wilson's interval modified at the ends (Brown, Cai &
+	// DasGupta), whose exact Poisson bounds reach further here: λ₂/3 with
+	// P[Poisson(λ₂) ≥ 2] = 0.025 (λ₂ = 0.24220927854396, mpmath) and
+	// 1 − λ₁/3 with λ₁ = −log 0.975.
+	if ci := b.Metrics[1].CLT; ci.Method != "wilson" || ci.EffectiveN != 3 {
+		t.Errorf("pass@2 interval %+v", ci)
+	}
+	near(t, "pass@2 lo", b.Metrics[1].CLT.Lo, 0.24220927854396/3)
+	near(t, "pass@2 hi", b.Metrics[1].CLT.Hi, 1+math.Log(0.975)/3)
 	// Within: item variances 0, 0.5, 0 → 1/6; between: Var(means) 0.25 − (1/6)/2.
 	v := b.Variance
 	near(t, "within", v.Within, 1.0/6)

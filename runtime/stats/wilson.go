@@ -3,6 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Wilson returns the Wilson score interval (Wilson 1927) for a proportion
@@ -53,4 +55,35 @@ func EffectiveN(phat, se, maxN float64, units int) float64 {
 		return float64(units)
 	}
 	return math.Min(maxN, phat*(1-phat)/(se*se))
+}
+
+// WilsonCounts is Brown, Cai & DasGupta's (2001, §4.1.1) modified Wilson
+// interval for x successes in n independent trials at level: Wilson's
+// score interval with z, except that within x* = 2 (n ≤ 50) or 3 (larger
+// n) of either end the bound on that side is replaced by the exact Poisson
+// one, λ/n with P[Poisson(λ) ≥ x] = (1−level)/2 (and 1 − λ/n for n − x
+// failures), when that is further out. Wilson's coverage dips there (n =
+// 50, p = 0.99: 91.1%; modified: 98.6%, exact binomial sums), because its
+// bound near the count x = 1 (or n − 1) sits too close to the estimate.
+// λ is gonum's inverse regularized incomplete gamma function:
+// P[Poisson(λ) ≥ x] = P(x, λ). Requires 0 ≤ x ≤ n, n ≥ 1 and level in (0, 1).
+func WilsonCounts(x, n int, level float64) (lo, hi float64) {
+	checkLevel(level)
+	if n < 1 || x < 0 || x > n {
+		panic(fmt.Sprintf("stats: WilsonCounts(%d, %d): need 0 ≤ x ≤ n, n ≥ 1", x, n))
+	}
+	fn := float64(n)
+	lo, hi = Wilson(float64(x)/fn, fn, NormalQuantile((1+level)/2))
+	near := 2
+	if n > 50 {
+		near = 3
+	}
+	tail := (1 - level) / 2
+	if x >= 1 && x <= near {
+		lo = math.Min(lo, mathext.GammaIncRegInv(float64(x), tail)/fn)
+	}
+	if f := n - x; f >= 1 && f <= near {
+		hi = math.Max(hi, 1-mathext.GammaIncRegInv(float64(f), tail)/fn)
+	}
+	return lo, hi
 }

@@ -80,3 +80,38 @@ func TestClusterBootstrap(t *testing.T) {
 		t.Errorf("one cluster: [%v, %v]", a, b)
 	}
 }
+
+func TestWilsonCounts(t *testing.T) {
+	// Away from the ends it is Wilson's interval with z.
+	lo, hi := WilsonCounts(20, 50, 0.95)
+	wlo, whi := Wilson(0.4, 50, NormalQuantile(0.975))
+	if lo != wlo || hi != whi {
+		t.Errorf("WilsonCounts(20, 50) = [%v, %v], Wilson [%v, %v]", lo, hi, wlo, whi)
+	}
+	// One failure in 50: the upper bound is 1 − λ/50 with
+	// P[Poisson(λ) ≥ 1] = 1 − e^{−λ} = 0.025, λ = −log(0.975).
+	lo, hi = WilsonCounts(49, 50, 0.95)
+	if want := 1 + math.Log(0.975)/50; !near(hi, want, 1e-12, 0) {
+		t.Errorf("WilsonCounts(49, 50) hi = %.17g, want %.17g", hi, want)
+	}
+	if wlo, _ := Wilson(0.98, 50, NormalQuantile(0.975)); lo != wlo {
+		t.Errorf("WilsonCounts(49, 50) lo = %v, Wilson's %v", lo, wlo)
+	}
+	// Two successes in 50: P[Poisson(λ) ≥ 2] = 1 − e^{−λ}(1+λ) = 0.025 at
+	// λ = 0.24220927854396 (mpmath).
+	if lo, _ := WilsonCounts(2, 50, 0.95); !near(lo, 0.24220927854396/50, 1e-10, 0) {
+		t.Errorf("WilsonCounts(2, 50) lo = %.17g, want %.17g", lo, 0.24220927854396/50)
+	}
+	// Three successes count as near the end only above 50 trials.
+	l50, _ := WilsonCounts(3, 50, 0.95)
+	w50, _ := Wilson(0.06, 50, NormalQuantile(0.975))
+	l51, _ := WilsonCounts(3, 51, 0.95)
+	if l50 != w50 || !near(l51, 0.6186721228956/51, 1e-10, 0) {
+		t.Errorf("WilsonCounts(3, 50) lo = %v (Wilson %v); (3, 51) = %v", l50, w50, l51)
+	}
+	// All right or all wrong: Wilson's [n/(n+z²), 1] and [0, z²/(n+z²)].
+	z := NormalQuantile(0.975)
+	if lo, hi := WilsonCounts(30, 30, 0.95); !near(lo, 30/(30+z*z), 1e-14, 0) || hi != 1 {
+		t.Errorf("WilsonCounts(30, 30) = [%v, %v]", lo, hi)
+	}
+}
