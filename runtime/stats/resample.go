@@ -269,21 +269,10 @@ func ClusterBootstrap(xs []float64, cluster []int, resamples int, seed uint64, l
 		sums[j] += x
 		sizes[j]++
 	}
-	g := len(sums)
-	if g < 2 {
+	if len(sums) < 2 {
 		return Bootstrap(xs, resamples, seed, level)
 	}
-	r := newRand(seed)
-	means := make([]float64, resamples)
-	for i := range means {
-		var s, n float64
-		for range g {
-			j := r.IntN(g)
-			s += sums[j]
-			n += sizes[j]
-		}
-		means[i] = s / n
-	}
-	slices.Sort(means)
-	return bootstrapEnds(means, level)
+	// A resample's mean Σ sums / Σ sizes over the drawn clusters is the
+	// ratio estimator over clusters as units (sizes are never 0).
+	return BootstrapRatio(sums, sizes, resamples, seed, level)
 }
