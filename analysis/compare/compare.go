@@ -184,6 +184,8 @@ type DeltaCI struct {
 	// Method is "t" (Student t on the per-item differences),
 	// "clt_clustered" (clustered standard error by category, Student t
 	// with G−1 df; normal in reports written before DF was set) or
+	// "unpaired_mover" (runs whose items cannot be paired: the two
+	// headlines' intervals combined by MOVER, Newcombe 1998), or
 	// "unpaired_normal" (normal, the two runs' standard errors combined as
 	// independent samples: runs whose items cannot be paired).
 	Method   string  `json:"method"`
@@ -202,6 +204,8 @@ func (c *DeltaCI) Label() string {
 		return fmt.Sprintf("clustered by category, %d clusters", c.Clusters)
 	case "unpaired_normal":
 		return "unpaired, normal"
+	case "unpaired_mover":
+		return "unpaired, from the two intervals"
 	}
 	return fmt.Sprintf("t, %d df", c.DF)
 }
