@@ -130,7 +130,8 @@ type Score struct {
 type Interval struct {
 	// Method is "t", "clt_clustered", "wilson", "wilson_effective",
 	// "wilson_clustered",
-	// "clt_ratio" (delta method for a ratio metric Σnum/Σden over items),
+	// "clt_ratio" (delta method for a ratio metric Σnum/Σden over items,
+	// t at m−1 df; z before df was set),
 	// "bootstrap_percentile" or "bootstrap_cluster"; bundles written
 	// before nel chose intervals by coverage also say "clt" (normal, z).
 	Method string  `json:"method"`

@@ -463,7 +463,11 @@ func (c *computer) ratio(name string) Score {
 	if len(num) < 2 {
 		return s
 	}
-	_, se, lo, hi := stats.RatioCLT(num, den, c.in.Level)
+	// The delta method's SE with Student's t at m−1 df over the m items,
+	// as the item means' interval (z under-covers with few items).
+	_, se, _, _ := stats.RatioCLT(num, den, c.in.Level)
+	q := stats.TQuantile((1+c.in.Level)/2, float64(len(num)-1))
+	lo, hi := r-q*se, r+q*se
 	unit := true
 	for i := range num {
 		if num[i] < 0 || num[i] > den[i] {
@@ -473,7 +477,7 @@ func (c *computer) ratio(name string) Score {
 	if unit {
 		lo, hi = max(lo, 0), min(hi, 1)
 	}
-	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: lo, Hi: hi, SE: se}
+	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: lo, Hi: hi, SE: se, DF: len(num) - 1}
 	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
 	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
 	return s

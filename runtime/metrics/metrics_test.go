@@ -208,6 +208,11 @@ func TestRatioMetric(t *testing.T) {
 	if !(inst.CLT.Lo >= 0 && inst.CLT.Lo < 5.0/9 && inst.CLT.Hi > 5.0/9 && inst.CLT.Hi <= 1) {
 		t.Fatalf("ratio interval %+v", inst.CLT)
 	}
+	// Student's t over the 3 items: the upper end is 5/9 + t_{0.975, 2}·SE
+	// (t = 4.302652729749464, mpmath) unless clipped at 1.
+	if ci := inst.CLT; ci.DF != 2 || math.Abs(ci.Hi-math.Min(1, 5.0/9+4.302652729749464*ci.SE)) > 1e-12 {
+		t.Fatalf("ratio interval %+v: want t with 2 df", ci)
+	}
 	// An item-mean metric next to it is unchanged: (0.5 + 1 + 0)/3.
 	near(t, "ifeval:prompt", *b.Metrics[3].Value, 0.5)
 }
