@@ -16,7 +16,7 @@ STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 FUZZ_TARGETS ?= ./runtime/shellquote:FuzzQuote ./compiler:FuzzLoad ./compiler:FuzzInjectScript
 FUZZTIME ?= 30s
 
-.PHONY: all help build example test test-slurm testdeps lint tools bench fuzz docs clean
+.PHONY: all help build example test test-slurm testdeps lint tools bench coverage fuzz docs clean
 
 all: build
 
@@ -30,6 +30,7 @@ help:
 	@echo '  lint   gofmt, go vet, staticcheck $(STATICCHECK_VERSION), shellcheck .ci/run'
 	@echo '  tools  fetch and build the lint tools'
 	@echo '  bench  run the benchmarks'
+	@echo '  coverage  the Monte-Carlo coverage suite of the intervals and tests, in full: a table (docs/statistics.md)'
 	@echo '  fuzz   run each of FUZZ_TARGETS for FUZZTIME ($(FUZZTIME))'
 	@echo '  docs   regenerate docs/cli/ (the command reference) and the README'"'"'s exit-code table from the commands'
 	@echo '  clean  remove bin/'
@@ -95,6 +96,13 @@ bench: build
 	@awk "$$BENCH_TABLE" bin/bench.txt
 	@exit $$(cat bin/.bench-status)
 
+# The Monte-Carlo check of every interval and paired test nel reports
+# (analysis/coverage): the full grid, 2,000 simulated runs a case
+# (NEL_COVERAGE_REPS to change), a few minutes. Its table is the one in
+# docs/statistics.md; `go test` runs a short form, `make bench` this one.
+coverage:
+	go test -run '^$$' -bench '^BenchmarkCoverage$$' -benchtime 1x -timeout 30m ./analysis/coverage
+
 # The table `make bench` prints: metric values by benchmark and unit.
 define BENCH_TABLE
 /^Benchmark/ {
@@ -128,6 +136,7 @@ END {
 	row("  DuckDB count/mean/percentiles, same shards", "BenchmarkMerge1M", "duckdb-s", "s")
 	row("  ratio nel merge / DuckDB", "BenchmarkMerge1M", "ratio", "x")
 	row("nel-run binary (stripped, static)", "BenchmarkNelRunVersion", "binary-MB", "MB", "<= 30", "<=", 30)
+	row("interval coverage, worst case of the grid", "BenchmarkCoverage", "min-coverage-%", "%", ">= 94", ">=", 94)
 	row("nel-run --version, median", "BenchmarkNelRunVersion", "median-ms", "ms", "<= 20", "<=", 20)
 	row("  runs", "BenchmarkNelRunVersion", "runs", "")
 	row("HumanEval programs, local sandbox, 2 slots", "BenchmarkHumanEval2Slots", "programs/s", "programs/s", ">= 20", ">=", 20)

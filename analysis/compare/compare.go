@@ -182,7 +182,10 @@ type MetricDelta struct {
 // DeltaCI is an interval on a mean paired difference.
 type DeltaCI struct {
 	// Method is "t" (Student t on the per-item differences),
-	// "clt_clustered" (normal, clustered standard error by category) or
+	// "clt_clustered" (clustered standard error by category, Student t
+	// with G−1 df; normal in reports written before DF was set) or
+	// "unpaired_mover" (runs whose items cannot be paired: the two
+	// headlines' intervals combined by MOVER, Newcombe 1998), or
 	// "unpaired_normal" (normal, the two runs' standard errors combined as
 	// independent samples: runs whose items cannot be paired).
 	Method   string  `json:"method"`
@@ -201,6 +204,8 @@ func (c *DeltaCI) Label() string {
 		return fmt.Sprintf("clustered by category, %d clusters", c.Clusters)
 	case "unpaired_normal":
 		return "unpaired, normal"
+	case "unpaired_mover":
+		return "unpaired, from the two intervals"
 	}
 	return fmt.Sprintf("t, %d df", c.DF)
 }
@@ -419,9 +424,10 @@ func sharedScorers(p *Paired) []string {
 	return out
 }
 
-// PairedCI is the interval on mean(deltas): clustered by category (normal,
-// clustered SE) when clusters is set, else Student t. Nil with fewer than
-// two deltas.
+// PairedCI is the interval on mean(deltas): clustered by category when
+// clusters is set (clustered SE, Student t with G−1 df as the headline's:
+// with z it covered 93.5% at 20 clusters in nel's coverage suite), else
+// Student t with n−1 df. Nil with fewer than two deltas.
 func PairedCI(deltas []float64, clusters []int, nClusters int, level float64) *DeltaCI {
 	if len(deltas) < 2 {
 		return nil
@@ -429,8 +435,10 @@ func PairedCI(deltas []float64, clusters []int, nClusters int, level float64) *D
 	if clusters != nil {
 		m := stats.Mean(deltas)
 		se, g := stats.ClusteredSE(deltas, clusters)
-		z := stats.NormalQuantile(1 - (1-level)/2)
-		return &DeltaCI{Method: "clt_clustered", Level: level, Lo: m - z*se, Hi: m + z*se, SE: se, Clusters: max(g, nClusters)}
+		if g >= 2 {
+			q := stats.TQuantile(1-(1-level)/2, float64(g-1))
+			return &DeltaCI{Method: "clt_clustered", Level: level, Lo: m - q*se, Hi: m + q*se, SE: se, Clusters: max(g, nClusters), DF: g - 1}
+		}
 	}
 	_, se, lo, hi := stats.TInterval(deltas, level)
 	return &DeltaCI{Method: "t", Level: level, Lo: lo, Hi: hi, SE: se, DF: len(deltas) - 1}

@@ -281,8 +281,12 @@ func TestClusteredIntervalWhenCategories(t *testing.T) {
 	c := binary(200, func(i int) bool { return i%3 == 0 })
 	cat := func(i int) string { return fmt.Sprintf("cat%d", i%5) }
 	r := mustCompare(t, rows(b, cat), rows(c, cat), DefaultOptions())
-	if ci := r.Metrics[0].CI; ci.Method != "clt_clustered" || ci.Clusters != 5 {
+	if ci := r.Metrics[0].CI; ci.Method != "clt_clustered" || ci.Clusters != 5 || ci.DF != 4 {
 		t.Fatalf("ci = %+v", ci)
+	}
+	// Student t with G−1 = 4 df: t_{0.975, 4} = 2.7764451051977987.
+	if ci := r.Metrics[0].CI; math.Abs((ci.Hi-ci.Lo)/2-2.7764451051977987*ci.SE) > 1e-12 {
+		t.Fatalf("half-width %v, want t(4)·SE = %v", (ci.Hi-ci.Lo)/2, 2.7764451051977987*ci.SE)
 	}
 	// One category, or one item without: Student t.
 	r = mustCompare(t, rows(b, func(int) string { return "one" }), rows(c, nil), DefaultOptions())

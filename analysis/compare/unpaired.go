@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/stats"
 )
 
 // unpaired compares the two runs' headlines when their items cannot be
-// matched (Pair.Unpaired): each side's mean with its own standard error,
-// the difference with the normal interval of independent samples
-// (SE = √(SE_b² + SE_c²)). It ignores the correlation between the runs,
+// matched (Pair.Unpaired): each side's mean with its own interval, the
+// difference with the interval of independent samples built from them
+// (unpairedCI). It ignores the correlation between the runs,
 // which pairing would use, so its interval is wider than a paired one
 // would be: it decides only when the interval clears max_drop, and there
 // are no flips, no exact test and no MDE.
@@ -33,11 +34,7 @@ func unpaired(r *Report, p Pair, opts Options) (*Report, error) {
 		rel := md.Delta / md.Baseline
 		md.RelativeChange = &rel
 	}
-	if b.Headline.CLT != nil && c.Headline.CLT != nil {
-		se := math.Hypot(b.Headline.CLT.SE, c.Headline.CLT.SE)
-		z := stats.NormalQuantile(1 - (1-opts.Level)/2)
-		md.CI = &DeltaCI{Method: "unpaired_normal", Level: opts.Level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
-	}
+	md.CI = unpairedCI(md, b.Headline.CLT, c.Headline.CLT, opts.Level)
 	r.Metrics = []MetricDelta{md}
 	r.Verdict, r.VerdictReasons = decideUnpaired(md, opts.MaxDrop)
 	return r, nil
@@ -60,4 +57,27 @@ func decideUnpaired(md MetricDelta, maxDrop float64) (string, []string) {
 		return Pass, []string{head, fmt.Sprintf("The %s lies above −max-drop %g: a drop beyond max-drop is ruled out.", ci, maxDrop)}
 	}
 	return Inconclusive, []string{head, fmt.Sprintf("The %s straddles −max-drop %g: an unpaired comparison cannot decide; runs whose items pair would.", ci, maxDrop)}
+}
+
+// unpairedCI is the interval on the difference of two independent
+// headlines. When both sides' intervals are at the comparison's level it
+// is built from them by MOVER (Newcombe 1998, method 10, for Wilson
+// intervals; Zou & Donner 2008): the candidate's distance to its own
+// bound and the baseline's to the opposite one, combined in quadrature.
+// An all-right side (standard error 0, Wilson's interval [n/(n+z²), 1])
+// then still carries its uncertainty, which normal errors combined would
+// drop. Otherwise the two standard errors are combined with z. Nil
+// without both intervals.
+func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI {
+	if b == nil || c == nil {
+		return nil
+	}
+	se := math.Hypot(b.SE, c.SE)
+	if b.Level == level && c.Level == level {
+		lo := md.Delta - math.Hypot(md.Candidate-c.Lo, b.Hi-md.Baseline)
+		hi := md.Delta + math.Hypot(c.Hi-md.Candidate, md.Baseline-b.Lo)
+		return &DeltaCI{Method: "unpaired_mover", Level: level, Lo: lo, Hi: hi, SE: se}
+	}
+	z := stats.NormalQuantile(1 - (1-level)/2)
+	return &DeltaCI{Method: "unpaired_normal", Level: level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
 }

@@ -122,8 +122,8 @@ type Result struct {
 	RelativeBreached         bool     `json:"relative_breached"`
 	Reasons                  []string `json:"reasons"`
 	// PValue is the p-value of the breach test: one-sided, H0 damage ≤
-	// max_drop against H1 damage > max_drop (t, or normal for the
-	// clustered interval); a small p is evidence of a breach, and p = 1
+	// max_drop against H1 damage > max_drop (Student t with the interval's
+	// df: n−1 items, or G−1 clusters); a small p is evidence of a breach, and p = 1
 	// says nothing for a pass. PHolm is its Holm-adjusted value (--holm).
 	// PValueTest names the test and its hypotheses in words.
 	PValue     *float64 `json:"p_value,omitempty"`
@@ -387,6 +387,10 @@ func testName(ci *compare.DeltaCI) string {
 	if ci.Method == "t" {
 		return fmt.Sprintf("paired t test (%d df)", ci.DF)
 	}
+	if ci.DF > 0 {
+		return fmt.Sprintf("t test with the standard error clustered by category (%d categories, %d df)", ci.Clusters, ci.DF)
+	}
+	// A report written before clustered intervals carried their df.
 	return fmt.Sprintf("normal test with the standard error clustered by category (%d categories)", ci.Clusters)
 }
 
@@ -399,8 +403,8 @@ func damageDefinition(direction string) string {
 }
 
 // pAbove is the one-sided p-value of H0 "damage ≤ maxDrop" against H1
-// "damage > maxDrop" under the interval's distribution (t with its df, or
-// normal when clustered). With both signs flipped it is the within test's.
+// "damage > maxDrop" under the interval's distribution (t with its df,
+// normal when it has none). With both signs flipped it is the within test's.
 func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 	excess := damage - maxDrop
 	if ci.SE == 0 || math.IsNaN(ci.SE) {
@@ -410,16 +414,21 @@ func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 		return 1
 	}
 	z := excess / ci.SE
-	if ci.Method == "t" {
+	if ci.DF > 0 {
 		return 1 - stats.TCDF(z, float64(ci.DF))
 	}
 	return 1 - stats.NormalCDF(z)
 }
 
-// quantile is the two-sided critical value of the interval's distribution.
+// quantile is the two-sided critical value of the interval's distribution:
+// Student t with df (items − 1), or with the clustered interval's own G−1
+// (more items do not add clusters), else normal.
 func quantile(ci *compare.DeltaCI, df int, level float64) float64 {
-	if ci.Method == "t" {
+	switch {
+	case ci.Method == "t":
 		return stats.TQuantile(1-(1-level)/2, float64(max(df, 1)))
+	case ci.DF > 0:
+		return stats.TQuantile(1-(1-level)/2, float64(ci.DF))
 	}
 	return stats.NormalQuantile(1 - (1-level)/2)
 }

@@ -172,7 +172,7 @@ type cardSources struct {
 	hashes, nels, scorings, served []string
 	first, last                    time.Time
 	clustered                      bool     // a row's interval is clustered
-	otherMethods                   []string // interval methods besides clt and clt_clustered
+	otherMethods                   []string // interval methods besides the t, Wilson and clustered ones
 }
 
 // add notes one bundle's provenance.
@@ -242,13 +242,13 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 			row.Benchmark, view.Count(v.InfraErrors), view.Count(v.Samples), view.Count(v.Samples-v.InfraErrors)))
 	}
 	if h.Value != nil {
-		half := view.NA
+		spread := " ± " + view.NA
 		if iv := h.CLT; iv != nil {
-			half = pct1((iv.Hi - iv.Lo) / 2)
+			spread = distances(*h.Value, iv)
 			row.CI = pct1(iv.Lo) + "–" + pct1(iv.Hi)
 			switch iv.Method {
-			case "clt":
-			case "clt_clustered":
+			case "clt", "t", "wilson", "wilson_effective":
+			case "clt_clustered", "wilson_clustered":
 				s.clustered = true
 				row.CI += " (clustered)"
 			default:
@@ -256,7 +256,7 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 				row.CI += " (" + iv.Method + ")"
 			}
 		}
-		row.Score += " ± " + half
+		row.Score += spread
 	}
 	if p.Simulated {
 		row.Score += " (simulated)"
@@ -264,13 +264,25 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 	c.Rows = append(c.Rows, row)
 }
 
+// distances is " ± h" for an interval symmetric about the score (as
+// printed), else " −a/+b": a Wilson interval near 1 reaches further below
+// the score than above it, and a ± would claim room above 100%.
+func distances(v float64, iv *metrics.Interval) string {
+	down, up := pct1(v-iv.Lo), pct1(iv.Hi-v)
+	if down == up {
+		return " ± " + up
+	}
+	return " −" + down + "/+" + up
+}
+
 // footnote explains the table's columns for a card whose intervals are at
 // level ("95% CI"), marking clustered ones and other methods.
 func footnote(level string, clustered bool, otherMethods []string) string {
 	pct := strings.TrimSuffix(level, "CI") // "95% "
 	n := "Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
-		"± is the half-width of the " + pct + "CLT interval over items (repeats stay with their item), " +
-		"which the " + level + " column gives as lo–hi. n is items × repeats."
+		"± is the half-width of the " + pct + "interval over items (repeats stay with their item; " +
+		"Wilson's for binary rewards, Student t's otherwise), which the " + level + " column gives as lo–hi; " +
+		"−a/+b are its distances below and above the score where they differ. n is items × repeats."
 	if clustered {
 		n += " (clustered) marks a clustered standard error, used where the benchmark's items have clusters."
 	}

@@ -50,8 +50,9 @@ func TestModelCardMarkdown(t *testing.T) {
 		"gsm8k: 8 of 2,000 samples failed for infrastructure reasons and are not scored; the score is over the other 1,992.  \n" +
 		"\n" +
 		"Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
-		"± is the half-width of the 95% CLT interval over items (repeats stay with their item), " +
-		"which the 95% CI column gives as lo–hi. n is items × repeats.\n" +
+		"± is the half-width of the 95% interval over items (repeats stay with their item; " +
+		"Wilson's for binary rewards, Student t's otherwise), which the 95% CI column gives as lo–hi; " +
+		"−a/+b are its distances below and above the score where they differ. n is items × repeats.\n" +
 		"\n" +
 		"Recipe `" + gsmHash + "` · nel v0.4.0 (scoring version 3) · served by vllm 0.8.5 · 2025-05-01  \n" +
 		"Published run: <https://store.example/nel/results/" + gsmHex + "/20250501T100000Z-22222222/>  \n" +

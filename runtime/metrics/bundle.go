@@ -107,28 +107,46 @@ type Score struct {
 	// N is the number of items the value averages over (items are the
 	// unit: repeats stay with their item).
 	N int `json:"n"`
-	// CLT is the normal interval on the item means, with the clustered
-	// standard error when items carry clusters (Method "clt_clustered":
-	// mean ± t_{G−1}·SE over G clusters),
-	// clipped to [0, 1] when every per-item value lies there.
+	// CLT is the analytic interval on the item means (the field keeps its
+	// first name; Method says which interval it is, docs/statistics.md
+	// why): for a metric of binary rewards (pass@1, pass@k) a Wilson
+	// score interval, which never has zero width — on the n items with z
+	// when each has one 0/1 value ("wilson", with Brown, Cai & DasGupta's
+	// exact Poisson bounds within 2 or 3 counts of either end), else on
+	// the effective sample size (capped at the samples, for pass@k at the
+	// disjoint k-sample blocks) with a t critical value ("wilson_effective", or
+	// "wilson_clustered" over G clusters); for other metrics mean ±
+	// t_{n−1}·SE ("t"), or with the clustered
+	// standard error mean ± t_{G−1}·SE ("clt_clustered") when items carry
+	// clusters; clipped to [0, 1] when every per-item value lies there.
 	CLT *Interval `json:"ci_clt,omitempty"`
 	// Bootstrap is the seeded percentile bootstrap over items (for pass@k,
-	// over the per-item estimates).
+	// over the per-item estimates), over whole clusters when items carry
+	// clusters ("bootstrap_cluster").
 	Bootstrap *Interval `json:"ci_bootstrap,omitempty"`
 }
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "clt", "clt_clustered", "clt_ratio" (delta method for a
-	// ratio metric Σnum/Σden over items) or "bootstrap_percentile".
+	// Method is "t", "clt_clustered", "wilson", "wilson_effective",
+	// "wilson_clustered",
+	// "clt_ratio" (delta method for a ratio metric Σnum/Σden over items,
+	// t at m−1 df; z before df was set),
+	// "bootstrap_percentile" or "bootstrap_cluster"; bundles written
+	// before nel chose intervals by coverage also say "clt" (normal, z).
 	Method string  `json:"method"`
 	Level  float64 `json:"level"` // 0.95
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
 	// SE is the standard error (CLT methods).
 	SE float64 `json:"se,omitempty"`
-	// Clusters is the number of clusters (clt_clustered).
+	// Clusters is the number of clusters (the clustered methods).
 	Clusters int `json:"clusters,omitempty"`
+	// DF is the degrees of freedom of the t critical value (n−1 items or
+	// G−1 clusters).
+	DF int `json:"df,omitempty"`
+	// EffectiveN is the effective sample size a Wilson interval is on.
+	EffectiveN float64 `json:"effective_n,omitempty"`
 	// Resamples and Seed describe a bootstrap.
 	Resamples int    `json:"resamples,omitempty"`
 	Seed      uint64 `json:"seed,omitempty"`

@@ -137,7 +137,8 @@ func Compute(in Input) *Bundle {
 	for i, it := range items {
 		means[i] = stats.Mean(it.rewards)
 	}
-	b.Headline = c.score(headline, means, c.cluster)
+	c.binary = b.Binary
+	b.Headline = c.score(headline, means, c.cluster, c.trials(b.ScoredSamples))
 	b.Metrics = append(b.Metrics, b.Headline)
 	if b.Binary {
 		for _, k := range passKs(b.Repeats) {
@@ -152,15 +153,22 @@ func Compute(in Input) *Bundle {
 		}
 		var vals []float64
 		var cl []int
+		trials, binary := 0, true
 		for i, it := range items {
 			if vs := it.scores[name]; len(vs) > 0 {
 				vals = append(vals, stats.Mean(vs))
+				trials += len(vs)
+				binary = binary && allBinary(vs)
 				if c.cluster != nil {
 					cl = append(cl, c.cluster[i])
 				}
 			}
 		}
-		b.Metrics = append(b.Metrics, c.score(name, vals, cl))
+		var limit float64
+		if binary {
+			limit = float64(trials)
+		}
+		b.Metrics = append(b.Metrics, c.score(name, vals, cl, limit))
 	}
 	b.Metrics = append(b.Metrics, c.derived()...)
 	b.Variance = c.variance(b.Headline)
@@ -218,6 +226,8 @@ func group(rows []results.Row, scored []bool) (run int, items []*item) {
 type computer struct {
 	in    Input
 	items []*item
+	// binary is set when every scored reward is 0 or 1.
+	binary bool
 	// cluster[i] is item i's cluster (its category) when every item has
 	// one and there are at least two; nil otherwise.
 	cluster  []int
@@ -243,37 +253,98 @@ func (c *computer) clusters() {
 	}
 }
 
-// score is a metric over per-item values, with both intervals.
-func (c *computer) score(metric string, vals []float64, cluster []int) Score {
+// score is a metric over per-item values, with both intervals. trials is
+// 0 for a metric of general values; for one of binary rewards (pass@1,
+// pass@k, a 0/1 scorer) it is the number of 0/1 outcomes behind vals
+// (+Inf when there is no such count), which caps the Wilson interval's
+// effective sample size. docs/statistics.md says why each interval, and
+// what coverage it has.
+func (c *computer) score(metric string, vals []float64, cluster []int, trials float64) Score {
 	s := Score{Metric: metric, N: len(vals)}
 	if len(vals) == 0 {
 		return s
 	}
-	mean, se, lo, hi := stats.CLT(vals, c.in.Level)
+	mean, se, _, _ := stats.CLT(vals, c.in.Level)
 	s.Value = &mean
 	if len(vals) < 2 {
 		return s
 	}
-	ci := &Interval{Method: "clt", Level: c.in.Level, Lo: lo, Hi: hi, SE: se}
+	// Student's t on the item means (n−1 df), or with the clustered
+	// standard error on G−1 df: z under-covers with few items (93% at 50)
+	// or few clusters.
+	ci := &Interval{Method: "t", Level: c.in.Level, SE: se, DF: len(vals) - 1}
 	if cluster != nil {
-		cse, g := stats.ClusteredSE(vals, cluster)
-		if g >= 2 {
-			// Student's t with G−1 degrees of freedom: with few clusters
-			// the z interval under-covers (50 clusters: 94.5% for a
-			// nominal 95%; t gives 95.1% — runtime/stats coverage tests).
-			q := stats.TQuantile((1+c.in.Level)/2, float64(g-1))
-			ci = &Interval{Method: "clt_clustered", Level: c.in.Level, Lo: mean - q*cse, Hi: mean + q*cse, SE: cse, Clusters: g}
+		if cse, g := stats.ClusteredSE(vals, cluster); g >= 2 {
+			ci = &Interval{Method: "clt_clustered", Level: c.in.Level, SE: cse, Clusters: g, DF: g - 1}
 		}
 	}
-	// A normal interval can reach past the scale (0.99 ± 0.02 on pass@k);
+	q := stats.TQuantile((1+c.in.Level)/2, float64(ci.DF))
+	ci.Lo, ci.Hi = mean-q*ci.SE, mean+q*ci.SE
+	switch {
+	case trials > 0 && ci.Clusters == 0 && trials == float64(len(vals)) && allBinary(vals):
+		// One binary value per item: independent Bernoulli trials, and
+		// Wilson's score interval on n with z (modified at the ends, as
+		// Brown, Cai & DasGupta), which keeps its coverage near 0 and 1
+		// where mean ± t·SE collapses (to [1, 1] when every item is
+		// right). Its variance is p(1−p), not estimated, so z.
+		ci.Method, ci.DF, ci.EffectiveN = "wilson", 0, float64(len(vals))
+		x := int(math.Round(mean * float64(len(vals))))
+		ci.Lo, ci.Hi = stats.WilsonCounts(x, len(vals), c.in.Level)
+	case trials > 0:
+		// Repeats or clusters make the trials correlated: Wilson on the
+		// effective sample size p̂(1−p̂)/SE², with the t critical value of
+		// the variance estimate's df (Korn & Graubard 1998).
+		ci.EffectiveN = stats.EffectiveN(mean, ci.SE, trials, len(vals))
+		ci.Lo, ci.Hi = stats.Wilson(mean, ci.EffectiveN, q)
+		ci.Method = "wilson_effective"
+		if ci.Clusters > 0 {
+			ci.Method = "wilson_clustered"
+		}
+	}
+	// A t interval can reach past the scale (0.99 ± 0.02 on a score);
 	// scores that live in [0, 1] keep their interval there.
 	if unitInterval(vals) {
 		ci.Lo, ci.Hi = max(ci.Lo, 0), min(ci.Hi, 1)
 	}
 	s.CLT = ci
-	blo, bhi := stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
-	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
+	if ci.Clusters == 0 {
+		cluster = nil // one cluster among these items: resample items
+	}
+	s.Bootstrap = c.bootstrap(vals, cluster)
 	return s
+}
+
+// bootstrap is the percentile bootstrap of the mean of vals: over whole
+// clusters when cluster is set (items of one category are correlated, and
+// resampling them one by one under-covers), else over items.
+func (c *computer) bootstrap(vals []float64, cluster []int) *Interval {
+	iv := &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed}
+	if cluster == nil {
+		iv.Lo, iv.Hi = stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
+		return iv
+	}
+	iv.Method = "bootstrap_cluster"
+	iv.Lo, iv.Hi = stats.ClusterBootstrap(vals, cluster, c.in.Resamples, c.in.Seed, c.in.Level)
+	return iv
+}
+
+// trials is score's trials argument for a reward metric over n samples:
+// n for binary rewards, 0 otherwise.
+func (c *computer) trials(n int) float64 {
+	if !c.binary {
+		return 0
+	}
+	return float64(n)
+}
+
+// allBinary reports whether every value is 0 or 1.
+func allBinary(vs []float64) bool {
+	for _, v := range vs {
+		if v != 0 && v != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 func unitInterval(vals []float64) bool {
@@ -308,16 +379,23 @@ func passKs(repeats int) []int {
 func (c *computer) passAt(k int) Score {
 	var vals []float64
 	var cl []int
+	blocks := 0
 	for i, it := range c.items {
 		if len(it.rewards) < k {
 			continue
 		}
 		vals = append(vals, stats.PassAtK(len(it.rewards), it.correct, k))
+		blocks += len(it.rewards) / k
 		if c.cluster != nil {
 			cl = append(cl, c.cluster[i])
 		}
 	}
-	return c.score(fmt.Sprintf("pass@%d", k), vals, cl)
+	// The effective sample size is capped at the disjoint k-sample blocks
+	// the items hold, the independent "any of k right" trials there are:
+	// near 1 the per-item values are mostly 1 with rare lower ones, the
+	// sample SE is then usually too small, and without the cap pass@2 of 4
+	// repeats covered 88% (docs/statistics.md).
+	return c.score(fmt.Sprintf("pass@%d", k), vals, cl, float64(blocks))
 }
 
 // Row scores named NAME/num and NAME/den form a ratio metric NAME (see
@@ -385,7 +463,11 @@ func (c *computer) ratio(name string) Score {
 	if len(num) < 2 {
 		return s
 	}
-	_, se, lo, hi := stats.RatioCLT(num, den, c.in.Level)
+	// The delta method's SE with Student's t at m−1 df over the m items,
+	// as the item means' interval (z under-covers with few items).
+	_, se, _, _ := stats.RatioCLT(num, den, c.in.Level)
+	q := stats.TQuantile((1+c.in.Level)/2, float64(len(num)-1))
+	lo, hi := r-q*se, r+q*se
 	unit := true
 	for i := range num {
 		if num[i] < 0 || num[i] > den[i] {
@@ -395,7 +477,7 @@ func (c *computer) ratio(name string) Score {
 	if unit {
 		lo, hi = max(lo, 0), min(hi, 1)
 	}
-	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: lo, Hi: hi, SE: se}
+	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: lo, Hi: hi, SE: se, DF: len(num) - 1}
 	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
 	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
 	return s
@@ -437,9 +519,11 @@ func (c *computer) variance(h Score) *Variance {
 // categories: the headline already is that).
 func (c *computer) categories(metric string, means []float64) []Category {
 	byCat := map[string][]float64{}
+	samples := map[string]int{}
 	for i, it := range c.items {
 		if it.category != "" {
 			byCat[it.category] = append(byCat[it.category], means[i])
+			samples[it.category] += len(it.rewards)
 		}
 	}
 	if len(byCat) < 2 {
@@ -452,7 +536,7 @@ func (c *computer) categories(metric string, means []float64) []Category {
 	slices.Sort(names)
 	out := make([]Category, 0, len(names))
 	for _, name := range names {
-		out = append(out, Category{Name: name, Score: c.score(metric, byCat[name], nil)})
+		out = append(out, Category{Name: name, Score: c.score(metric, byCat[name], nil, c.trials(samples[name]))})
 	}
 	return out
 }

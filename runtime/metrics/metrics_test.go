@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,11 +55,16 @@ func TestComputeByHand(t *testing.T) {
 	// Item means 1, .5, 0: s = 0.5, SE = 0.5/√3.
 	se := 0.5 / math.Sqrt(3)
 	near(t, "SE", b.Headline.CLT.SE, se)
-	// 0.5 ∓ 1.96·0.2887 = −0.066 … 1.066, clipped to the scale.
-	near(t, "CLT lo", b.Headline.CLT.Lo, 0)
-	near(t, "CLT hi", b.Headline.CLT.Hi, 1)
-	if b.Headline.CLT.Method != "clt" {
-		t.Errorf("method %s", b.Headline.CLT.Method)
+	// Binary rewards: Wilson on the effective sample size
+	// p̂(1−p̂)/SE² = 0.25/(1/12) = 3 (below the 6 samples), with
+	// c = t_{0.975, 2} = 4.302652729749464: centre 0.5, half-width
+	// c/(1+c²/3)·√(0.25/3 + c²/36) = 0.46382870538381.
+	ci := b.Headline.CLT
+	near(t, "effective n", ci.EffectiveN, 3)
+	near(t, "CLT lo", ci.Lo, 0.03617129461618973)
+	near(t, "CLT hi", ci.Hi, 0.9638287053838103)
+	if ci.Method != "wilson_effective" || ci.DF != 2 {
+		t.Errorf("method %s, df %d", ci.Method, ci.DF)
 	}
 	// The bootstrap of three values stays within their range.
 	if bs := b.Headline.Bootstrap; bs == nil || bs.Lo < 0 || bs.Hi > 1 || bs.Lo > 0.5 || bs.Hi < 0.5 || bs.Resamples != 2000 {
@@ -69,6 +75,16 @@ func TestComputeByHand(t *testing.T) {
 	}
 	// pass@2: item a 1, item b 1 − C(1,2)/C(2,2) = 1, item c 0.
 	near(t, "pass@2", *b.Metrics[1].Value, 2.0/3)
+	// Each item holds one 2-sample block, so pass@2 is 2 successes in 3
+	// trials: Wilson's interval modified at the ends (Brown, Cai &
+	// DasGupta), whose exact Poisson bounds reach further here: λ₂/3 with
+	// P[Poisson(λ₂) ≥ 2] = 0.025 (λ₂ = 0.24220927854396, mpmath) and
+	// 1 − λ₁/3 with λ₁ = −log 0.975.
+	if ci := b.Metrics[1].CLT; ci.Method != "wilson" || ci.EffectiveN != 3 {
+		t.Errorf("pass@2 interval %+v", ci)
+	}
+	near(t, "pass@2 lo", b.Metrics[1].CLT.Lo, 0.24220927854396/3)
+	near(t, "pass@2 hi", b.Metrics[1].CLT.Hi, 1+math.Log(0.975)/3)
 	// Within: item variances 0, 0.5, 0 → 1/6; between: Var(means) 0.25 − (1/6)/2.
 	v := b.Variance
 	near(t, "within", v.Within, 1.0/6)
@@ -127,7 +143,7 @@ func TestCategoriesAndClusters(t *testing.T) {
 		rows = append(rows, row(string(rune('a'+i%26))+strings.Repeat("z", i/26), int64(i), 0, reward, cat))
 	}
 	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 500})
-	if b.Headline.CLT.Method != "clt_clustered" || b.Headline.CLT.Clusters != 2 {
+	if b.Headline.CLT.Method != "wilson_clustered" || b.Headline.CLT.Clusters != 2 || b.Headline.CLT.DF != 1 {
 		t.Errorf("headline interval %+v", b.Headline.CLT)
 	}
 	if len(b.Categories) != 2 || b.Categories[0].Name != "algebra" || b.Categories[1].Name != "geometry" {
@@ -191,6 +207,11 @@ func TestRatioMetric(t *testing.T) {
 	}
 	if !(inst.CLT.Lo >= 0 && inst.CLT.Lo < 5.0/9 && inst.CLT.Hi > 5.0/9 && inst.CLT.Hi <= 1) {
 		t.Fatalf("ratio interval %+v", inst.CLT)
+	}
+	// Student's t over the 3 items: the upper end is 5/9 + t_{0.975, 2}·SE
+	// (t = 4.302652729749464, mpmath) unless clipped at 1.
+	if ci := inst.CLT; ci.DF != 2 || math.Abs(ci.Hi-math.Min(1, 5.0/9+4.302652729749464*ci.SE)) > 1e-12 {
+		t.Fatalf("ratio interval %+v: want t with 2 df", ci)
 	}
 	// An item-mean metric next to it is unchanged: (0.5 + 1 + 0)/3.
 	near(t, "ifeval:prompt", *b.Metrics[3].Value, 0.5)
@@ -357,4 +378,33 @@ func TestFromParquetErrorTexts(t *testing.T) {
 	if e := b.Validity.Classes[0].Exemplars[0]; e.Error != "deadline exceeded" {
 		t.Errorf("exemplar %+v", e)
 	}
+}
+
+// Every item right: the interval is never the zero-width [1, 1]. With one
+// reward per item it is Wilson's [n/(n+z²), 1] (n = 50, z = 1.96: 0.92865);
+// with repeats, Wilson on the items (the effective sample size cannot be
+// estimated from a zero variance) with t_{n−1}.
+func TestAllCorrectNeverZeroWidth(t *testing.T) {
+	var one, four []results.Row
+	for i := range 50 {
+		id := fmt.Sprintf("q%02d", i)
+		one = append(one, row(id, int64(i), 0, 1, ""))
+		for k := range 4 {
+			four = append(four, row(id, int64(i), int64(k), 1, ""))
+		}
+	}
+	z := 1.959963984540054
+	b := metrics.Compute(metrics.Input{Rows: one, Meta: meta, Resamples: 200})
+	ci := b.Headline.CLT
+	if ci.Method != "wilson" || ci.Hi != 1 {
+		t.Errorf("k = 1: %+v", ci)
+	}
+	near(t, "k = 1 lo", ci.Lo, 50/(50+z*z))
+	b = metrics.Compute(metrics.Input{Rows: four, Meta: meta, Resamples: 200})
+	ci = b.Headline.CLT
+	if ci.Method != "wilson_effective" || ci.EffectiveN != 50 || ci.DF != 49 || ci.Hi != 1 {
+		t.Errorf("k = 4: %+v", ci)
+	}
+	tq := 2.0095752371292397 // t_{0.975, 49} (mpmath)
+	near(t, "k = 4 lo", ci.Lo, 50/(50+tq*tq))
 }

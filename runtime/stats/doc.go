@@ -6,10 +6,18 @@
 // the power and repeat-planning report.
 //
 // The formulas follow NeMo Evaluator (so that nel reports the same numbers)
-// and Miller, "Adding Error Bars to Evals" (arXiv 2411.00640). The package
-// is self-contained: the special functions it needs (normal and Student t
-// distributions, binomial tails, exact binomial sampling) are implemented
-// here, which keeps the binaries that link it small.
+// and Miller, "Adding Error Bars to Evals" (arXiv 2411.00640). The
+// special functions come from gonum's mathext (the normal quantile, the
+// regularized incomplete beta function behind Student's t); only gonum's
+// small mathext package is linked, not stat or distuv, whose matrix code
+// nel-run does not need. What remains here by hand is what gonum lacks or
+// computes less precisely than the reference tests demand, each with its
+// reason and reference at the function: the statistics procedures
+// themselves (pass@k, clustered standard errors, the paired tests, Holm,
+// the bootstrap), numpy's linear percentile (gonum's stat.Quantile has no
+// such rule), Hill's large-df t expansion, Loader's binomial density for
+// exact tails at any n (gonum's log-gamma form loses 1e−10 at n = 2·10⁵)
+// and the exact binomial sampler whose stream the seeded bootstrap fixes.
 //
 // Randomised procedures (Bootstrap, SignFlip) are deterministic for a given
 // seed: they draw from a math/rand/v2 PCG generator seeded with

@@ -1,0 +1,241 @@
+// Package coverage is nel's Monte-Carlo check of its own intervals and
+// paired tests: it simulates benchmark runs with a known true score over
+// a grid of cases (items, repeats, correlation within items, clustering,
+// true means from 0.5 to 0.99, paired runs with and without an effect),
+// puts each through the code that reports on real runs (metrics.Compute
+// for eval.json, compare.Compare, gate.Evaluate), and counts how often
+// each interval covers the truth and how often each test rejects. The
+// seeds are fixed, so a table is reproducible bit for bit.
+package coverage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/nel-eval/nel/runtime/results"
+)
+
+// Case is one cell of the grid: how the simulated benchmark and model
+// behave.
+type Case struct {
+	Name    string
+	Items   int
+	Repeats int
+	// Clusters is the number of categories the items fall in, evenly and
+	// in turn; 0 leaves items without a category.
+	Clusters int
+	// ClusterConc is the Beta concentration of the clusters' true means
+	// around Mean (smaller: stronger clustering); used when Clusters > 0.
+	ClusterConc float64
+	// ItemConc is the Beta concentration of each item's success
+	// probability around its cluster's mean (smaller: items differ more,
+	// so an item's repeats are more alike). 0: every item has the
+	// cluster's mean.
+	ItemConc float64
+	// Mean is the true score: the expected pass@1 over the population of
+	// items the benchmark samples.
+	Mean float64
+	// Paired cases run a baseline and a candidate on the same items; the
+	// candidate's true score is Mean − Effect (each item's probability
+	// scaled by 1 − Effect/Mean, which keeps it in [0, 1]).
+	Paired bool
+	Effect float64
+}
+
+// Result is one method's record over a case's replicates.
+type Result struct {
+	Case   string
+	Method string
+	// Kind is "coverage" (Hits counts intervals that covered the truth)
+	// or "rejection" (Hits counts rejections of the null).
+	Kind     string
+	Hits     int
+	Reps     int
+	WidthSum float64
+}
+
+// Rate is the share of replicates that hit.
+func (r Result) Rate() float64 { return float64(r.Hits) / float64(r.Reps) }
+
+// MCSE is the Monte-Carlo standard error of Rate, √(r(1−r)/reps).
+func (r Result) MCSE() float64 {
+	p := r.Rate()
+	return math.Sqrt(p * (1 - p) / float64(r.Reps))
+}
+
+// MeanWidth is the mean interval width (coverage results).
+func (r Result) MeanWidth() float64 { return r.WidthSum / float64(r.Reps) }
+
+// Config sets the size of a run.
+type Config struct {
+	// Reps is the number of simulated runs per case.
+	Reps int
+	// Resamples is the bootstrap's and the permutation test's (fewer than
+	// the product's 10,000: their Monte-Carlo error is small beside the
+	// simulation's).
+	Resamples int
+	Seed      uint64
+}
+
+// Run simulates every case cfg.Reps times and returns the results in the
+// order of the cases, methods in a fixed order within each.
+func Run(ctx context.Context, cases []Case, cfg Config) ([]Result, error) {
+	var out []Result
+	for ci, c := range cases {
+		if err := c.check(); err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+		acc := newAccumulator(c.Name)
+		// One stream per case: adding a case leaves the others' numbers.
+		r := rand.New(rand.NewPCG(cfg.Seed, uint64(ci)))
+		for range cfg.Reps {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			var err error
+			if c.Paired {
+				err = pairedRep(c, cfg, r, acc)
+			} else {
+				err = unpairedRep(c, cfg, r, acc)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("case %s: %w", c.Name, err)
+			}
+		}
+		out = append(out, acc.results()...)
+	}
+	return out, nil
+}
+
+func (c Case) check() error {
+	switch {
+	case c.Items < 2 || c.Repeats < 1:
+		return fmt.Errorf("items %d, repeats %d: need at least 2 items and 1 repeat", c.Items, c.Repeats)
+	case !(c.Mean > 0 && c.Mean < 1):
+		return fmt.Errorf("mean %v not in (0, 1)", c.Mean)
+	case c.Clusters == 1 || c.Clusters > c.Items:
+		return fmt.Errorf("%d clusters for %d items", c.Clusters, c.Items)
+	case c.Effect < 0 || c.Effect >= c.Mean:
+		return fmt.Errorf("effect %v not in [0, mean)", c.Effect)
+	}
+	return nil
+}
+
+// accumulator gathers one case's results by method, in first-seen order.
+type accumulator struct {
+	name  string
+	order []string
+	by    map[string]*Result
+}
+
+func newAccumulator(name string) *accumulator {
+	return &accumulator{name: name, by: map[string]*Result{}}
+}
+
+func (a *accumulator) get(method, kind string) *Result {
+	key := kind + "\x00" + method
+	r, ok := a.by[key]
+	if !ok {
+		r = &Result{Case: a.name, Method: method, Kind: kind}
+		a.by[key] = r
+		a.order = append(a.order, key)
+	}
+	return r
+}
+
+// interval records whether [lo, hi] covers truth.
+func (a *accumulator) interval(method string, lo, hi, truth float64) {
+	r := a.get(method, "coverage")
+	r.Reps++
+	if lo <= truth && truth <= hi {
+		r.Hits++
+	}
+	r.WidthSum += hi - lo
+}
+
+// rejection records whether a test rejected.
+func (a *accumulator) rejection(method string, rejected bool) {
+	r := a.get(method, "rejection")
+	r.Reps++
+	if rejected {
+		r.Hits++
+	}
+}
+
+func (a *accumulator) results() []Result {
+	out := make([]Result, len(a.order))
+	for i, k := range a.order {
+		out[i] = *a.by[k]
+	}
+	return out
+}
+
+// probs draws the items' true success probabilities and their clusters.
+func probs(c Case, r *rand.Rand) (p []float64, cluster []int) {
+	means := make([]float64, max(c.Clusters, 1))
+	for g := range means {
+		means[g] = c.Mean
+		if c.Clusters > 0 {
+			means[g] = betaDraw(r, c.Mean, c.ClusterConc)
+		}
+	}
+	p = make([]float64, c.Items)
+	cluster = make([]int, c.Items)
+	for i := range p {
+		g := 0
+		if c.Clusters > 0 {
+			g = i % c.Clusters
+		}
+		cluster[i] = g
+		p[i] = means[g]
+		if c.ItemConc > 0 {
+			p[i] = betaDraw(r, means[g], c.ItemConc)
+		}
+	}
+	return p, cluster
+}
+
+// betaDraw draws from the Beta distribution with the given mean and
+// concentration (α + β).
+func betaDraw(r *rand.Rand, mean, conc float64) float64 {
+	return distuv.Beta{Alpha: mean * conc, Beta: (1 - mean) * conc, Src: r}.Rand()
+}
+
+// rows simulates one run: each item's repeats are Bernoulli(p[i]).
+func rows(c Case, p []float64, cluster []int, r *rand.Rand) []results.Row {
+	out := make([]results.Row, 0, c.Items*c.Repeats)
+	for i, pi := range p {
+		cat := ""
+		if c.Clusters > 0 {
+			cat = fmt.Sprintf("c%03d", cluster[i])
+		}
+		for k := range c.Repeats {
+			reward := 0.0
+			if r.Float64() < pi {
+				reward = 1
+			}
+			out = append(out, results.Row{Benchmark: "sim", ItemID: fmt.Sprintf("i%06d", i), ItemIdx: int64(i),
+				Repeat: int64(k), Reward: reward, Category: cat, Outcome: "scored", Expected: "1"})
+		}
+	}
+	return out
+}
+
+// truePassAtK is E[1 − (1−p)^k] for p ~ Beta(mean·conc, (1−mean)·conc):
+// 1 − Π_{j<k} (β+j)/(α+β+j), the Beta's moment of (1−p)^k. conc = 0
+// means p = mean exactly.
+func truePassAtK(mean, conc float64, k int) float64 {
+	if conc == 0 {
+		return 1 - math.Pow(1-mean, float64(k))
+	}
+	a, b := mean*conc, (1-mean)*conc
+	prod := 1.0
+	for j := range k {
+		prod *= (b + float64(j)) / (a + b + float64(j))
+	}
+	return 1 - prod
+}

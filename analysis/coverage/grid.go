@@ -1,0 +1,84 @@
+package coverage
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ShortGrid is the few cases `go test` runs: one of each kind (few
+// items, a score near 1 with repeats, clusters, a paired null), enough to
+// catch a gross error in seconds.
+func ShortGrid() []Case {
+	return []Case{
+		{Name: "n=30 k=1 p=0.9", Items: 30, Repeats: 1, Mean: 0.9},
+		{Name: "n=50 k=4 p=0.98 items vary", Items: 50, Repeats: 4, ItemConc: 5, Mean: 0.98},
+		{Name: "n=200 k=1 p=0.7 20 clusters", Items: 200, Repeats: 1, Clusters: 20, ClusterConc: 20, ItemConc: 5, Mean: 0.7},
+		{Name: "paired n=100 k=1 p=0.7 null", Items: 100, Repeats: 1, ItemConc: 2, Mean: 0.7, Paired: true},
+	}
+}
+
+// FullGrid is the grid of `make coverage` and docs/statistics.md.
+func FullGrid() []Case {
+	var cs []Case
+	for _, n := range []int{30, 50, 100, 400} {
+		for _, k := range []int{1, 4} {
+			for _, m := range []float64{0.5, 0.9, 0.98} {
+				c := Case{Name: fmt.Sprintf("n=%d k=%d p=%g", n, k, m), Items: n, Repeats: k, Mean: m}
+				if k > 1 {
+					// Items differ (Beta with α+β = 4), so an item's
+					// repeats are correlated.
+					c.ItemConc = 4
+					c.Name += " items vary"
+				}
+				cs = append(cs, c)
+			}
+		}
+	}
+	for _, g := range []int{10, 30} {
+		for _, k := range []int{1, 4} {
+			for _, m := range []float64{0.7, 0.95} {
+				cs = append(cs, Case{Name: fmt.Sprintf("n=300 k=%d p=%g %d clusters", k, m, g), Items: 300, Repeats: k,
+					Clusters: g, ClusterConc: 20, ItemConc: 4, Mean: m})
+			}
+		}
+	}
+	for _, n := range []int{50, 200} {
+		for _, k := range []int{1, 4} {
+			for _, e := range []float64{0, 0.05} {
+				cs = append(cs, Case{Name: fmt.Sprintf("paired n=%d k=%d p=0.8 effect %g", n, k, e), Items: n, Repeats: k,
+					ItemConc: 2, Mean: 0.8, Paired: true, Effect: e})
+			}
+		}
+	}
+	for _, e := range []float64{0, 0.05} {
+		cs = append(cs, Case{Name: fmt.Sprintf("paired n=200 k=1 p=0.8 20 clusters effect %g", e), Items: 200, Repeats: 1,
+			Clusters: 20, ClusterConc: 20, ItemConc: 2, Mean: 0.8, Paired: true, Effect: e})
+	}
+	// Two strong models near the top of the scale.
+	for _, e := range []float64{0, 0.03} {
+		cs = append(cs, Case{Name: fmt.Sprintf("paired n=100 k=1 p=0.97 effect %g", e), Items: 100, Repeats: 1,
+			ItemConc: 2, Mean: 0.97, Paired: true, Effect: e})
+	}
+	return cs
+}
+
+// Format writes results as a Markdown table: case, method, coverage or
+// rejection rate ± Monte-Carlo SE (in percent), and the mean width of an
+// interval.
+func Format(w io.Writer, rs []Result) error {
+	var b strings.Builder
+	b.WriteString("| case | method | rate ± MC SE (%) | mean width |\n|---|---|---:|---:|\n")
+	for _, r := range rs {
+		width := "–"
+		what := "covers"
+		if r.Kind == "coverage" {
+			width = fmt.Sprintf("%.4f", r.MeanWidth())
+		} else {
+			what = "rejects"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s %.1f ± %.1f | %s |\n", r.Case, r.Method, what, 100*r.Rate(), 100*r.MCSE(), width)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

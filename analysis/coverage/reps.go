@@ -1,0 +1,126 @@
+package coverage
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/nel-eval/nel/analysis/compare"
+	"github.com/nel-eval/nel/analysis/gate"
+	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/stats"
+)
+
+// level is the intervals' nominal coverage, and alpha the tests' level.
+const (
+	level = 0.95
+	alpha = 0.05
+)
+
+// truth is the true value of a bundle metric in case c, and whether the
+// harness knows it: pass@1 is Mean; pass@k is the Beta moment when items
+// are not clustered (with clusters it is an integral the harness does not
+// compute, so pass@k is left out there).
+func (c Case) truth(metric string) (float64, bool) {
+	if metric == "pass@1" {
+		return c.Mean, true
+	}
+	k, err := strconv.Atoi(strings.TrimPrefix(metric, "pass@"))
+	if err != nil || !strings.HasPrefix(metric, "pass@") || c.Clusters > 0 {
+		return 0, false
+	}
+	return truePassAtK(c.Mean, c.ItemConc, k), true
+}
+
+// unpairedRep simulates one run and records every interval eval.json
+// gives for a metric whose truth is known, and, as the reference the
+// issue measured, the interval nel reported before (mean ± z·SE, or
+// t_{G−1} with clusters; the item bootstrap with clusters).
+func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
+	p, cl := probs(c, r)
+	rs := rows(c, p, cl, r)
+	b := metrics.Compute(metrics.Input{Rows: rs, Meta: meta(c), Resamples: cfg.Resamples, Level: level})
+	if b.Headline.Metric != "pass@1" {
+		return fmt.Errorf("headline %s, want pass@1", b.Headline.Metric)
+	}
+	for _, s := range b.Metrics {
+		truth, ok := c.truth(s.Metric)
+		if !ok || s.CLT == nil || s.Bootstrap == nil {
+			continue
+		}
+		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
+		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
+		if s.Metric != "pass@1" {
+			continue
+		}
+		q := stats.NormalQuantile((1 + level) / 2)
+		if s.CLT.Clusters > 0 {
+			q = stats.TQuantile((1+level)/2, float64(s.CLT.Clusters-1))
+		}
+		v := *s.Value
+		acc.interval("pass@1 before: ±z·SE", max(0, v-q*s.CLT.SE), min(1, v+q*s.CLT.SE), truth)
+		if c.Clusters > 0 {
+			lo, hi := stats.Bootstrap(itemMeans(rs, c), cfg.Resamples, stats.DefaultSeed, level)
+			acc.interval("pass@1 before: item bootstrap", lo, hi, truth)
+		}
+	}
+	return nil
+}
+
+// itemMeans is each item's mean reward (rows in item then repeat order).
+func itemMeans(rs []results.Row, c Case) []float64 {
+	means := make([]float64, c.Items)
+	for _, row := range rs {
+		means[row.ItemIdx] += row.Reward / float64(c.Repeats)
+	}
+	return means
+}
+
+// pairedRep simulates a baseline and a candidate on the same items and
+// records compare's interval on the difference, its exact test, and the
+// gate's decision under a policy of max_drop 0 (BREACH when the interval
+// on the drop lies above 0: a one-sided test at (1 − level)/2).
+func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
+	p, cl := probs(c, r)
+	q := make([]float64, len(p))
+	for i, pi := range p {
+		q[i] = pi * (1 - c.Effect/c.Mean)
+	}
+	base := &compare.Run{Name: "sim", Path: "baseline", Rows: rows(c, p, cl, r), Meta: meta(c)}
+	cand := &compare.Run{Name: "sim", Path: "candidate", Rows: rows(c, q, cl, r), Meta: meta(c)}
+	pair := compare.Pair{Name: "sim", Base: base, Candidate: cand}
+	opts := compare.DefaultOptions()
+	opts.Resamples = cfg.Resamples
+	rep, err := compare.Compare(pair, opts)
+	if err != nil {
+		return err
+	}
+	ci := rep.Metrics[0].CI
+	if ci == nil {
+		return fmt.Errorf("compare gave no interval")
+	}
+	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	if ci.Clusters > 0 {
+		z := stats.NormalQuantile((1 + level) / 2)
+		d := rep.Metrics[0].Delta
+		acc.interval("delta before: clustered ±z·SE", d-z*ci.SE, d+z*ci.SE, -c.Effect)
+	}
+	acc.rejection(fmt.Sprintf("compare %s test, p < %g", rep.Test.Name, alpha), rep.Test.P < alpha)
+	zero, critical := 0.0, gate.Critical
+	policy := &gate.Policy{Version: 1, Defaults: gate.Rule{Tier: &critical, MaxDrop: &zero}}
+	gopts := gate.DefaultOptions()
+	gopts.CompareOptions = opts
+	g, err := gate.Evaluate(policy, []compare.Pair{pair}, nil, nil, gopts)
+	if err != nil {
+		return err
+	}
+	acc.rejection("gate BREACH at max_drop 0", g.Benchmarks[0].Status == gate.StatusBreach)
+	return nil
+}
+
+// meta is the results metadata a simulated run carries.
+func meta(c Case) map[string]string {
+	return map[string]string{results.MetaBenchmark: "sim", results.MetaRepeats: strconv.Itoa(c.Repeats)}
+}

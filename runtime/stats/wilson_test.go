@@ -1,0 +1,117 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func TestWilson(t *testing.T) {
+	// At p̂ = 1 the interval is [n/(n+c²), 1]: solve (1−p)² = c²p(1−p)/n.
+	lo, hi := Wilson(1, 50, 1.96)
+	if want := 50 / (50 + 1.96*1.96); !near(lo, want, 1e-14, 0) || hi != 1 {
+		t.Errorf("Wilson(1, 50, 1.96) = [%v, %v], want [%v, 1]", lo, hi, want)
+	}
+	lo, hi = Wilson(0, 50, 1.96)
+	if want := 1.96 * 1.96 / (50 + 1.96*1.96); lo != 0 || !near(hi, want, 1e-14, 0) {
+		t.Errorf("Wilson(0, 50, 1.96) = [%v, %v], want [0, %v]", lo, hi, want)
+	}
+	// Both ends solve the score equation (p̂ − p)² = c²·p(1−p)/n.
+	for _, c := range []struct{ p, n, crit float64 }{{0.3, 20, 1.96}, {0.98, 100, 2.0}, {0.5, 7.5, 2.36}} {
+		lo, hi := Wilson(c.p, c.n, c.crit)
+		for _, x := range []float64{lo, hi} {
+			lhs, rhs := (c.p-x)*(c.p-x), c.crit*c.crit*x*(1-x)/c.n
+			if math.Abs(lhs-rhs) > 1e-12 {
+				t.Errorf("Wilson(%v, %v, %v) end %v: (p̂−p)² = %v, c²p(1−p)/n = %v", c.p, c.n, c.crit, x, lhs, rhs)
+			}
+		}
+		if !(lo < c.p && c.p < hi) {
+			t.Errorf("Wilson(%v, %v, %v) = [%v, %v] misses p̂", c.p, c.n, c.crit, lo, hi)
+		}
+	}
+	mustPanic(t, "n = 0", func() { Wilson(0.5, 0, 1.96) })
+	mustPanic(t, "p̂ > 1", func() { Wilson(1.5, 10, 1.96) })
+}
+
+func TestEffectiveN(t *testing.T) {
+	// Independent Bernoulli trials: SE² = p̂(1−p̂)/n gives n back.
+	if got := EffectiveN(0.3, math.Sqrt(0.21/80), math.Inf(1), 80); !near(got, 80, 1e-12, 0) {
+		t.Errorf("EffectiveN = %v, want 80", got)
+	}
+	// Capped at the trials observed; the items when SE is 0.
+	if got := EffectiveN(0.3, 0.001, 500, 100); got != 500 {
+		t.Errorf("capped EffectiveN = %v, want 500", got)
+	}
+	if got := EffectiveN(1, 0, 400, 100); got != 100 {
+		t.Errorf("EffectiveN at p̂ = 1 = %v, want 100 items", got)
+	}
+}
+
+func TestClusterBootstrap(t *testing.T) {
+	// 20 equal clusters of 10 items, each cluster all right or all
+	// wrong: resampling clusters is resampling 20 values, so the interval
+	// is the item bootstrap of the 20 cluster means (to Monte-Carlo
+	// error), about √10 times as wide as treating the 200 items as
+	// independent (the design effect of clusters of 10 identical items).
+	var xs, means []float64
+	var cl []int
+	for g := range 20 {
+		v := float64(g % 2)
+		if g%5 == 0 {
+			v = 1
+		}
+		means = append(means, v)
+		for range 10 {
+			xs = append(xs, v)
+			cl = append(cl, g)
+		}
+	}
+	lo, hi := ClusterBootstrap(xs, cl, 4000, 7, 0.95)
+	wlo, whi := Bootstrap(means, 4000, 7, 0.95)
+	if math.Abs(lo-wlo) > 0.03 || math.Abs(hi-whi) > 0.03 {
+		t.Errorf("cluster bootstrap [%v, %v], bootstrap of the cluster means [%v, %v]", lo, hi, wlo, whi)
+	}
+	ilo, ihi := Bootstrap(xs, 4000, 7, 0.95)
+	if (hi - lo) < 2.5*(ihi-ilo) {
+		t.Errorf("cluster bootstrap [%v, %v] not much wider than the item bootstrap [%v, %v]", lo, hi, ilo, ihi)
+	}
+	// One cluster: the item bootstrap.
+	one := make([]int, len(xs))
+	if a, b := ClusterBootstrap(xs, one, 500, 3, 0.9); a != func() float64 { l, _ := Bootstrap(xs, 500, 3, 0.9); return l }() || b < a {
+		t.Errorf("one cluster: [%v, %v]", a, b)
+	}
+}
+
+func TestWilsonCounts(t *testing.T) {
+	// Away from the ends it is Wilson's interval with z.
+	lo, hi := WilsonCounts(20, 50, 0.95)
+	wlo, whi := Wilson(0.4, 50, NormalQuantile(0.975))
+	if lo != wlo || hi != whi {
+		t.Errorf("WilsonCounts(20, 50) = [%v, %v], Wilson [%v, %v]", lo, hi, wlo, whi)
+	}
+	// One failure in 50: the upper bound is 1 − λ/50 with
+	// P[Poisson(λ) ≥ 1] = 1 − e^{−λ} = 0.025, λ = −log(0.975).
+	lo, hi = WilsonCounts(49, 50, 0.95)
+	if want := 1 + math.Log(0.975)/50; !near(hi, want, 1e-12, 0) {
+		t.Errorf("WilsonCounts(49, 50) hi = %.17g, want %.17g", hi, want)
+	}
+	if wlo, _ := Wilson(0.98, 50, NormalQuantile(0.975)); lo != wlo {
+		t.Errorf("WilsonCounts(49, 50) lo = %v, Wilson's %v", lo, wlo)
+	}
+	// Two successes in 50: P[Poisson(λ) ≥ 2] = 1 − e^{−λ}(1+λ) = 0.025 at
+	// λ = 0.24220927854396 (mpmath).
+	if lo, _ := WilsonCounts(2, 50, 0.95); !near(lo, 0.24220927854396/50, 1e-10, 0) {
+		t.Errorf("WilsonCounts(2, 50) lo = %.17g, want %.17g", lo, 0.24220927854396/50)
+	}
+	// Three successes count as near the end only above 50 trials.
+	l50, _ := WilsonCounts(3, 50, 0.95)
+	w50, _ := Wilson(0.06, 50, NormalQuantile(0.975))
+	l51, _ := WilsonCounts(3, 51, 0.95)
+	if l50 != w50 || !near(l51, 0.6186721228956/51, 1e-10, 0) {
+		t.Errorf("WilsonCounts(3, 50) lo = %v (Wilson %v); (3, 51) = %v", l50, w50, l51)
+	}
+	// All right or all wrong: Wilson's [n/(n+z²), 1] and [0, z²/(n+z²)].
+	z := NormalQuantile(0.975)
+	if lo, hi := WilsonCounts(30, 30, 0.95); !near(lo, 30/(30+z*z), 1e-14, 0) || hi != 1 {
+		t.Errorf("WilsonCounts(30, 30) = [%v, %v]", lo, hi)
+	}
+}
