@@ -14,11 +14,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/nel-eval/nel/internal/cli"
+	"github.com/nel-eval/nel/internal/interrupt"
 	"github.com/spf13/cobra"
 )
 
@@ -78,7 +77,10 @@ func (e *env) errorf(format string, args ...any) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// Every signal that asks it to end (SIGHUP and a closed stdout too)
+	// cancels ctx, so that the servers and sandboxes it started are
+	// stopped before it exits.
+	ctx, stop := interrupt.Context(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
