@@ -34,7 +34,7 @@ func (e *Interrupted) Error() string {
 	for i, b := range e.Benchmarks {
 		parts[i] = fmt.Sprintf("%s %d of %s", b.Benchmark, b.Safe, atLeast(b.Total, b.Unknown))
 	}
-	return fmt.Sprintf("run: %v: %d of %s samples are safe (%s); run the same command again to finish",
+	return fmt.Sprintf("run: interrupted (%v): %d of %s samples are safe (%s); run the same command again to finish",
 		e.Cause, e.Safe, atLeast(e.Total, e.Unknown), strings.Join(parts, ", "))
 }
 

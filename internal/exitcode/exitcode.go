@@ -161,10 +161,20 @@ func Help(command string) string {
 	var b strings.Builder
 	b.WriteString("Exit status:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	var signals []string
 	for _, r := range append(Rows(command), Rows("")...) {
+		if r.Code > 128 {
+			signals = append(signals, fmt.Sprintf("%d %s", r.Code, r.Outcome))
+			continue
+		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\n", r.Code, r.Outcome+lenient(r), r.Meaning)
 	}
 	tw.Flush()
+	// The signals' statuses in one sentence: five rows of them in every
+	// command's help would bury its own.
+	if len(signals) > 0 {
+		fmt.Fprintf(&b, "  A signal ends it with 128 + its number, once what it started is stopped:\n  %s.\n", strings.Join(signals, ", "))
+	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 

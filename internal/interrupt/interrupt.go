@@ -34,7 +34,7 @@ type Signal struct {
 	Sig syscall.Signal
 }
 
-func (s *Signal) Error() string { return "interrupted by " + Name(s.Sig) }
+func (s *Signal) Error() string { return Name(s.Sig) + " received" }
 
 // Status is the exit status of a command the signal ended: 128 + its
 // number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).

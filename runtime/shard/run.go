@@ -122,7 +122,7 @@ type Interrupted struct {
 }
 
 func (e *Interrupted) Error() string {
-	return fmt.Sprintf("benchmark %s: shard %d stopped (%v); %d of its %d samples are safe in the journal, run the same command again to finish", e.Benchmark, e.Shard, e.Cause, e.Safe, e.Total)
+	return fmt.Sprintf("benchmark %s: shard %d interrupted (%v); %d of its %d samples are safe in the journal, run the same command again to finish", e.Benchmark, e.Shard, e.Cause, e.Safe, e.Total)
 }
 
 func (e *Interrupted) Unwrap() error { return e.Cause }
