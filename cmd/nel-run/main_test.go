@@ -173,8 +173,8 @@ func TestSignal(t *testing.T) {
 		t.Errorf("wait = %v, want exit status 1", err)
 	}
 	if want := "nel-run: wait-ready: waiting for vllm at "; !strings.HasPrefix(errb.String(), want) ||
-		!strings.Contains(errb.String(), "terminated") {
-		t.Errorf("stderr = %q, want %q... terminated", errb.String(), want)
+		!strings.Contains(errb.String(), "SIGTERM received") {
+		t.Errorf("stderr = %q, want %q... SIGTERM received", errb.String(), want)
 	}
 }
 

@@ -23,10 +23,28 @@ import (
 	"syscall"
 )
 
-// Signals are the signals Context catches, in the order of the exit-code
+// named is a caught signal with its name as kill -l spells it, with SIG.
+type named struct {
+	sig  syscall.Signal
+	name string
+}
+
+// caught are the signals Context catches, in the order of the exit-code
 // table (internal/exitcode).
+func caught() []named {
+	return []named{
+		{syscall.SIGHUP, "SIGHUP"}, {syscall.SIGINT, "SIGINT"}, {syscall.SIGQUIT, "SIGQUIT"},
+		{syscall.SIGPIPE, "SIGPIPE"}, {syscall.SIGTERM, "SIGTERM"},
+	}
+}
+
+// Signals are the signals Context catches.
 func Signals() []syscall.Signal {
-	return []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM}
+	var sigs []syscall.Signal
+	for _, n := range caught() {
+		sigs = append(sigs, n.sig)
+	}
+	return sigs
 }
 
 // Signal is the cause of a context Context canceled: the signal received.
@@ -40,19 +58,12 @@ func (s *Signal) Error() string { return Name(s.Sig) + " received" }
 // number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
 func (s *Signal) Status() int { return 128 + int(s.Sig) }
 
-// Name is the signal's name as kill -l spells it, with SIG.
+// Name is a caught signal's name ("SIGHUP"); another's is Go's.
 func Name(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
+	for _, n := range caught() {
+		if n.sig == sig {
+			return n.name
+		}
 	}
 	return sig.String()
 }
