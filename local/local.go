@@ -244,7 +244,7 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, getenv func(string)
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				if in := (*shard.Interrupted)(nil); errors.As(err, &in) {
+				if errors.As(err, new(*shard.Interrupted)) {
 					interrupted = append(interrupted, err.Error())
 				} else {
 					failed = append(failed, err.Error())
