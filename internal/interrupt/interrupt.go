@@ -10,9 +10,10 @@
 // reader of stdout or stderr went away: nel run … | head -1). Left to Go's
 // defaults, SIGHUP, SIGQUIT and a SIGPIPE on stdout or stderr end the
 // process on the spot, and a server's children (a wrapper's, vLLM's
-// workers) outlive it: the parent-death signal reaches only nel's own
-// children. SIGKILL cannot be caught; what it leaves is for the
-// parent-death signal (runtime/serve.StartTied) and the next run's reaping.
+// workers) could outlive it. SIGKILL cannot be caught: what it leaves is
+// for the parent-death signal (runtime/serve.StartTied, and the supervisor
+// a server runs under, which passes it to the server's group) and the
+// next run's reaping.
 package interrupt
 
 import (
