@@ -287,14 +287,15 @@ wait "$child"`
 
 // supervised is the command that runs argv0 with args under the
 // supervisor on Linux, and directly elsewhere (no parent-death signal
-// there for the supervisor to act on). A command that cannot be found is
-// an error now, as exec.Command's own would be.
+// there for the supervisor to act on) or in an image without /bin/sh. A
+// command that cannot be found is an error now, as exec.Command's own
+// would be.
 func supervised(argv0 string, args []string) (*exec.Cmd, error) {
-	if runtime.GOOS != "linux" {
-		return exec.Command(argv0, args...), nil
-	}
 	if _, err := exec.LookPath(argv0); err != nil {
 		return nil, err
+	}
+	if runtime.GOOS != "linux" || !isExecutable("/bin/sh") {
+		return exec.Command(argv0, args...), nil
 	}
 	return exec.Command("/bin/sh", append([]string{"-c", supervisor, "nel-server", argv0}, args...)...), nil
 }
