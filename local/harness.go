@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/nel-eval/nel/runtime/harness"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
+	"github.com/nel-eval/nel/runtime/serve"
 )
 
 // runHarnesses runs the recipe's harness benchmarks one after the other,
@@ -65,7 +67,8 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	if err != nil {
 		return err
 	}
-	argv, err := containerArgv(b.Harness.Image, dir, lh, env)
+	container := "nel-harness-" + rand.Text()[:12]
+	argv, err := containerArgv(b.Harness.Image, dir, lh, env, container)
 	if err != nil {
 		return err
 	}
@@ -88,7 +91,15 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v, "APPTAINERENV_"+k+"="+v)
 	}
-	if err := cmd.Run(); err != nil {
+	cmd.Cancel = stopContainer(cmd, argv, container)
+	// The engine's CLI dies with nel, even by kill -9 (a docker container
+	// then runs on until its harness ends, removed by --rm; docker kill
+	// nel-harness-… stops it sooner).
+	waited, err := serve.StartTied(cmd, serve.Tie{})
+	if err == nil {
+		err = <-waited
+	}
+	if err != nil {
 		return fmt.Errorf("its harness failed (%v); its log: %s", err, logPath)
 	}
 	res, err := harness.Ingest(ctx, harness.IngestOptions{Plan: p, Benchmark: b, OutDir: p.OutputDir, NelVersion: o.NelVersion, Started: started})
@@ -136,13 +147,28 @@ func resolve(e plan.EnvVar, getenv func(string) string) string {
 	return getenv(e.From.Name)
 }
 
+// stopContainer is cmd's Cancel when nel stops (a signal, nel stop): a
+// killed docker CLI would leave its container running, so the container
+// is killed by its name first.
+func stopContainer(cmd *exec.Cmd, argv []string, container string) func() error {
+	return func() error {
+		if len(argv) > 1 && argv[1] == "run" {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			exec.CommandContext(ctx, argv[0], "kill", container).Run()
+		}
+		return cmd.Process.Kill()
+	}
+}
+
 // containerArgv starts the engine's command that runs image with the
 // harness's folder and mounts, the environment's names passed through:
-// docker where it is installed, else apptainer.
-func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]string) ([]string, error) {
+// docker where it is installed (the container named container, so that
+// it can be stopped), else apptainer.
+func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]string, container string) ([]string, error) {
 	if docker, err := exec.LookPath("docker"); err == nil {
 		// The host's network: a local endpoint is on localhost.
-		argv := []string{docker, "run", "--rm", "--network", "host", "-v", dir + ":" + lh.Inside}
+		argv := []string{docker, "run", "--rm", "--name", container, "--network", "host", "-v", dir + ":" + lh.Inside}
 		for _, m := range lh.Mounts {
 			argv = append(argv, "-v", m)
 		}

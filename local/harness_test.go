@@ -11,13 +11,14 @@ import (
 )
 
 // TestContainerArgv: docker when it is installed, else apptainer, else a
-// refusal that says why; values never on the command line.
+// refusal that says why; values never on the command line; a docker
+// container named, so that a stopped run can kill it.
 func TestContainerArgv(t *testing.T) {
 	lh := compiler.LocalHarness{Inside: "/nel-harness", Mounts: []string{"/data:/data"}}
 	env := map[string]string{"NEL_HARNESS_URL": "http://localhost:8000/v1", "NEL_HARNESS_API_KEY": "secret"}
 	bin := t.TempDir()
 	t.Setenv("PATH", bin)
-	if _, err := containerArgv("img:1", "/out/h", lh, env); err == nil || !strings.Contains(err.Error(), "neither docker nor apptainer is installed") {
+	if _, err := containerArgv("img:1", "/out/h", lh, env, "nel-harness-1"); err == nil || !strings.Contains(err.Error(), "neither docker nor apptainer is installed") {
 		t.Errorf("no engine: err = %v", err)
 	}
 	fake := func(name string) {
@@ -26,7 +27,7 @@ func TestContainerArgv(t *testing.T) {
 		}
 	}
 	fake("apptainer")
-	argv, err := containerArgv("img:1", "/out/h", lh, env)
+	argv, err := containerArgv("img:1", "/out/h", lh, env, "nel-harness-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +35,11 @@ func TestContainerArgv(t *testing.T) {
 		t.Errorf("apptainer argv %q, want %q", argv, want)
 	}
 	fake("docker")
-	argv, err = containerArgv("img:1", "/out/h", lh, env)
+	argv, err = containerArgv("img:1", "/out/h", lh, env, "nel-harness-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(bin, "docker"), "run", "--rm", "--network", "host", "-v", "/out/h:/nel-harness", "-v", "/data:/data",
+	want := []string{filepath.Join(bin, "docker"), "run", "--rm", "--name", "nel-harness-1", "--network", "host", "-v", "/out/h:/nel-harness", "-v", "/data:/data",
 		"-e", "NEL_HARNESS_API_KEY", "-e", "NEL_HARNESS_URL", "img:1"}
 	if !slices.Equal(argv, want) {
 		t.Errorf("docker argv %q, want %q", argv, want)

@@ -13,6 +13,7 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -69,8 +70,10 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 	// What nel run says goes to logs/run.log too, for nel logs; the live
 	// progress bars of a terminal stay on the terminal.
 	ui := stderr
+	runLog := io.Discard // what goes to logs/run.log only
 	if logFile, lerr := openRunLog(rundir.Dir(p.OutputDir)); lerr == nil {
 		defer logFile.Close()
+		runLog = logFile
 		defer func() {
 			if err != nil { // the caller prints it; the log keeps it too
 				fmt.Fprintf(logFile, "nel: %v\n", err)
@@ -101,12 +104,17 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 
 	start := time.Now()
 	getenv := serviceEnv(servers)
-	failed := runShards(ctx, p, o, getenv, log, stderr, ui)
+	t := newTally(p)
+	failed := runShards(ctx, p, o, getenv, log, t, shardOutput{stderr, ui, runLog})
 	failed += runHarnesses(ctx, s, p, o, getenv, stderr)
 	sums, merr := merge.Merge(merge.Options{Plan: p, OutDir: p.OutputDir, Logger: log})
 	for _, sm := range sums {
 		fmt.Fprintln(stdout, sm.Headline())
 		fmt.Fprintf(stdout, "  %s\n", sm.Path)
+	}
+	if ctx.Err() != nil && failed > 0 {
+		// What the whole run keeps, not each shard's part.
+		return nil, t.interrupted(context.Cause(ctx))
 	}
 	if failed > 0 {
 		return nil, &ShardsFailed{Failed: failed, Of: shardCount(p)}
@@ -201,41 +209,54 @@ func startServices(ctx context.Context, p *plan.Plan, log *slog.Logger, stderr i
 	return servers, nil
 }
 
+// shardOutput is where runShards writes: diagnostics, the progress bars,
+// and what goes to the run's log only.
+type shardOutput struct{ stderr, ui, runLog io.Writer }
+
 // runShards runs every shard of every benchmark at once, showing progress,
-// says each distinct failure once and returns how many shards failed.
-func runShards(ctx context.Context, p *plan.Plan, o Options, getenv func(string) string, log *slog.Logger, stderr, ui io.Writer) int {
+// says each distinct failure once and returns how many shards failed. t
+// counts each shard's samples; a shard that was interrupted says so in the
+// run's log only (Run says what the whole run kept).
+func runShards(ctx context.Context, p *plan.Plan, o Options, getenv func(string) string, log *slog.Logger, t *tally, out shardOutput) int {
 	interval := o.Every
 	if interval == 0 {
 		interval = time.Duration(p.ProgressInterval * float64(time.Second))
 	}
-	bars := newProgressUI(ui, p, interval)
+	bars := newProgressUI(out.ui, p, interval)
 	var data shard.DataCache // each benchmark's data is loaded once, for all its shards
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var failed []string
+	var failed, interrupted []string
 	for _, b := range p.Benchmarks {
 		if b.Harness != nil {
 			continue // runHarnesses runs it
 		}
 		for i := range p.Shards {
 			wg.Go(func() {
-				_, err := shard.Run(ctx, shard.Options{
+				res, err := shard.Run(ctx, shard.Options{
 					Plan: p, Benchmark: b.Key, Shard: i, Of: p.Shards,
 					OutDir: p.OutputDir, NelVersion: o.NelVersion, Getenv: getenv, Logger: log,
 					Progress: bars.update, Data: &data, RetryInfra: o.Resume,
 				})
-				if err != nil {
-					mu.Lock()
+				t.add(b.Key, res, err)
+				if err == nil {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if errors.As(err, new(*shard.Interrupted)) {
+					interrupted = append(interrupted, err.Error())
+				} else {
 					failed = append(failed, err.Error())
-					mu.Unlock()
 				}
 			})
 		}
 	}
 	wg.Wait()
 	bars.stop()
-	sayFailures(stderr, failed)
-	return len(failed)
+	sayFailures(out.stderr, failed)
+	sayFailures(out.runLog, interrupted)
+	return len(failed) + len(interrupted)
 }
 
 // shardCount is how many shards the run has: Shards per benchmark, one

@@ -14,11 +14,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/nel-eval/nel/internal/cli"
+	"github.com/nel-eval/nel/internal/interrupt"
 	"github.com/spf13/cobra"
 )
 
@@ -63,7 +62,10 @@ Environment:
   HF_TOKEN, HF_HOME, HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE
                    Hugging Face Hub access and cache for hf:// datasets
 
-Exit status: 0 on success, 1 on failure, 2 on a bad command line.
+Exit status: 0 on success, 1 on failure, 2 on a bad command line; a command
+a signal cut short exits 128 + the signal (130 for SIGINT, 143 for SIGTERM),
+once what it started is stopped. A server (sim-server, sandbox-serve) stops
+on any of SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE and exits 0.
 `
 
 // env is what a subcommand runs with, and the exit status it ends with.
@@ -78,8 +80,16 @@ func (e *env) errorf(format string, args ...any) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// Every signal that asks it to end (SIGHUP and a closed stdout too)
+	// cancels ctx, so that the servers and sandboxes it started are
+	// stopped before it exits.
+	ctx, stop := interrupt.Context(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if sig := interrupt.Received(ctx); sig != nil && code != exitOK {
+		// Cut short by the signal, as the exit-code table says; a server
+		// that stopped on it cleanly keeps its 0.
+		code = sig.Status()
+	}
 	stop()
 	os.Exit(code)
 }

@@ -169,12 +169,12 @@ func TestSignal(t *testing.T) {
 		t.Errorf("took %v to stop", elapsed)
 	}
 	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
-		t.Errorf("wait = %v, want exit status 1", err)
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 143 {
+		t.Errorf("wait = %v, want exit status 143 (128 + SIGTERM)", err)
 	}
 	if want := "nel-run: wait-ready: waiting for vllm at "; !strings.HasPrefix(errb.String(), want) ||
-		!strings.Contains(errb.String(), "terminated") {
-		t.Errorf("stderr = %q, want %q... terminated", errb.String(), want)
+		!strings.Contains(errb.String(), "SIGTERM received") {
+		t.Errorf("stderr = %q, want %q... SIGTERM received", errb.String(), want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/nel-eval/nel/internal/cli"
@@ -74,16 +75,23 @@ func (o *withServicesOptions) run(ctx context.Context, e *env, args []string) in
 	}
 	// Without its services the command cannot work: it goes when
 	// nel-run goes, even by kill -9. SIGTERM lets make stop its
-	// jobs (SIGKILL would leave them running).
+	// jobs (SIGKILL would leave them running), when nel-run dies and
+	// when a signal stops it.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	waited, err := serve.StartTied(cmd, serve.Tie{Term: true})
 	if err == nil {
 		err = <-waited
 	}
 	var exit *exec.ExitError
-	if errors.As(err, &exit) {
+	switch {
+	case ctx.Err() != nil:
+		// A signal stopped it (the command had SIGTERM): say which.
+		e.errorf("with-services: stopped: %v", context.Cause(ctx))
+		return exitFailure
+	case errors.As(err, &exit):
 		return exit.ExitCode()
-	}
-	if err != nil {
+	case err != nil:
 		e.errorf("with-services: %v", err)
 		return exitFailure
 	}

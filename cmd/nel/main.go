@@ -13,13 +13,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/internal/exitcode"
+	"github.com/nel-eval/nel/internal/interrupt"
 	"github.com/spf13/pflag"
 )
 
@@ -44,7 +43,7 @@ type env struct {
 // status.
 func run(args []string, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	root := newRoot(&env{stdout, stderr})
 	if len(args) == 0 {
@@ -56,7 +55,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitcode.Usage
 	}
 	root.SetArgs(cli.NormalizeArgs(root, args))
-	return report(root.ExecuteContext(ctx), stderr)
+	code := report(root.ExecuteContext(ctx), stderr)
+	if sig := interrupt.Received(ctx); sig != nil {
+		// A signal ended it, whatever the command made of that: 128 + the
+		// signal, as the exit-code table says.
+		return sig.Status()
+	}
+	return code
 }
 
 // report prints err and returns the exit status it calls for: its own

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const runHelp = `Runs a recipe on this machine, end to end: starts its process services,
+var runHelp = `Runs a recipe on this machine, end to end: starts its process services,
 runs every benchmark's shards in parallel, merges them, and prints each
 benchmark's headline. Results go to <output.dir>/<benchmark>/results.parquet
 (and trajectories.parquet); the suite's reports to <output.dir>/report.md and
@@ -56,7 +56,11 @@ it). --model-url and --model-id default to $NEMO_MODEL_URL and
 $NEMO_MODEL_ID. The API key is passed by the NAME of the variable holding
 it (--api-key-env; default NEMO_API_KEY, else NVIDIA_API_KEY, when set):
 --api-key VALUE is refused, since every user of a login node can read a
-command line.`
+command line.
+
+However it is stopped (Ctrl-C, nel stop, a closed SSH session or output
+pipe), nel run first stops the servers it started, their children too, and
+says how many samples of the whole run are safe.` + "\n\n" + exitcode.Help("run")
 
 type runOptions struct {
 	quick     quickOptions

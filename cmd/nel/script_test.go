@@ -11,10 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/nel-eval/nel/internal/scripttest"
 	"github.com/nel-eval/nel/internal/testenv"
+	"github.com/nel-eval/nel/runctl"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/sandbox"
 
 	"github.com/nel-eval/nel/analysis/store/storetest"
@@ -159,6 +162,7 @@ func TestScript(t *testing.T) {
 			"stdout2env":     cmdStdoutToEnv,
 			"wait-http":      scripttest.WaitHTTP,
 			"http":           scripttest.HTTP,
+			"signal-run":     cmdSignalRun,
 		},
 	})
 }
@@ -262,4 +266,28 @@ func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
 	if hex, ok := strings.CutPrefix(v, "sha256:"); ok {
 		ts.Setenv(args[0]+"_HEX", hex)
 	}
+}
+
+// cmdSignalRun: signal-run SIG DIR sends SIG (HUP, INT, QUIT, PIPE, TERM
+// or KILL) to the nel run running in DIR, read from its process record
+// (testscript's own kill knows only INT and KILL, and a run started
+// behind sh to record its exit status is not the background command).
+func cmdSignalRun(ts *testscript.TestScript, neg bool, args []string) {
+	sigs := map[string]syscall.Signal{
+		"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
+		"PIPE": syscall.SIGPIPE, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL,
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal-run HUP|INT|QUIT|PIPE|TERM|KILL DIR")
+	}
+	sig, ok := sigs[strings.TrimPrefix(args[0], "-")]
+	if !ok {
+		ts.Fatalf("usage: signal-run HUP|INT|QUIT|PIPE|TERM|KILL DIR")
+	}
+	p, err := runctl.ReadProcess(rundir.Dir(ts.MkAbs(args[1])))
+	ts.Check(err)
+	if p == nil {
+		ts.Fatalf("signal-run: no nel run is recorded in %s", args[1])
+	}
+	ts.Check(syscall.Kill(p.PID, sig))
 }

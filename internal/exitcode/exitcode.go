@@ -18,6 +18,9 @@ import (
 
 // The statuses. Every command uses 0, 1 and 2 alike; 3 is a measurement
 // that failed (compare, gate and reproduce), never a verdict on a model.
+// A command a signal ended exits 128 + the signal's number, as a shell
+// reports a command the signal killed (the table's rows; internal/interrupt
+// catches them so that nel stops what it started first).
 const (
 	OK      = 0 // success, or the best verdict
 	Failure = 1 // it ran and failed, or the worst verdict on the candidate
@@ -77,6 +80,11 @@ var Table = []Row{
 	{"", "success", OK, false, "the command did what it was asked"},
 	{"", "failure", Failure, false, "it ran and failed: I/O, a server, a shard, a store"},
 	{"", "invalid input", Usage, false, "a recipe, a policy or a command line that is wrong: errors name file:line:col, the field's path, what was expected and what was found"},
+	{"", "hung up (SIGHUP)", 129, false, "the terminal or SSH session went away: nel (or nel-run) stopped what it started (servers, their process groups) and exited; nel run keeps the finished samples, and the same command continues (nel-run's servers, sim-server and sandbox-serve, stop on these signals and exit 0)"},
+	{"", "interrupted (SIGINT)", 130, false, "Ctrl-C: the same as SIGHUP"},
+	{"", "quit (SIGQUIT)", 131, false, "Ctrl-backslash: the same as SIGHUP"},
+	{"", "output closed (SIGPIPE)", 141, false, "the reader of stdout or stderr went away (nel run … | head -1): the same as SIGHUP"},
+	{"", "stopped (SIGTERM)", 143, false, "nel stop, kill or a scheduler: the same as SIGHUP"},
 	{"run", "INVALID", Failure, false, "a benchmark's infrastructure failures are above its max_error_rate: it did not measure the model (every file is still written; run again with --resume)"},
 	{"validate", "problems found", Failure, false, "--samples: the samples hit what would stop or invalidate a full run (an unreachable endpoint, a refused key, an unserved path, answers the scorer cannot read)"},
 	{"compare", "PASS", OK, false, "no regression shown"},
@@ -153,10 +161,20 @@ func Help(command string) string {
 	var b strings.Builder
 	b.WriteString("Exit status:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	var signals []string
 	for _, r := range append(Rows(command), Rows("")...) {
+		if r.Code > 128 {
+			signals = append(signals, fmt.Sprintf("%d %s", r.Code, r.Outcome))
+			continue
+		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\n", r.Code, r.Outcome+lenient(r), r.Meaning)
 	}
 	tw.Flush()
+	// The signals' statuses in one sentence: five rows of them in every
+	// command's help would bury its own.
+	if len(signals) > 0 {
+		fmt.Fprintf(&b, "  A signal ends it with 128 + its number, once what it started is stopped:\n  %s.\n", strings.Join(signals, ", "))
+	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 

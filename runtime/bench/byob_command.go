@@ -15,6 +15,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/score"
+	"github.com/nel-eval/nel/runtime/serve"
 )
 
 // The scorer command protocol (docs/byob.md). For each sample nel-run
@@ -66,7 +67,11 @@ func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response 
 	// Killed at the timeout; WaitDelay bounds the wait for output pipes a
 	// child it started may still hold open.
 	cmd.WaitDelay = s.timeout / 10
-	err = cmd.Run()
+	// Tied to this process: a scorer does not outlive a killed nel.
+	waited, err := serve.StartTied(cmd, serve.Tie{})
+	if err == nil {
+		err = <-waited
+	}
 	switch {
 	case parent.Err() != nil:
 		// The sample's own budget ended (or the run stops), not the

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/serve"
 )
 
 // cliJob is one run of a container engine's command line (docker run,
@@ -47,7 +49,6 @@ func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
 	cmd.Env = j.env
 	cmd.Stdin = bytes.NewReader(j.stdin)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error {
 		if j.kill != nil {
 			j.kill()
@@ -56,8 +57,18 @@ func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
 	}
 	cmd.WaitDelay = 5 * time.Second
 
+	// Its own process group (the job's children are killed with it), and
+	// on Linux SIGKILL when nel dies, even by kill -9. The parent-death
+	// signal follows the thread that forked, so serve.StartTied forks
+	// from a goroutine locked to its thread until the CLI exits: a thread
+	// Go retires meanwhile would kill the job mid-run. What a killed
+	// docker CLI leaves is its container, which runs its command to the
+	// end and is removed then (--rm).
 	start := time.Now()
-	err := cmd.Run()
+	waited, err := serve.StartTied(cmd, serve.Tie{Group: true})
+	if err == nil {
+		err = <-waited
+	}
 	dur := time.Since(start)
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)

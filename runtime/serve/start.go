@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -99,9 +100,9 @@ func StartAll(ctx context.Context, p *plan.Plan, o StartOptions) ([]*Server, err
 	return servers, nil
 }
 
-// Start runs one managed service's command (no shell) in its own process
-// group, tied to this process (StartTied), and waits until its health URL
-// answers. A port that another process holds is an error that names it.
+// Start runs one managed service's command (no shell of the recipe's) in
+// its own process group, under a supervisor tied to this process
+// (supervised, StartTied), and waits until its health URL answers. A port that another process holds is an error that names it.
 func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, error) {
 	if len(svc.Command) == 0 {
 		return nil, fmt.Errorf("service %s: no command to start", svc.Name)
@@ -145,11 +146,14 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 		return nil, fmt.Errorf("service %s: %w", svc.Name, err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(argv0, svc.Command[1:]...)
+	cmd, err := supervised(o.Dir, argv0, svc.Command[1:])
+	if err != nil {
+		return nil, fmt.Errorf("service %s: start %s: %w", svc.Name, svc.Command[0], err)
+	}
 	cmd.Dir = o.Dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
-	waited, err := StartTied(cmd, Tie{Group: true})
+	waited, err := StartTied(cmd, Tie{Group: true, Term: true})
 	if err != nil {
 		return nil, fmt.Errorf("service %s: start %s: %w", svc.Name, svc.Command[0], err)
 	}
@@ -267,4 +271,43 @@ func StopAll(servers []*Server, grace time.Duration) {
 func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// supervisor is the shell a managed server runs under on Linux, the leader
+// of the server's process group. The parent-death signal reaches only the
+// process nel started: when nel is killed with SIGKILL, a server's own
+// children (a wrapper script's server, vLLM's workers) would outlive it,
+// holding the port and the GPU. The supervisor gets SIGTERM instead
+// (Tie.Term) and passes it to its whole group; once the server has exited,
+// SIGKILL goes to what is left of the group (the supervisor included). A
+// server that ignores SIGTERM keeps it waiting: the next run in the folder
+// stops both (reap). The server runs in the background so that the trap
+// can run while it does ("$@" in the foreground would hold the trap until
+// it exits); an asynchronous command of a shell starts with SIGINT and
+// SIGQUIT ignored, which changes nothing here: nel stops servers with
+// SIGTERM. A server that exits by itself exits the supervisor with its
+// status.
+const supervisor = `trap 'trap "" TERM INT HUP; kill -TERM 0; wait "$child"; kill -KILL 0' TERM INT HUP
+"$@" &
+child=$!
+wait "$child"`
+
+// supervised is the command that runs argv0 with args under the
+// supervisor on Linux, and directly elsewhere (no parent-death signal
+// there for the supervisor to act on) or in an image without /bin/sh. A
+// command that cannot be found is an error now, as exec.Command's own
+// would be. A relative path with a slash is looked up in dir, where the
+// command runs (paths in a recipe are relative to its directory).
+func supervised(dir, argv0 string, args []string) (*exec.Cmd, error) {
+	look := argv0
+	if dir != "" && strings.Contains(argv0, "/") && !filepath.IsAbs(argv0) {
+		look = filepath.Join(dir, argv0)
+	}
+	if _, err := exec.LookPath(look); err != nil {
+		return nil, err
+	}
+	if runtime.GOOS != "linux" || !isExecutable("/bin/sh") {
+		return exec.Command(argv0, args...), nil
+	}
+	return exec.Command("/bin/sh", append([]string{"-c", supervisor, "nel-server", argv0}, args...)...), nil
 }

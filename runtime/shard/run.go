@@ -110,6 +110,23 @@ func Rate(done, base, total int, elapsed time.Duration) (perSecond float64, eta 
 	return perSecond, time.Duration(float64(total-done) / perSecond * float64(time.Second)).Round(time.Second), true
 }
 
+// Interrupted is Run's error when its context ended (a signal, nel stop)
+// before every sample ran: the Safe samples of Total are in the journal,
+// and the same command runs the rest. nel run adds up every shard's into
+// the run's totals; this one shard's line is for its log.
+type Interrupted struct {
+	Benchmark   string
+	Shard       int
+	Safe, Total int
+	Cause       error // context.Cause of Run's context
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("benchmark %s: shard %d interrupted (%v); %d of its %d samples are safe in the journal, run the same command again to finish", e.Benchmark, e.Shard, e.Cause, e.Safe, e.Total)
+}
+
+func (e *Interrupted) Unwrap() error { return e.Cause }
+
 // Result describes a finished shard.
 type Result struct {
 	// Path is the shard's results file.
@@ -738,7 +755,7 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("benchmark %s: interrupted (%v); %d of %d samples are safe in the journal, run the same command again to finish", r.b.Key, context.Cause(ctx), len(r.done), r.prog.Total)
+		return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: len(r.done), Total: r.prog.Total, Cause: context.Cause(ctx)}
 	}
 	// Infrastructure failures that no later success vouched for are real
 	// results once the shard is otherwise complete.
