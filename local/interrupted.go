@@ -32,20 +32,24 @@ type BenchmarkSafe struct {
 func (e *Interrupted) Error() string {
 	parts := make([]string, len(e.Benchmarks))
 	for i, b := range e.Benchmarks {
-		parts[i] = fmt.Sprintf("%s %d of %s", b.Benchmark, b.Safe, atLeast(b.Total, b.Unknown))
+		parts[i] = fmt.Sprintf("%s %d%s", b.Benchmark, b.Safe, ofTotal(b.Total, b.Unknown))
 	}
-	return fmt.Sprintf("run: interrupted (%v): %d of %s samples are safe (%s); run the same command again to finish",
-		e.Cause, e.Safe, atLeast(e.Total, e.Unknown), strings.Join(parts, ", "))
+	return fmt.Sprintf("run: interrupted (%v): %d%s samples are safe (%s); run the same command again to finish",
+		e.Cause, e.Safe, ofTotal(e.Total, e.Unknown), strings.Join(parts, ", "))
 }
 
 func (e *Interrupted) Unwrap() error { return e.Cause }
 
-// atLeast is a total that leaves out the shards that did not know theirs.
-func atLeast(total, unknown int) string {
-	if unknown > 0 {
-		return fmt.Sprintf("at least %d", total)
+// ofTotal is " of N" for a known total, " of at least N" when shards that
+// did not know theirs are left out of it, and nothing when none knew.
+func ofTotal(total, unknown int) string {
+	switch {
+	case unknown > 0 && total == 0:
+		return ""
+	case unknown > 0:
+		return fmt.Sprintf(" of at least %d", total)
 	}
-	return fmt.Sprint(total)
+	return fmt.Sprintf(" of %d", total)
 }
 
 // tally adds up the shards' samples as they end, for Interrupted.

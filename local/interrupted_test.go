@@ -49,4 +49,13 @@ func TestInterruptedTotals(t *testing.T) {
 	if got := some.interrupted(&interrupt.Signal{Sig: syscall.SIGTERM}).Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+
+	// No shard knew its samples: no "of at least 0", just what is safe.
+	none := newTally(p)
+	none.add("gsm8k", nil, errors.New("benchmark gsm8k: load: context canceled"))
+	none.add("math500", nil, errors.New("benchmark math500: load: context canceled"))
+	want = "run: interrupted (SIGTERM received): 0 samples are safe (gsm8k 0, math500 0); run the same command again to finish"
+	if got := none.interrupted(&interrupt.Signal{Sig: syscall.SIGTERM}).Error(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
 }

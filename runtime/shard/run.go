@@ -301,6 +301,18 @@ func newRunner(o Options) (*runner, error) {
 	return r, nil
 }
 
+// asInterrupted is err, or an Interrupted in its place: a signal while the
+// shard checks its endpoint or probes its servers ends it with an error of
+// theirs, but once the shard knows its samples it is an interruption like
+// any other, and says what it keeps (the run's summary adds it up).
+func (r *runner) asInterrupted(ctx context.Context, err error) error {
+	var in *Interrupted
+	if err == nil || ctx.Err() == nil || r.prog.Total == 0 || errors.As(err, &in) {
+		return err
+	}
+	return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: len(r.done), Total: r.prog.Total, Cause: context.Cause(ctx)}
+}
+
 // definition is the benchmark b runs: the one its byob section declares,
 // else the built-in of its name.
 func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
@@ -320,7 +332,8 @@ func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 	return def, nil
 }
 
-func (r *runner) run(ctx context.Context) (*Result, error) {
+func (r *runner) run(ctx context.Context) (res *Result, err error) {
+	defer func() { err = r.asInterrupted(ctx, err) }()
 	if res, err := r.existing(); res != nil || err != nil {
 		return res, err
 	}
