@@ -52,7 +52,7 @@ type RunOptions struct {
 // Work/reproduce.json. The error carries the verdict's exit status; any
 // failure to get that far — a store down, a file failing its check, a
 // recipe that does not load, a run that failed — means it could not be
-// reproduced at all: status 3, whatever it was.
+// reproduced at all: the status of "could not" (5), whatever it was.
 func Run(ctx context.Context, o RunOptions, stdout, stderr io.Writer) error {
 	err := run(ctx, o, stdout, stderr)
 	var coded *exitcode.Error
@@ -174,7 +174,7 @@ func compareRuns(pubDir, newDir string, o RunOptions, stdout io.Writer) error {
 	case code == exitcode.OK:
 		return nil
 	case rep.Verdict == Invalid:
-		return exitcode.New(code, fmt.Errorf("reproduce: INVALID: %s", strings.Join(rep.Reasons, "; ")))
+		return exitcode.NewVerdict(code, fmt.Errorf("reproduce: INVALID: %s", strings.Join(rep.Reasons, "; ")))
 	}
-	return exitcode.New(code, fmt.Errorf("reproduce: %s", strings.ToUpper(rep.Verdict)))
+	return exitcode.NewVerdict(code, fmt.Errorf("reproduce: %s", strings.ToUpper(rep.Verdict)))
 }

@@ -55,7 +55,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitcode.Usage
 	}
 	root.SetArgs(cli.NormalizeArgs(root, args))
-	code := report(root.ExecuteContext(ctx), stderr)
+	c, err := root.ExecuteContextC(ctx)
+	code := report(err, stderr)
+	if c != nil && code != exitcode.OK {
+		// compare, gate and reproduce keep 1 and 2 for their verdicts.
+		code = exitcode.ForCommand(c.Name(), code, err)
+	}
 	if sig := interrupt.Received(ctx); sig != nil {
 		// A signal ended it, whatever the command made of that: 128 + the
 		// signal, as the exit-code table says.

@@ -128,7 +128,7 @@ func (o *runOptions) run(c *cobra.Command, e *env) error {
 	if err != nil {
 		return err
 	}
-	return local.Invalid(suite)
+	return exitcode.New(exitcode.For("run", "INVALID", false), local.Invalid(suite))
 }
 
 // load loads the recipe: FILE with the overrides; for --resume DIR, the

@@ -16,8 +16,12 @@ import (
 	"text/tabwriter"
 )
 
-// The statuses. Every command uses 0, 1 and 2 alike; 3 is a measurement
-// that failed (compare, gate and reproduce), never a verdict on a model.
+// The statuses. Every command uses 0, 1 and 2 alike, except the verdict
+// commands (compare, gate, reproduce): there 1 and 2 are verdicts (NeMo
+// Evaluator's: BLOCK or NO-GO 1, WARN or INCONCLUSIVE 2), so their own
+// invalid input exits 4 and their own failure 5, and a CI pipeline never
+// reads a crash as a verdict. 3 is a measurement that failed (a run that
+// is INVALID), never a verdict on a model.
 // A command a signal ended exits 128 + the signal's number, as a shell
 // reports a command the signal killed (the table's rows; internal/interrupt
 // catches them so that nel stops what it started first).
@@ -25,13 +29,21 @@ const (
 	OK      = 0 // success, or the best verdict
 	Failure = 1 // it ran and failed, or the worst verdict on the candidate
 	Usage   = 2 // invalid input: a recipe, a policy or the command line
-	Invalid = 3 // no verdict: a run did not measure its model, or could not be reproduced
+	Invalid = 3 // no verdict: a run did not measure its model
+
+	// VerdictUsage and VerdictFailure are Usage and Failure of the verdict
+	// commands, whose 1 and 2 are verdicts.
+	VerdictUsage   = 4
+	VerdictFailure = 5
 )
 
 // Error is an error that says which status it calls for.
 type Error struct {
 	Code int
 	Err  error
+	// verdict marks a verdict's status (made by Verdict or NewVerdict),
+	// which ForCommand leaves as it is.
+	verdict bool
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -46,6 +58,35 @@ func New(code int, err error) error {
 }
 
 // Usagef is an invalid-input error (status 2).
+// NewVerdict returns err with the status code of a verdict (nil for a nil
+// err): ForCommand keeps it as it is.
+func NewVerdict(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err, verdict: true}
+}
+
+// ForCommand is the status for command (its name: "gate") that ended with
+// err, which calls for code: code, except that a verdict command's own
+// invalid input and failures move out of its verdicts' way, to
+// VerdictUsage and VerdictFailure.
+func ForCommand(command string, code int, err error) int {
+	var e *Error
+	if code == OK || code > 128 || !isVerdictCommand(command) || (errors.As(err, &e) && e.verdict) {
+		return code
+	}
+	if code == Usage {
+		return VerdictUsage
+	}
+	return VerdictFailure
+}
+
+// isVerdictCommand says whether command's table rows hold verdicts.
+func isVerdictCommand(command string) bool {
+	return command == "compare" || command == "gate" || command == "reproduce"
+}
+
 func Usagef(format string, args ...any) error {
 	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
 }
@@ -85,24 +126,27 @@ var Table = []Row{
 	{"", "quit (SIGQUIT)", 131, false, "Ctrl-backslash: the same as SIGHUP"},
 	{"", "output closed (SIGPIPE)", 141, false, "the reader of stdout or stderr went away (nel run … | head -1): the same as SIGHUP"},
 	{"", "stopped (SIGTERM)", 143, false, "nel stop, kill or a scheduler: the same as SIGHUP"},
-	{"run", "INVALID", Failure, false, "a benchmark's infrastructure failures are above its max_error_rate: it did not measure the model (every file is still written; run again with --resume)"},
-	{"validate", "problems found", Failure, false, "--samples: the samples hit what would stop or invalidate a full run (an unreachable endpoint, a refused key, an unserved path, answers the scorer cannot read)"},
+	{"run", "INVALID", Invalid, false, "a benchmark's infrastructure failures are above its max_error_rate: it did not measure the model (every file is still written; run again with --resume)"},
+	{"validate", "problems found", Failure, false, "--samples: the samples hit what would stop or invalidate a full run (an unreachable endpoint, a refused key, an unserved path, answers the scorer cannot read), or could not be run"},
 	{"compare", "PASS", OK, false, "no regression shown"},
 	{"compare", "BLOCK", Failure, true, "significant (p < --alpha) and the drop is above --max-drop"},
 	{"compare", "WARN", Usage, true, "significant but within --max-drop, or not significant while the point estimate already drops more"},
 	{"compare", "INCONCLUSIVE", Usage, true, "not significant and underpowered (MDE > --max-drop)"},
 	{"compare", "INVALID", Invalid, false, "the baseline or the candidate has more infrastructure failures than its max_error_rate: a failed measurement, not a verdict"},
-	{"compare", "refused", Usage, false, "the runs do not measure the same thing, or hold no common benchmark (the message starts \"compare refused\")"},
+	{"compare", "refused", VerdictUsage, false, "the runs do not measure the same thing, or hold no common benchmark (the message starts \"compare refused\"), or a wrong command line"},
+	{"compare", "could not", VerdictFailure, false, "a run folder that cannot be read"},
 	{"gate", "GO", OK, false, "no gated benchmark breaches the policy"},
 	{"gate", "NO-GO", Failure, true, "a gated benchmark breaches the policy"},
 	{"gate", "INCONCLUSIVE", Usage, true, "a gated benchmark has too little evidence either way"},
 	{"gate", "INVALID", Invalid, false, "a critical or supporting benchmark did not measure its model: a failed measurement, not a verdict"},
-	{"gate", "refused", Usage, false, "an invalid policy (file:line:col: field: message) or refused runs"},
+	{"gate", "refused", VerdictUsage, false, "an invalid policy (file:line:col: field: message), refused runs or a wrong command line"},
+	{"gate", "could not", VerdictFailure, false, "a run folder or a policy file that cannot be read"},
 	{"reproduce", "REPRODUCED", OK, false, "the new run is within ±--margin of the published one"},
 	{"reproduce", "DIFFERENT", Failure, false, "not within the margin and significantly different, or not comparable"},
 	{"reproduce", "INCONCLUSIVE", Usage, false, "neither shown: it says how many more items or repeats would decide"},
 	{"reproduce", "INVALID", Invalid, false, "the published or the new run has more infrastructure failures than its max_error_rate"},
-	{"reproduce", "could not", Invalid, false, "store unreachable, unknown hash, a file that fails its check, a recipe that does not load, a run that failed"},
+	{"reproduce", "refused", VerdictUsage, false, "a wrong command line, or a store address that is not one"},
+	{"reproduce", "could not", VerdictFailure, false, "store unreachable, unknown hash, a file that fails its check, a recipe that does not load, a run that failed"},
 }
 
 // For is the status of command's verdict; noStrict is --no-strict. A
@@ -128,11 +172,11 @@ func Verdict(command, verdict string, noStrict bool) error {
 	case code == OK:
 		return nil
 	case code == Invalid:
-		return &Error{code, fmt.Errorf("%s: verdict %s (exit %d): too many infrastructure failures to decide", command, verdict, code)}
+		return NewVerdict(code, fmt.Errorf("%s: verdict %s (exit %d): too many infrastructure failures to decide", command, verdict, code))
 	case rowOf(command, verdict).Lenient:
-		return &Error{code, fmt.Errorf("%s: verdict %s (exit %d; --no-strict exits 0)", command, verdict, code)}
+		return NewVerdict(code, fmt.Errorf("%s: verdict %s (exit %d; --no-strict exits 0)", command, verdict, code))
 	}
-	return &Error{code, fmt.Errorf("%s: verdict %s (exit %d)", command, verdict, code)}
+	return NewVerdict(code, fmt.Errorf("%s: verdict %s (exit %d)", command, verdict, code))
 }
 
 func rowOf(command, outcome string) Row {
@@ -155,6 +199,25 @@ func Rows(command string) []Row {
 	return rows
 }
 
+// Applying is every row that applies to command: its own, then the shared
+// ones it does not redefine (a row of its own with the same code), less
+// the shared failure and invalid input of a verdict command (its "could
+// not" and "refused" rows say those).
+func Applying(command string) []Row {
+	rows := Rows(command)
+	own := map[int]bool{}
+	for _, r := range rows {
+		own[r.Code] = true
+	}
+	for _, r := range Rows("") {
+		if own[r.Code] || isVerdictCommand(command) && (r.Code == Failure || r.Code == Usage) {
+			continue
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
 // Help is the "Exit status:" paragraph of command's help: its own rows,
 // then what every command shares.
 func Help(command string) string {
@@ -162,7 +225,7 @@ func Help(command string) string {
 	b.WriteString("Exit status:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	var signals []string
-	for _, r := range append(Rows(command), Rows("")...) {
+	for _, r := range Applying(command) {
 		if r.Code > 128 {
 			signals = append(signals, fmt.Sprintf("%d %s", r.Code, r.Outcome))
 			continue
