@@ -1,0 +1,145 @@
+package export
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/merge"
+	"github.com/nel-eval/nel/runtime/merge/mergetest"
+	"github.com/nel-eval/nel/runtime/metrics"
+)
+
+// fixtureRun writes and merges a small run: 40 items × 2 repeats of gsm8k
+// over 2 shards, failRate of its samples failed (half of those for
+// infrastructure reasons).
+func fixtureRun(t *testing.T, failRate float64) (string, *metrics.Bundle) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	p, _, err := mergetest.Write(dir, mergetest.Options{Items: 40, Repeats: 2, Shards: 2, TextBytes: 120, FailRate: failRate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := merge.Merge(merge.Options{Plan: p, OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, sums[0].Bundle
+}
+
+// treeHash hashes every file's path and bytes under dir.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		h.Write([]byte(path + "\x00"))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestExportNeverWritesTheRunAndIsIdempotent(t *testing.T) {
+	run, _ := fixtureRun(t, 0.02)
+	before := treeHash(t, run)
+	for _, o := range []Options{{Dest: "inspect"}, {Dest: "inspect", Format: "eval"}, {Dest: "mlflow"}} {
+		o.Run = run
+		out1, out2 := t.TempDir(), t.TempDir()
+		o.Out = out1
+		if _, err := Export(context.Background(), o); err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		// The second export goes elsewhere: the file store's paths are
+		// absolute in its metas, so compare what differs by folder only.
+		o.Out = out2
+		if _, err := Export(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		a, b := readTree(t, out1), readTree(t, out2)
+		if len(a) == 0 || len(a) != len(b) {
+			t.Fatalf("%s: exports wrote %d and %d files", o.Dest, len(a), len(b))
+		}
+		for name, data := range a {
+			if want := strings.ReplaceAll(string(data), out1, out2); want != string(b[name]) {
+				t.Errorf("%s %s: the second export differs", o.Dest, name)
+			}
+		}
+		// And once more into the same folder: the same files again.
+		o.Out = out1
+		if _, err := Export(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if again := readTree(t, out1); len(again) != len(a) {
+			t.Errorf("%s: re-export into the same folder left %d files, first %d", o.Dest, len(again), len(a))
+		}
+	}
+	if after := treeHash(t, run); after != before {
+		t.Error("the run folder changed during export")
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out[rel], err = os.ReadFile(path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestExportRefusals(t *testing.T) {
+	run, _ := fixtureRun(t, 0.02)
+	cases := []struct {
+		o    Options
+		want string
+	}{
+		{Options{Dest: "wandb"}, "--dest wandb: not supported yet"},
+		{Options{Dest: "tensorboard"}, `--dest "tensorboard": want one of inspect, mlflow`},
+		{Options{Dest: "inspect", Format: "yaml", Out: t.TempDir()}, `--format "yaml": want json or eval`},
+		{Options{Dest: "inspect", Out: filepath.Join(run, "exported")}, "inside the run folder"},
+		{Options{Dest: "mlflow", TrackingURI: "databricks", Out: t.TempDir()}, `--tracking-uri "databricks": want http(s)://`},
+		{Options{Dest: "mlflow", Run: t.TempDir(), Out: t.TempDir()}, "no benchmark with eval.json under"},
+	}
+	for _, c := range cases {
+		if c.o.Run == "" {
+			c.o.Run = run
+		}
+		_, err := Export(context.Background(), c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want it to say %q", c.o, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(run, "exported")); err == nil {
+		t.Error("a refused export created its folder inside the run")
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
