@@ -320,9 +320,12 @@ type inspectReduction struct {
 }
 
 type inspectSampleScore struct {
-	Value    float64 `json:"value"`
-	History  []any   `json:"history"`
-	SampleID string  `json:"sample_id"`
+	Value       float64        `json:"value"`
+	Answer      *string        `json:"answer"`
+	Explanation *string        `json:"explanation"`
+	Metadata    map[string]any `json:"metadata"`
+	History     []any          `json:"history"`
+	SampleID    string         `json:"sample_id"`
 }
 
 func reductions(rows []results.Row) []inspectReduction {
