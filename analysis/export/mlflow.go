@@ -156,7 +156,9 @@ func writeMLflowStore(run *runData, o Options) ([]string, error) {
 			return nil, err
 		}
 	}
-	return []string{runDir}, nil
+	// Said as the caller named the folder, not as the absolute paths the
+	// metas must hold.
+	return []string{filepath.Join(o.Out, "mlruns", expID, m.exportID)}, nil
 }
 
 // runStatus is MLflow's RunStatus enum, as the file store writes it.

@@ -1,0 +1,87 @@
+package export
+
+import (
+	"fmt"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is an exporter's settings file (nel export --config FILE), YAML
+// or JSON, with NeMo Evaluator's key names: the same file a NeMo user
+// passes to their `nel export`. Flags win over it.
+type Config struct {
+	TrackingURI    string // tracking_uri
+	ExperimentName string // experiment_name
+	OutputDir      string // output_dir
+	Format         string // format (inspect: json or eval)
+}
+
+// refusedKeys are NeMo Evaluator exporter settings nel does not do, each
+// with the reason; a file that sets one is refused rather than half-obeyed.
+var refusedKeys = map[string]string{
+	"log_config_params":           "nel logs the plan's hashes and each benchmark's repeats, digest and hash as params, not the flattened config",
+	"log_config_params_max_depth": "nel does not flatten the config into params",
+	"skip_existing":               "nel's export is idempotent: an exported run is found again by its nel.export_id tag and never logged twice",
+	"run_name":                    "the MLflow run is named after the run folder",
+	"description":                 "nel sets no run description",
+	"tags":                        "nel sets its own tags (recipe and plan hashes, export id) and no others",
+	"extra_metadata":              "nel sets its own tags and params and no others",
+	"copy_artifacts":              "nel always uploads each benchmark's eval.json and results.parquet and the run's reports",
+	"only_required":               "nel uploads a fixed set of artifacts (eval.json, results.parquet, reports)",
+	"copy_logs":                   "nel uploads no logs",
+	"exclude_patterns":            "nel uploads a fixed set of artifacts (eval.json, results.parquet, reports)",
+	"emit_traces":                 "nel sends no MLflow traces; export to inspect for per-sample transcripts",
+	"emit_traces_max_samples":     "nel sends no MLflow traces",
+	"emit_traces_content_max":     "nel sends no MLflow traces",
+	"project":                     "W&B export is not supported",
+	"entity":                      "W&B export is not supported",
+}
+
+// LoadConfig reads path. Errors name the file, line, column and key.
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("read export config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Content) == 0 {
+		return c, nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return c, fmt.Errorf("%s:%d:%d: want a mapping of exporter settings (tracking_uri, experiment_name, output_dir, format)", path, m.Line, m.Column)
+	}
+	fields := map[string]*string{"tracking_uri": &c.TrackingURI, "experiment_name": &c.ExperimentName, "output_dir": &c.OutputDir, "format": &c.Format}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		dst, ok := fields[k.Value]
+		switch {
+		case refusedKeys[k.Value] != "":
+			return c, fmt.Errorf("%s:%d:%d: %s: not supported: %s", path, k.Line, k.Column, k.Value, refusedKeys[k.Value])
+		case !ok:
+			return c, fmt.Errorf("%s:%d:%d: %s: unknown exporter setting (nel knows tracking_uri, experiment_name, output_dir, format)", path, k.Line, k.Column, k.Value)
+		case v.Kind != yaml.ScalarNode || v.Tag != "!!str":
+			return c, fmt.Errorf("%s:%d:%d: %s: want a string", path, v.Line, v.Column, k.Value)
+		}
+		*dst = v.Value
+	}
+	return c, nil
+}
+
+// Apply fills o's unset fields from c.
+func (c Config) Apply(o *Options) {
+	set := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	set(&o.TrackingURI, c.TrackingURI)
+	set(&o.Experiment, c.ExperimentName)
+	set(&o.Out, c.OutputDir)
+	set(&o.Format, c.Format)
+}

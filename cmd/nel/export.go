@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/nel-eval/nel/analysis/export"
+	"github.com/spf13/cobra"
+)
+
+const exportHelp = `Exports a finished run (RUN is its output directory, each <benchmark>/
+holding eval.json) where its users already look. The run folder is only
+read; every id written derives from the run's plan hash, so exporting twice
+gives the same files, or finds the same MLflow run again.
+
+Destinations (--dest):
+  inspect  one Inspect AI evaluation log per benchmark, DIR/<benchmark>.json
+           (--format eval: the zipped .eval log), for Inspect View and
+           'inspect log': accuracy is nel's headline, stderr the standard
+           error of the item means, ci_low/ci_high nel's interval; one sample
+           per item × repeat (epoch = repeat + 1) with its messages, answer
+           and score. An INVALID benchmark's log has status error and the
+           reason.
+  mlflow   without --tracking-uri, an MLflow file store under DIR/mlruns
+           (mlflow ui --backend-store-uri DIR/mlruns); with an http(s) URI,
+           that tracking server's REST API (a bearer token from
+           MLFLOW_TRACKING_TOKEN). One MLflow run for the nel run, metrics
+           per benchmark (gsm8k/pass_at_1, gsm8k/ci_low, gsm8k/ci_high,
+           gsm8k/n_items: MLflow refuses @ in a name), the recipe and plan
+           hashes as tags, eval.json, results.parquet and the reports as
+           artifacts. An INVALID benchmark logs no score and marks the run
+           FAILED.
+  wandb    refused: W&B's offline format is its SDK's binary log and its
+           upload API is not published; nel cannot write either honestly.
+
+--config FILE sets the same things in YAML or JSON, with NeMo Evaluator's
+keys (tracking_uri, experiment_name, output_dir, format); flags win. A NeMo
+exporter setting nel does not do is refused with the reason.
+
+Exit status: 0 success, 1 failure (RUN missing or not merged, a server's
+error), 2 usage error.`
+
+func newExportCmd(e *env) *cobra.Command {
+	var o export.Options
+	var config string
+	c := &cobra.Command{
+		Use:   "export RUN --dest inspect|mlflow|wandb [-o DIR] [--config FILE] [--format json|eval] [--tracking-uri URL] [--experiment NAME]",
+		Short: "a run as Inspect logs or an MLflow run",
+		Long:  exportHelp,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(e, c, "export: expected exactly one run directory")
+			}
+			if o.Dest == "" || (o.Dest != "wandb" && !slices.Contains(export.Dests, o.Dest)) {
+				return usageError(e, c, "export: --dest %q: want inspect, mlflow or wandb", o.Dest)
+			}
+			if config != "" {
+				cfg, err := export.LoadConfig(config)
+				if err != nil {
+					return err
+				}
+				cfg.Apply(&o)
+			}
+			o.Run, o.Token = args[0], os.Getenv("MLFLOW_TRACKING_TOKEN")
+			written, err := export.Export(c.Context(), o)
+			for _, w := range written {
+				fmt.Fprintln(e.stdout, w)
+			}
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Dest, "dest", "d", "", "where to: inspect, mlflow or wandb")
+	f.StringVarP(&o.Out, "output-dir", "o", "", "the folder to write into, outside RUN (default .)")
+	f.StringVarP(&config, "config", "c", "", "exporter settings, YAML or JSON (NeMo's keys)")
+	f.StringVar(&o.Format, "format", "", "inspect: json (default) or eval")
+	f.StringVar(&o.TrackingURI, "tracking-uri", "", "mlflow: an http(s) tracking server instead of a file store")
+	f.StringVar(&o.Experiment, "experiment", "", "mlflow: the experiment's name (default "+export.DefaultExperiment+")")
+	return c
+}
