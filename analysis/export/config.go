@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // Config is an exporter's settings file (nel export --config FILE), YAML
@@ -17,6 +19,9 @@ type Config struct {
 	Format         string // format (inspect: json or eval)
 }
 
+// fixedArtifacts is what the MLflow export uploads, said in a refusal.
+const fixedArtifacts = "each benchmark's " + rundir.BundleFile + " and " + rundir.ResultsFile + " and the run's reports"
+
 // refusedKeys are NeMo Evaluator exporter settings nel does not do, each
 // with the reason; a file that sets one is refused rather than half-obeyed.
 var refusedKeys = map[string]string{
@@ -27,10 +32,10 @@ var refusedKeys = map[string]string{
 	"description":                 "nel sets no run description",
 	"tags":                        "nel sets its own tags (recipe and plan hashes, export id) and no others",
 	"extra_metadata":              "nel sets its own tags and params and no others",
-	"copy_artifacts":              "nel always uploads each benchmark's eval.json and results.parquet and the run's reports",
-	"only_required":               "nel uploads a fixed set of artifacts (eval.json, results.parquet, reports)",
+	"copy_artifacts":              "nel always uploads " + fixedArtifacts,
+	"only_required":               "nel uploads a fixed set of artifacts: " + fixedArtifacts,
 	"copy_logs":                   "nel uploads no logs",
-	"exclude_patterns":            "nel uploads a fixed set of artifacts (eval.json, results.parquet, reports)",
+	"exclude_patterns":            "nel uploads a fixed set of artifacts: " + fixedArtifacts,
 	"emit_traces":                 "nel sends no MLflow traces; export to inspect for per-sample transcripts",
 	"emit_traces_max_samples":     "nel sends no MLflow traces",
 	"emit_traces_content_max":     "nel sends no MLflow traces",
