@@ -17,6 +17,8 @@ type Config struct {
 	ExperimentName string // experiment_name
 	OutputDir      string // output_dir
 	Format         string // format (inspect: json or eval)
+	Project        string // project (W&B's name for experiment_name)
+	Entity         string // entity (W&B)
 }
 
 // fixedArtifacts is what the MLflow export uploads, said in a refusal.
@@ -39,8 +41,6 @@ var refusedKeys = map[string]string{
 	"emit_traces":                 "nel sends no MLflow traces; export to inspect for per-sample transcripts",
 	"emit_traces_max_samples":     "nel sends no MLflow traces",
 	"emit_traces_content_max":     "nel sends no MLflow traces",
-	"project":                     "W&B export is not supported",
-	"entity":                      "W&B export is not supported",
 }
 
 // LoadConfig reads path. Errors name the file, line, column and key.
@@ -61,7 +61,8 @@ func LoadConfig(path string) (Config, error) {
 	if m.Kind != yaml.MappingNode {
 		return c, fmt.Errorf("%s:%d:%d: want a mapping of exporter settings (tracking_uri, experiment_name, output_dir, format)", path, m.Line, m.Column)
 	}
-	fields := map[string]*string{"tracking_uri": &c.TrackingURI, "experiment_name": &c.ExperimentName, "output_dir": &c.OutputDir, "format": &c.Format}
+	fields := map[string]*string{"tracking_uri": &c.TrackingURI, "experiment_name": &c.ExperimentName, "output_dir": &c.OutputDir, "format": &c.Format,
+		"project": &c.Project, "entity": &c.Entity}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		dst, ok := fields[k.Value]
@@ -69,7 +70,7 @@ func LoadConfig(path string) (Config, error) {
 		case refusedKeys[k.Value] != "":
 			return c, fmt.Errorf("%s:%d:%d: %s: not supported: %s", path, k.Line, k.Column, k.Value, refusedKeys[k.Value])
 		case !ok:
-			return c, fmt.Errorf("%s:%d:%d: %s: unknown exporter setting (nel knows tracking_uri, experiment_name, output_dir, format)", path, k.Line, k.Column, k.Value)
+			return c, fmt.Errorf("%s:%d:%d: %s: unknown exporter setting (nel knows tracking_uri, experiment_name, project, entity, output_dir, format)", path, k.Line, k.Column, k.Value)
 		case v.Kind != yaml.ScalarNode || v.Tag != "!!str":
 			return c, fmt.Errorf("%s:%d:%d: %s: want a string", path, v.Line, v.Column, k.Value)
 		}
@@ -87,6 +88,8 @@ func (c Config) Apply(o *Options) {
 	}
 	set(&o.TrackingURI, c.TrackingURI)
 	set(&o.Experiment, c.ExperimentName)
+	set(&o.Experiment, c.Project)
+	set(&o.Entity, c.Entity)
 	set(&o.Out, c.OutputDir)
 	set(&o.Format, c.Format)
 }

@@ -1,6 +1,6 @@
 // Package export writes a finished run where its users already look: Inspect
 // evaluation logs (inspect.go), an MLflow file store or tracking server
-// (mlflow.go, mlflowrest.go). It reads the run folder (eval.json,
+// (mlflow.go, mlflowrest.go), a W&B run through W&B's HTTP API (wandb.go). It reads the run folder (eval.json,
 // results.parquet, trajectories.parquet) and never writes into it; every id
 // it writes derives from the run's plan hash, so exporting twice gives the
 // same files and the same runs.
@@ -37,10 +37,14 @@ type Options struct {
 	// TrackingURI, when http(s)://…, sends the MLflow export to that
 	// tracking server's REST API instead of a file store.
 	TrackingURI string
-	// Experiment is the MLflow experiment's name (default "nel").
+	// Experiment is the MLflow experiment's or the W&B project's name
+	// (default "nel").
 	Experiment string
-	// Token is an MLflow bearer token, read from the environment by the
-	// caller (MLFLOW_TRACKING_TOKEN), never from a file or flag.
+	// Entity is the W&B entity (default: the API key's user).
+	Entity string
+	// Token is an MLflow bearer token or a W&B API key, read from the
+	// environment by the caller (MLFLOW_TRACKING_TOKEN, WANDB_API_KEY),
+	// never from a file or flag.
 	Token string
 	// Client is the HTTP client of the REST export (default
 	// http.DefaultClient).
@@ -48,15 +52,12 @@ type Options struct {
 }
 
 // Dests are the destinations Export knows, for help and errors.
-var Dests = []string{"inspect", "mlflow"}
+var Dests = []string{"inspect", "mlflow", "wandb"}
 
 // Export writes the run's benchmarks to o.Dest and returns what it wrote:
 // files, or the tracking server's run ids.
 func Export(ctx context.Context, o Options) ([]string, error) {
 	if !slices.Contains(Dests, o.Dest) {
-		if o.Dest == "wandb" {
-			return nil, errors.New("--dest wandb: not supported yet: W&B's offline run format is the SDK's binary protobuf log and its HTTP API is undocumented GraphQL; export to mlflow or inspect instead")
-		}
 		return nil, fmt.Errorf("--dest %q: want one of %s", o.Dest, strings.Join(Dests, ", "))
 	}
 	run, err := loadRun(o.Run)
@@ -72,6 +73,8 @@ func Export(ctx context.Context, o Options) ([]string, error) {
 	switch o.Dest {
 	case "inspect":
 		return writeInspect(run, o)
+	case "wandb":
+		return postWandb(ctx, run, o)
 	default:
 		if strings.HasPrefix(o.TrackingURI, "http://") || strings.HasPrefix(o.TrackingURI, "https://") {
 			return postMLflow(ctx, run, o)

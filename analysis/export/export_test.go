@@ -114,8 +114,9 @@ func TestExportRefusals(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Dest: "wandb"}, "--dest wandb: not supported yet"},
-		{Options{Dest: "tensorboard"}, `--dest "tensorboard": want one of inspect, mlflow`},
+		{Options{Dest: "wandb", Out: t.TempDir()}, "--dest wandb: no API key: set WANDB_API_KEY"},
+		{Options{Dest: "wandb", Out: t.TempDir(), Token: "k", TrackingURI: "wandb.example"}, `--tracking-uri "wandb.example": want the http(s):// URL of a W&B server`},
+		{Options{Dest: "tensorboard"}, `--dest "tensorboard": want one of inspect, mlflow, wandb`},
 		{Options{Dest: "inspect", Format: "yaml", Out: t.TempDir()}, `--format "yaml": want json or eval`},
 		{Options{Dest: "inspect", Out: filepath.Join(run, "exported")}, "inside the run folder"},
 		{Options{Dest: "mlflow", TrackingURI: "databricks", Out: t.TempDir()}, `--tracking-uri "databricks": want http(s)://`},

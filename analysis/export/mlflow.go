@@ -49,7 +49,9 @@ const (
 	tagSource     = "mlflow.source.name"
 )
 
-func mlflowRunOf(run *runData) mlflowRun {
+// mlflowRunOf gathers what an MLflow (or W&B) run says of a nel run; key
+// names a nel metric in the destination (metricKey for MLflow).
+func mlflowRunOf(run *runData, key func(string) string) mlflowRun {
 	var plans, recipes []string
 	m := mlflowRun{name: filepath.Base(mustAbs(run.dir)), status: "FINISHED"}
 	for _, b := range run.benches {
@@ -68,7 +70,7 @@ func mlflowRunOf(run *runData) mlflowRun {
 				if s.Value == nil {
 					continue
 				}
-				m.metrics = append(m.metrics, kv[float64]{pre + metricKey(s.Metric), *s.Value})
+				m.metrics = append(m.metrics, kv[float64]{pre + key(s.Metric), *s.Value})
 				if s.Metric == bu.Headline.Metric && s.CLT != nil {
 					m.metrics = append(m.metrics, kv[float64]{pre + "ci_low", s.CLT.Lo}, kv[float64]{pre + "ci_high", s.CLT.Hi})
 				}
@@ -111,7 +113,7 @@ func metricKey(metric string) string {
 // writeMLflowStore writes the run as an MLflow file store under
 // o.Out/mlruns: what `mlflow ui --backend-store-uri o.Out/mlruns` shows.
 func writeMLflowStore(run *runData, o Options) ([]string, error) {
-	m := mlflowRunOf(run)
+	m := mlflowRunOf(run, metricKey)
 	exp := experimentName(o)
 	root, err := filepath.Abs(filepath.Join(o.Out, "mlruns"))
 	if err != nil {

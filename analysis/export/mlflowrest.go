@@ -14,9 +14,12 @@ import (
 )
 
 // mlflowClient speaks MLflow's tracking REST API (/api/2.0/mlflow/…).
-type mlflowClient struct {
+type mlflowClient struct{ httpAPI }
+
+// httpAPI sends requests to one server, authenticated by auth.
+type httpAPI struct {
 	base   string
-	token  string
+	auth   func(*http.Request)
 	client *http.Client
 }
 
@@ -43,11 +46,12 @@ const (
 // nel.export_id tag, so a second export changes nothing), its metrics,
 // params and tags in batches, the artifacts, and its end.
 func postMLflow(ctx context.Context, run *runData, o Options) ([]string, error) {
-	c := &mlflowClient{base: strings.TrimRight(o.TrackingURI, "/"), token: o.Token, client: o.Client}
-	if c.client == nil {
-		c.client = http.DefaultClient
-	}
-	m := mlflowRunOf(run)
+	c := &mlflowClient{newAPI(o.TrackingURI, o.Client, func(r *http.Request) {
+		if o.Token != "" {
+			r.Header.Set("Authorization", "Bearer "+o.Token)
+		}
+	})}
+	m := mlflowRunOf(run, metricKey)
 	expID, err := c.experiment(ctx, experimentName(o))
 	if err != nil {
 		return nil, err
@@ -191,7 +195,16 @@ func (c *mlflowClient) call(ctx context.Context, method, endpoint string, body, 
 	return nil
 }
 
-func (c *mlflowClient) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+func newAPI(base string, client *http.Client, auth func(*http.Request)) httpAPI {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return httpAPI{base: strings.TrimRight(base, "/"), auth: auth, client: client}
+}
+
+// do sends one request to base+path and decodes a 2xx answer into out
+// (when not nil); any other status is an *apiError.
+func (c httpAPI) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return err
@@ -199,9 +212,7 @@ func (c *mlflowClient) do(ctx context.Context, method, path string, body io.Read
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.auth(req)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return err

@@ -31,11 +31,19 @@ Destinations (--dest):
            hashes as tags, eval.json, results.parquet and the reports as
            artifacts. An INVALID benchmark logs no score and marks the run
            FAILED.
-  wandb    refused: W&B's offline format is its SDK's binary log and its
-           upload API is not published; nel cannot write either honestly.
+  wandb    a W&B run through W&B's HTTP API, as the SDK's online mode sends
+           it (no SDK, no offline directory: W&B's offline format is the
+           SDK's binary log, which nel does not write): the GraphQL
+           upsertBucket mutation with the run's id, the params as config
+           and the metrics as the summary (gsm8k/pass@1, gsm8k/ci_low, …),
+           then the file stream's final request. WANDB_API_KEY is the key,
+           WANDB_BASE_URL or --tracking-uri a server of one's own (default
+           https://api.wandb.ai), --experiment the project, --entity the
+           entity. No artifacts are uploaded.
 
 --config FILE sets the same things in YAML or JSON, with NeMo Evaluator's
-keys (tracking_uri, experiment_name, output_dir, format); flags win. A NeMo
+keys (tracking_uri, experiment_name, output_dir, format; for W&B project,
+entity); flags win. A NeMo
 exporter setting nel does not do is refused with the reason.
 
 Exit status: 0 success, 1 failure (RUN missing or not merged, a server's
@@ -45,14 +53,14 @@ func newExportCmd(e *env) *cobra.Command {
 	var o export.Options
 	var config string
 	c := &cobra.Command{
-		Use:   "export RUN --dest inspect|mlflow|wandb [-o DIR] [--config FILE] [--format json|eval] [--tracking-uri URL] [--experiment NAME]",
-		Short: "a run as Inspect logs or an MLflow run",
+		Use:   "export RUN --dest inspect|mlflow|wandb [-o DIR] [--config FILE] [--format json|eval] [--tracking-uri URL] [--experiment NAME] [--entity NAME]",
+		Short: "a run as Inspect logs, an MLflow run or a W&B run",
 		Long:  exportHelp,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(e, c, "export: expected exactly one run directory")
 			}
-			if o.Dest == "" || (o.Dest != "wandb" && !slices.Contains(export.Dests, o.Dest)) {
+			if !slices.Contains(export.Dests, o.Dest) {
 				return usageError(e, c, "export: --dest %q: want inspect, mlflow or wandb", o.Dest)
 			}
 			if config != "" {
@@ -63,6 +71,12 @@ func newExportCmd(e *env) *cobra.Command {
 				cfg.Apply(&o)
 			}
 			o.Run, o.Token = args[0], os.Getenv("MLFLOW_TRACKING_TOKEN")
+			if o.Dest == "wandb" {
+				o.Token = os.Getenv("WANDB_API_KEY")
+				if o.TrackingURI == "" {
+					o.TrackingURI = os.Getenv("WANDB_BASE_URL")
+				}
+			}
 			written, err := export.Export(c.Context(), o)
 			for _, w := range written {
 				fmt.Fprintln(e.stdout, w)
@@ -76,6 +90,7 @@ func newExportCmd(e *env) *cobra.Command {
 	f.StringVarP(&config, "config", "c", "", "exporter settings, YAML or JSON (NeMo's keys)")
 	f.StringVar(&o.Format, "format", "", "inspect: json (default) or eval")
 	f.StringVar(&o.TrackingURI, "tracking-uri", "", "mlflow: an http(s) tracking server instead of a file store")
-	f.StringVar(&o.Experiment, "experiment", "", "mlflow: the experiment's name (default "+export.DefaultExperiment+")")
+	f.StringVar(&o.Experiment, "experiment", "", "mlflow: the experiment's name; wandb: the project's (default "+export.DefaultExperiment+")")
+	f.StringVar(&o.Entity, "entity", "", "wandb: the entity (default the API key's user)")
 	return c
 }
