@@ -36,18 +36,11 @@ func fixtureRun(t *testing.T, failRate float64) (string, *metrics.Bundle) {
 // treeHash hashes every file's path and bytes under dir.
 func treeHash(t *testing.T, dir string) string {
 	t.Helper()
+	files := readTree(t, dir)
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		h.Write([]byte(path + "\x00"))
-		h.Write(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range sortedKeys(files) {
+		h.Write([]byte(name + "\x00"))
+		h.Write(files[name])
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
