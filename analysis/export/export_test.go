@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/merge"
@@ -16,12 +18,42 @@ import (
 	"github.com/nel-eval/nel/runtime/metrics"
 )
 
-// fixtureRun writes and merges a small run: 40 items × 2 repeats of gsm8k
-// over 2 shards, failRate of its samples failed (half of those for
-// infrastructure reasons).
+// fixtures holds the runs fixtureRun merged, by fail rate, under one
+// folder TestMain removes: the tests only read them, and each costs a
+// second to write.
+var fixtures struct {
+	sync.Mutex
+	root string
+	runs map[float64]fixture
+}
+
+type fixture struct {
+	dir    string
+	bundle *metrics.Bundle
+}
+
+func TestMain(m *testing.M) {
+	root, err := os.MkdirTemp("", "nel-export-test-")
+	if err != nil {
+		panic(err)
+	}
+	fixtures.root, fixtures.runs = root, map[float64]fixture{}
+	code := m.Run()
+	os.RemoveAll(root)
+	os.Exit(code)
+}
+
+// fixtureRun writes and merges a small run (once per failRate): 40 items
+// × 2 repeats of gsm8k over 2 shards, failRate of its samples failed (half
+// of those for infrastructure reasons).
 func fixtureRun(t *testing.T, failRate float64) (string, *metrics.Bundle) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "run")
+	fixtures.Lock()
+	defer fixtures.Unlock()
+	if f, ok := fixtures.runs[failRate]; ok {
+		return f.dir, f.bundle
+	}
+	dir := filepath.Join(fixtures.root, fmt.Sprintf("fail-%g", failRate), "run")
 	p, _, err := mergetest.Write(dir, mergetest.Options{Items: 40, Repeats: 2, Shards: 2, TextBytes: 120, FailRate: failRate})
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +62,7 @@ func fixtureRun(t *testing.T, failRate float64) (string, *metrics.Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixtures.runs[failRate] = fixture{dir, sums[0].Bundle}
 	return dir, sums[0].Bundle
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/stats"
 )
 
 // Inspect's EvalLog (log version 2), as its published schema has it. The
@@ -267,20 +268,14 @@ func inspectResultsOf(b bench) *inspectResults {
 // Inspect reduces them), sample standard deviation over √n.
 func stderrOf(rows []results.Row) float64 {
 	means := itemMeans(rows)
-	n := float64(len(means))
-	if n < 2 {
+	xs := make([]float64, len(means))
+	for i, m := range means {
+		xs[i] = m.mean
+	}
+	if len(xs) < 2 {
 		return 0
 	}
-	var sum float64
-	for _, m := range means {
-		sum += m.mean
-	}
-	mean := sum / n
-	var ss float64
-	for _, m := range means {
-		ss += (m.mean - mean) * (m.mean - mean)
-	}
-	return math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return math.Sqrt(stats.Variance(xs) / float64(len(xs)))
 }
 
 type itemMean struct {
@@ -295,7 +290,7 @@ func itemMeans(rows []results.Row) []itemMean {
 	idx := map[string]int{}
 	counts := map[string]int{}
 	for _, r := range rows {
-		if r.Outcome == "infra_error" {
+		if !metrics.Scored(&r) {
 			continue
 		}
 		i, ok := idx[r.ItemID]
