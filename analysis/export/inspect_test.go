@@ -35,6 +35,7 @@ func inspectSchema(t *testing.T, ref string) *jsonschema.Schema {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat() // formats too, as ajv-formats checks them (../shared/reference/inspect/README.md)
 	if err := c.AddResource("log-schema.json", doc); err != nil {
 		t.Fatal(err)
 	}
