@@ -113,6 +113,8 @@ type bench struct {
 	bundle *metrics.Bundle
 	rows   []results.Row
 	trajs  map[metrics.RowKey]results.Trajectory
+	// turns are an agentic benchmark's turns by sample; nil for others.
+	turns map[metrics.RowKey][]results.Turn
 }
 
 // loadRun reads every benchmark folder of dir that holds an eval.json.
@@ -159,6 +161,11 @@ func loadBench(bd rundir.Bench) (bench, error) {
 	for _, t := range trajs {
 		b.trajs[metrics.RowKey{ItemID: t.ItemID, Repeat: t.Repeat}] = t
 	}
+	turns, _, err := results.ReadTurns(bd.Turns())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return bench{}, fmt.Errorf("read %s: %w", bd.Turns(), err)
+	}
+	b.turns = turnsBySample(turns)
 	return b, nil
 }
 

@@ -183,7 +183,8 @@ func inspectLogOf(b bench) inspectLog {
 		log.Error = &inspectError{Message: "INVALID: " + bu.Validity.Reason}
 	}
 	for _, r := range b.rows {
-		log.Samples = append(log.Samples, inspectSampleOf(r, b.trajs[metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}], model))
+		k := metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}
+		log.Samples = append(log.Samples, inspectSampleOf(r, b.trajs[k], b.turns[k], model))
 	}
 	log.Reductions = reductions(b.rows)
 	return log

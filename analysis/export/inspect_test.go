@@ -277,3 +277,75 @@ func TestRequestMessages(t *testing.T) {
 		t.Errorf("completions prompt read as %+v", prompt)
 	}
 }
+
+// An agentic sample's turns become its messages: the assistant's tool
+// calls (arguments that are no JSON object as Inspect's parse error), the
+// tools' answers (a failed one with its error), and the log still
+// validates.
+func TestInspectAgentTurns(t *testing.T) {
+	run, _ := fixtureRun(t, 0.02)
+	// A copy: the shared fixture is only read.
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(run)); err != nil {
+		t.Fatal(err)
+	}
+	rows, meta, err := results.ReadRows(filepath.Join(dir, "gsm8k", "results.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	turn := func(i int64, role, content string) results.Turn {
+		return results.Turn{RecipeHash: r.RecipeHash, Benchmark: r.Benchmark, ItemID: r.ItemID, ItemIdx: r.ItemIdx, Repeat: r.Repeat,
+			TurnIndex: i, Role: role, Content: content, ContentBytes: int64(len(content)), Outcome: "submitted"}
+	}
+	turns := []results.Turn{
+		turn(0, "assistant", "Let me look."), turn(1, "tool", "no such file"), turn(2, "assistant", "Retrying."),
+		turn(3, "assistant", "The answer is 7."),
+		{ItemID: rows[2].ItemID, Repeat: rows[2].Repeat, Role: results.RoleNone, Outcome: "endpoint_error"},
+	}
+	turns[0].ToolCalls = `[{"id":"c1","name":"bash","arguments":"{\"cmd\":\"cat x\"}"}]`
+	turns[1].ToolCallID, turns[1].ToolName, turns[1].IsError = "c1", "bash", true
+	turns[2].ToolCalls = `[{"id":"c2","name":"bash","arguments":"cat x"}]`
+	if err := results.WriteTurns(filepath.Join(dir, "gsm8k", "turns.parquet"), turns, meta); err != nil {
+		t.Fatal(err)
+	}
+	data := exportInspect(t, dir, "json")
+	validate(t, inspectSchema(t, ""), "gsm8k.json", data)
+	var log struct {
+		Samples []struct {
+			Messages []map[string]any `json:"messages"`
+		} `json:"samples"`
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	msgs := log.Samples[0].Messages
+	roles := []string{}
+	for _, m := range msgs {
+		roles = append(roles, m["role"].(string))
+	}
+	if !slices.Equal(roles, []string{"user", "assistant", "tool", "assistant", "assistant"}) {
+		t.Fatalf("roles %v: want the prompt, then the 4 turns", roles)
+	}
+	call := msgs[1]["tool_calls"].([]any)[0].(map[string]any)
+	if call["id"] != "c1" || call["function"] != "bash" || call["arguments"].(map[string]any)["cmd"] != "cat x" || call["parse_error"] != nil {
+		t.Errorf("first call %v", call)
+	}
+	if msgs[2]["tool_call_id"] != "c1" || msgs[2]["function"] != "bash" || msgs[2]["error"].(map[string]any)["message"] != "no such file" {
+		t.Errorf("tool message %v", msgs[2])
+	}
+	bad := msgs[3]["tool_calls"].([]any)[0].(map[string]any)
+	if pe, _ := bad["parse_error"].(string); !strings.Contains(pe, "not a JSON object: cat x") || len(bad["arguments"].(map[string]any)) != 0 {
+		t.Errorf("call with bad arguments %v", bad)
+	}
+	if msgs[4]["content"] != "The answer is 7." {
+		t.Errorf("last message %v", msgs[4])
+	}
+	// A sample without turns (rows[1]) and one that ended before its first
+	// (rows[2], RoleNone) keep the prompt and the response.
+	for _, i := range []int{1, 2} {
+		if n := len(log.Samples[i].Messages); n != 2 {
+			t.Errorf("sample %d: %d messages, want the prompt and the response", i, n)
+		}
+	}
+}

@@ -43,8 +43,13 @@ type inspectSample struct {
 type inspectMessage struct {
 	Role    string
 	Content string
-	// Model is the assistant's model ("" writes null).
-	Model string
+	// Model is the assistant's model ("" writes null), ToolCalls the
+	// calls it made.
+	Model     string
+	ToolCalls []inspectToolCall
+	// ToolCallID, Function and Error are a tool message's.
+	ToolCallID, Function string
+	Error                *toolError
 }
 
 func (m inspectMessage) MarshalJSON() ([]byte, error) {
@@ -53,10 +58,17 @@ func (m inspectMessage) MarshalJSON() ([]byte, error) {
 	case "user":
 		out["tool_call_id"] = nil
 	case "assistant":
-		out["tool_calls"] = nil
-		out["model"] = nil
+		out["tool_calls"], out["model"] = nil, nil
+		if m.ToolCalls != nil {
+			out["tool_calls"] = m.ToolCalls
+		}
 		if m.Model != "" {
 			out["model"] = m.Model
+		}
+	case "tool":
+		out["tool_call_id"], out["function"], out["error"] = nilIfEmpty(m.ToolCallID), nilIfEmpty(m.Function), nil
+		if m.Error != nil {
+			out["error"] = m.Error
 		}
 	}
 	return json.Marshal(out)
@@ -86,18 +98,31 @@ type inspectScore struct {
 	History     []any          `json:"history"`
 }
 
-func inspectSampleOf(r results.Row, t results.Trajectory, model string) inspectSample {
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// inspectSampleOf is one sample; turns are its agent's turns (nil for a
+// benchmark whose solver takes none).
+func inspectSampleOf(r results.Row, t results.Trajectory, turns []results.Turn, model string) inspectSample {
 	input := requestMessages(t.Request)
 	served := r.Model
 	if served == "" {
 		served = model
 	}
 	reply := inspectMessage{Role: "assistant", Content: t.Response, Model: served}
+	conversation := append(append([]inspectMessage{}, input...), reply)
+	if len(turns) > 0 {
+		conversation = append(append([]inspectMessage{}, input...), turnMessages(turns, served)...)
+	}
 	u := usage(r.PromptTokens, r.CompletionTokens, r.ReasoningTokens)
 	secs := r.LatencyMS / 1000
 	s := inspectSample{
 		ID: r.ItemID, Epoch: r.Repeat + 1, Input: inputOf(input), Target: r.Expected,
-		Messages: append(append([]inspectMessage{}, input...), reply),
+		Messages: conversation,
 		Output: inspectOutput{
 			Model: served, Completion: t.Response, Usage: &u, Time: &secs,
 			Choices: []inspectChoice{{Message: reply, StopReason: stopReason(r.FinishReason)}},

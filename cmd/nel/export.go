@@ -19,8 +19,8 @@ Destinations (--dest):
            (--format eval: the zipped .eval log), for Inspect View and
            'inspect log': accuracy is nel's headline, stderr the standard
            error of the item means, ci_low/ci_high nel's interval; one sample
-           per item × repeat (epoch = repeat + 1) with its messages, answer
-           and score. An INVALID benchmark's log has status error and the
+           per item × repeat (epoch = repeat + 1) with its messages (an
+           agentic sample's turns and tool calls), answer and score. An INVALID benchmark's log has status error and the
            reason.
   mlflow   without --tracking-uri, an MLflow file store under DIR/mlruns
            (mlflow ui --backend-store-uri DIR/mlruns); with an http(s) URI,
