@@ -57,8 +57,8 @@ var Dests = []string{"inspect", "mlflow", "wandb"}
 // Export writes the run's benchmarks to o.Dest and returns what it wrote:
 // files, or the tracking server's run ids.
 func Export(ctx context.Context, o Options) ([]string, error) {
-	if !slices.Contains(Dests, o.Dest) {
-		return nil, fmt.Errorf("--dest %q: want one of %s", o.Dest, strings.Join(Dests, ", "))
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	run, err := loadRun(o.Run)
 	if err != nil {
@@ -67,8 +67,10 @@ func Export(ctx context.Context, o Options) ([]string, error) {
 	if o.Out == "" {
 		o.Out = "."
 	}
-	if err := outsideRun(o.Run, o.Out); err != nil {
-		return nil, err
+	if o.writesFiles() {
+		if err := outsideRun(o.Run, o.Out); err != nil {
+			return nil, err
+		}
 	}
 	switch o.Dest {
 	case "inspect":
@@ -84,6 +86,35 @@ func Export(ctx context.Context, o Options) ([]string, error) {
 		}
 		return writeMLflowStore(run, o)
 	}
+}
+
+// check refuses a destination nel does not know, and a setting the
+// destination has no use for: it would be ignored, and the user expects
+// it to count.
+func (o Options) check() error {
+	if !slices.Contains(Dests, o.Dest) {
+		return fmt.Errorf("--dest %q: want one of %s", o.Dest, strings.Join(Dests, ", "))
+	}
+	unused := []struct {
+		set         bool
+		name, dests string
+	}{
+		{o.Format != "" && o.Dest != "inspect", "--format (format)", "inspect"},
+		{o.TrackingURI != "" && o.Dest == "inspect", "--tracking-uri (tracking_uri)", "mlflow and wandb"},
+		{o.Experiment != "" && o.Dest == "inspect", "--experiment (experiment_name, project)", "mlflow and wandb"},
+		{o.Entity != "" && o.Dest != "wandb", "--entity (entity)", "wandb"},
+	}
+	for _, u := range unused {
+		if u.set {
+			return fmt.Errorf("--dest %s: %s is for %s only", o.Dest, u.name, u.dests)
+		}
+	}
+	return nil
+}
+
+// writesFiles is whether the export writes under o.Out (not to a server).
+func (o Options) writesFiles() bool {
+	return o.Dest == "inspect" || (o.Dest == "mlflow" && o.TrackingURI == "")
 }
 
 // outsideRun refuses an output folder inside the run folder: an export

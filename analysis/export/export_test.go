@@ -147,6 +147,10 @@ func TestExportRefusals(t *testing.T) {
 		{Options{Dest: "inspect", Out: filepath.Join(run, "exported")}, "inside the run folder"},
 		{Options{Dest: "mlflow", TrackingURI: "databricks", Out: t.TempDir()}, `--tracking-uri "databricks": want http(s)://`},
 		{Options{Dest: "mlflow", Run: t.TempDir(), Out: t.TempDir()}, "no benchmark with eval.json under"},
+		{Options{Dest: "mlflow", Format: "eval"}, "--dest mlflow: --format (format) is for inspect only"},
+		{Options{Dest: "inspect", TrackingURI: "http://x"}, "--dest inspect: --tracking-uri (tracking_uri) is for mlflow and wandb only"},
+		{Options{Dest: "inspect", Experiment: "x"}, "--dest inspect: --experiment (experiment_name, project) is for mlflow and wandb only"},
+		{Options{Dest: "mlflow", Entity: "team"}, "--dest mlflow: --entity (entity) is for wandb only"},
 	}
 	for _, c := range cases {
 		if c.o.Run == "" {

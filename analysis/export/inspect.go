@@ -411,7 +411,7 @@ func writeInspect(run *runData, o Options) ([]string, error) {
 		return nil, fmt.Errorf("--format %q: want json or eval", o.Format)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("inspect logs: %w", err)
 	}
 	var written []string
 	for _, b := range run.benches {

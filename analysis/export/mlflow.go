@@ -125,7 +125,7 @@ func writeMLflowStore(run *runData, o Options) ([]string, error) {
 	// Both metas are rewritten whole each time, so a second export leaves
 	// the same files; the metric files are too (one line each).
 	if err := os.RemoveAll(runDir); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replace the earlier export: %w", err)
 	}
 	files := map[string]string{
 		filepath.Join(expDir, "meta.yaml"): yamlMap(
@@ -203,7 +203,7 @@ func user() string {
 
 func writeFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -93,7 +93,9 @@ func TestWandb(t *testing.T) {
 	if stream["complete"] != true || stream["exitcode"] != 0.0 {
 		t.Errorf("file stream %v: want complete with exit code 0", stream)
 	}
-	// Again: the same run id, upserted.
+	// Again: the same run id, upserted; from inside the run folder too
+	// (-o defaults to ., and a server export writes no file).
+	o.Out = run
 	again, err := Export(context.Background(), o)
 	if err != nil || again[0] != ids[0] || f.gql[1]["variables"].(map[string]any)["name"] != vars["name"] {
 		t.Errorf("second export %v, %v: want the same run %s", again, err, ids[0])
