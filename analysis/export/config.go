@@ -61,22 +61,39 @@ func LoadConfig(path string) (Config, error) {
 	if m.Kind != yaml.MappingNode {
 		return c, fmt.Errorf("%s:%d:%d: want a mapping of exporter settings (tracking_uri, experiment_name, output_dir, format)", path, m.Line, m.Column)
 	}
-	fields := map[string]*string{"tracking_uri": &c.TrackingURI, "experiment_name": &c.ExperimentName, "output_dir": &c.OutputDir, "format": &c.Format,
-		"project": &c.Project, "entity": &c.Entity}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
-		dst, ok := fields[k.Value]
-		switch {
-		case refusedKeys[k.Value] != "":
-			return c, fmt.Errorf("%s:%d:%d: %s: not supported: %s", path, k.Line, k.Column, k.Value, refusedKeys[k.Value])
-		case !ok:
-			return c, fmt.Errorf("%s:%d:%d: %s: unknown exporter setting (nel knows tracking_uri, experiment_name, project, entity, output_dir, format)", path, k.Line, k.Column, k.Value)
-		case v.Kind != yaml.ScalarNode || v.Tag != "!!str":
-			return c, fmt.Errorf("%s:%d:%d: %s: want a string", path, v.Line, v.Column, k.Value)
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+			if _, ok := c.field(k.Value); ok {
+				return c, fmt.Errorf("%s:%d:%d: %s: want a string", path, v.Line, v.Column, k.Value)
+			}
 		}
-		*dst = v.Value
+		if err := c.Set(k.Value, v.Value); err != nil {
+			return c, fmt.Errorf("%s:%d:%d: %w", path, k.Line, k.Column, err)
+		}
 	}
 	return c, nil
+}
+
+func (c *Config) field(key string) (*string, bool) {
+	fields := map[string]*string{"tracking_uri": &c.TrackingURI, "experiment_name": &c.ExperimentName, "output_dir": &c.OutputDir,
+		"format": &c.Format, "project": &c.Project, "entity": &c.Entity}
+	dst, ok := fields[key]
+	return dst, ok
+}
+
+// Set sets one setting by NeMo Evaluator's key: a line of --config, or
+// an --override key=value.
+func (c *Config) Set(key, value string) error {
+	dst, ok := c.field(key)
+	switch {
+	case refusedKeys[key] != "":
+		return fmt.Errorf("%s: not supported: %s", key, refusedKeys[key])
+	case !ok:
+		return fmt.Errorf("%s: unknown exporter setting (nel knows tracking_uri, experiment_name, project, entity, output_dir, format)", key)
+	}
+	*dst = value
+	return nil
 }
 
 // Apply fills o's unset fields from c.

@@ -30,6 +30,13 @@ func TestLoadConfig(t *testing.T) {
 	if o.Experiment != "from-flag" || o.Format != "eval" {
 		t.Errorf("applied: %+v", o)
 	}
+	var set Config
+	if err := set.Set("tracking_uri", "http://x:5000"); err != nil || set.TrackingURI != "http://x:5000" {
+		t.Errorf("Set: %+v, %v", set, err)
+	}
+	if err := set.Set("emit_traces", "true"); err == nil || !strings.HasPrefix(err.Error(), "emit_traces: not supported: nel sends no MLflow traces") {
+		t.Errorf("Set of a refused key: %v", err)
+	}
 	for name, tc := range map[string]struct{ text, want string }{
 		"unknown.yaml": {"experiment_name: x\ntracking_url: http://x\n", "unknown.yaml:2:1: tracking_url: unknown exporter setting"},
 		"refused.yaml": {"  skip_existing: true\n", "refused.yaml:1:3: skip_existing: not supported: nel's export is idempotent"},

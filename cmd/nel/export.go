@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/nel-eval/nel/analysis/export"
+	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
@@ -41,17 +43,19 @@ Destinations (--dest):
            https://api.wandb.ai), --experiment the project, --entity the
            entity. No artifacts are uploaded.
 
---config FILE sets the same things in YAML or JSON, with NeMo Evaluator's
-keys (tracking_uri, experiment_name, output_dir, format; for W&B project,
-entity); flags win. A NeMo
-exporter setting nel does not do is refused with the reason.
+--config FILE sets the same things in YAML or JSON, and --override key=value
+(repeatable) one at a time, with NeMo Evaluator's keys (tracking_uri, experiment_name, output_dir, format; for W&B project,
+entity); flags win over both, --override over the file. A NeMo exporter setting nel
+does not do is refused with the reason. (NeMo spells --override -o; in nel -o
+is the output folder, and an -o key=value is refused.)
 
 Exit status: 0 success, 1 failure (RUN missing or not merged, a server's
-error), 2 usage error.`
+error), 2 usage error (a flag, --config or --override nel does not take).`
 
 func newExportCmd(e *env) *cobra.Command {
 	var o export.Options
 	var config string
+	var overrides []string
 	c := &cobra.Command{
 		Use:   "export RUN --dest inspect|mlflow|wandb [-o DIR] [--config FILE] [--format json|eval] [--tracking-uri URL] [--experiment NAME] [--entity NAME]",
 		Short: "a run as Inspect logs, an MLflow run or a W&B run",
@@ -63,12 +67,8 @@ func newExportCmd(e *env) *cobra.Command {
 			if !slices.Contains(export.Dests, o.Dest) {
 				return usageError(e, c, "export: --dest %q: want inspect, mlflow or wandb", o.Dest)
 			}
-			if config != "" {
-				cfg, err := export.LoadConfig(config)
-				if err != nil {
-					return err
-				}
-				cfg.Apply(&o)
+			if err := exportSettings(&o, config, overrides); err != nil {
+				return exitcode.Usagef("export: %v", err) // invalid input: 2, without the help around it
 			}
 			o.Run, o.Token = args[0], os.Getenv("MLFLOW_TRACKING_TOKEN")
 			if o.Dest == "wandb" {
@@ -88,9 +88,37 @@ func newExportCmd(e *env) *cobra.Command {
 	f.StringVarP(&o.Dest, "dest", "d", "", "where to: inspect, mlflow or wandb")
 	f.StringVarP(&o.Out, "output-dir", "o", "", "the folder to write into, outside RUN (default .)")
 	f.StringVarP(&config, "config", "c", "", "exporter settings, YAML or JSON (NeMo's keys)")
+	f.StringArrayVar(&overrides, "override", nil, "a NeMo exporter setting as `key=value` (repeatable; after --config, before the flags)")
 	f.StringVar(&o.Format, "format", "", "inspect: json (default) or eval")
 	f.StringVar(&o.TrackingURI, "tracking-uri", "", "mlflow: an http(s) tracking server instead of a file store")
 	f.StringVar(&o.Experiment, "experiment", "", "mlflow: the experiment's name; wandb: the project's (default "+export.DefaultExperiment+")")
 	f.StringVar(&o.Entity, "entity", "", "wandb: the entity (default the API key's user)")
 	return c
+}
+
+// exportSettings applies --config FILE, then each --override key=value,
+// under the flags. NeMo Evaluator spells --override -o, which is nel's
+// output folder: an -o that reads key=value is refused, pointing there.
+func exportSettings(o *export.Options, config string, overrides []string) error {
+	if k, _, ok := strings.Cut(o.Out, "="); ok && !strings.ContainsAny(k, "/.") {
+		return fmt.Errorf("-o %s: -o is the output folder in nel (NeMo's -o key=value is --override key=value)", o.Out)
+	}
+	var cfg export.Config
+	if config != "" {
+		var err error
+		if cfg, err = export.LoadConfig(config); err != nil {
+			return err
+		}
+	}
+	for _, kv := range overrides {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--override %q: want key=value", kv)
+		}
+		if err := cfg.Set(k, v); err != nil {
+			return fmt.Errorf("--override %s", err)
+		}
+	}
+	cfg.Apply(o)
+	return nil
 }
