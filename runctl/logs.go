@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -19,6 +20,11 @@ type LogOptions struct {
 	Follow bool
 	// Poll is how often Follow looks (default 500ms).
 	Poll time.Duration
+	// Shard, when not nil, shows shard *Shard only: its own log files
+	// (a heterogeneous SLURM job's shard-<benchmark>-N-<job>.log) whole,
+	// and of the other files the lines that name it (shard=N/…, as nel
+	// run and nel-run log a shard).
+	Shard *int
 }
 
 // Logs writes the target's log files to w, each after a "==> path <=="
@@ -33,13 +39,17 @@ func (t Target) Logs(ctx context.Context, s Slurm, w io.Writer, o LogOptions) er
 	if err != nil {
 		return err
 	}
+	keep, err := t.shardFilter(o.Shard)
+	if err != nil {
+		return err
+	}
 	if len(files) == 0 && !o.Follow {
 		return fmt.Errorf("no log files yet for %s", t)
 	}
 	offsets := map[string]int64{}
 	last := ""
 	for _, f := range files {
-		n, err := writeTail(w, f, o.Tail)
+		n, err := writeTail(w, f, o.Tail, keep(f))
 		if err != nil {
 			return err
 		}
@@ -55,7 +65,7 @@ func (t Target) Logs(ctx context.Context, s Slurm, w io.Writer, o LogOptions) er
 			return err
 		}
 		for _, f := range files {
-			if last, err = follow(w, f, offsets, last); err != nil {
+			if last, err = follow(w, f, offsets, last, keep(f)); err != nil {
 				return err
 			}
 		}
@@ -100,14 +110,69 @@ func (t Target) logFiles(ctx context.Context, s Slurm) ([]string, error) {
 	return files, nil
 }
 
-// writeTail writes the last n lines of file (all when n < 0) after its
-// header, and returns the size it read up to.
-func writeTail(w io.Writer, file string, n int) (int64, error) {
+// lineFilter keeps the lines of a file to show; nil keeps them all.
+type lineFilter func(line []byte) bool
+
+// shardFilter returns, for each file, what --shard shows of it: a
+// shard's own log whole, the lines of the others that name the shard.
+func (t Target) shardFilter(shard *int) (func(file string) lineFilter, error) {
+	if shard == nil {
+		return func(string) lineFilter { return nil }, nil
+	}
+	own := map[string]bool{}
+	if t.Dir != "" {
+		p, err := LatestPlan(t.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if *shard < 0 || *shard >= p.Shards {
+			return nil, fmt.Errorf("--shard %d: the run has shards 0 to %d", *shard, p.Shards-1)
+		}
+		for _, b := range p.Benchmarks {
+			matches, _ := filepath.Glob(t.Dir.Logs().Shard(b.Dir, *shard, "*"))
+			for _, m := range matches {
+				own[m] = true
+			}
+		}
+	}
+	mark := []byte(fmt.Sprintf("shard=%d/", *shard))
+	names := func(line []byte) bool { return bytes.Contains(line, mark) }
+	return func(file string) lineFilter {
+		if own[file] {
+			return nil
+		}
+		return names
+	}, nil
+}
+
+// filterLines keeps b's lines that keep accepts (all when keep is nil).
+func filterLines(b []byte, keep lineFilter) []byte {
+	if keep == nil {
+		return b
+	}
+	var out []byte
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte("\n"))
+		if keep(line) {
+			out = append(append(out, line...), '\n')
+		}
+		b = rest
+	}
+	return out
+}
+
+// writeTail writes the last n lines of file (all when n < 0) that keep
+// accepts after its header, and returns the size it read up to.
+func writeTail(w io.Writer, file string, n int, keep lineFilter) (int64, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
 	size := int64(len(b))
+	b = filterLines(b, keep)
+	if keep != nil && len(b) == 0 {
+		return size, nil // nothing of the shard's: no header either
+	}
 	if n >= 0 {
 		b = lastLines(b, n)
 	}
@@ -138,10 +203,11 @@ func lastLines(b []byte, n int) []byte {
 	return b
 }
 
-// follow writes what was appended to file since offsets[file], after a
-// header when the previous output was another file's, and returns the
-// file last written.
-func follow(w io.Writer, file string, offsets map[string]int64, last string) (string, error) {
+// follow writes what was appended to file since offsets[file] (the lines
+// keep accepts), after a header when the previous output was another
+// file's, and returns the file last written. With a filter, only whole
+// lines are read: a line still being written waits for the next look.
+func follow(w io.Writer, file string, offsets map[string]int64, last string, keep lineFilter) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return last, nil // rotated away or not yet there
@@ -165,12 +231,23 @@ func follow(w io.Writer, file string, offsets map[string]int64, last string) (st
 	if _, err := io.CopyN(&buf, f, fi.Size()-off); err != nil {
 		return last, err
 	}
+	end := fi.Size()
+	if keep != nil {
+		whole := bytes.LastIndexByte(buf.Bytes(), '\n') + 1
+		end = off + int64(whole)
+		b := filterLines(buf.Bytes()[:whole], keep)
+		buf.Reset()
+		buf.Write(b)
+	}
+	offsets[file] = end
+	if buf.Len() == 0 {
+		return last, nil
+	}
 	if file != last {
 		if _, err := fmt.Fprintf(w, "==> %s <==\n", file); err != nil {
 			return last, err
 		}
 	}
-	offsets[file] = fi.Size()
 	_, err = w.Write(buf.Bytes())
 	return file, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Render writes the status as text, or as JSON when asJSON.
@@ -22,6 +23,9 @@ func (st *Status) Render(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(&b, "run:    %s (plan %s)\n", st.Dir, st.PlanHash)
 	}
 	fmt.Fprintf(&b, "state:  %s: %s\n", st.State, st.Note)
+	if st.ETA != nil {
+		fmt.Fprintf(&b, "eta:    %s at %.1f samples/s\n", time.Duration(st.ETA.Seconds*float64(time.Second)).Round(time.Second), st.ETA.Rate)
+	}
 	for _, bs := range st.Benchmarks {
 		fmt.Fprintf(&b, "%s: %s\n", bs.Key, bs.text())
 	}
@@ -52,10 +56,20 @@ func (bs BenchStatus) text() string {
 	if !bs.Merged {
 		parts = append(parts, fmt.Sprintf("%d of %d shards finished", bs.ShardsDone, bs.Shards))
 	}
+	if bs.ShardsRunning > 0 {
+		parts = append(parts, fmt.Sprintf("%d running", bs.ShardsRunning))
+	}
+	if bs.ShardsInterrupted > 0 {
+		parts = append(parts, fmt.Sprintf("%d interrupted", bs.ShardsInterrupted))
+	}
 	if bs.InFlight > 0 {
 		parts = append(parts, fmt.Sprintf("%d started, not finished", bs.InFlight))
 	}
 	parts = append(parts, fmt.Sprintf("%d failed (model or infrastructure errors)", bs.Failed))
+	if bs.InfraFailed > 0 {
+		// Not scored: what counts against max_error_rate.
+		parts = append(parts, fmt.Sprintf("%d of them infrastructure failures, not scored", bs.InfraFailed))
+	}
 	if bs.Stale > 0 {
 		parts = append(parts, fmt.Sprintf("%d journals of another plan (their samples do not count)", bs.Stale))
 	}

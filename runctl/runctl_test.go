@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nel-eval/nel/runtime/rundir"
 )
@@ -108,5 +109,48 @@ func TestDecideWithoutSlurm(t *testing.T) {
 	st.decide()
 	if st.State != StateFinished {
 		t.Errorf("merged run: state %s: %s", st.State, st.Note)
+	}
+}
+
+// The ETA by hand: started 100 s before now, 30 of 40 + 20 (merged)
+// samples done: 50 of 60 at 0.5 samples/s leaves 10 samples, 20 s.
+func TestETA(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 40, 0, time.UTC)
+	st := &Status{State: StateRunning, Process: &Process{StartedAt: "2026-01-01T00:00:00Z"}, Benchmarks: []BenchStatus{
+		{Key: "a", Done: 30, Total: 40}, {Key: "b", Merged: true, Done: 20, Total: 20},
+	}}
+	if e := st.eta(now); e == nil || e.Rate != 0.5 || e.Seconds != 20 {
+		t.Errorf("eta %+v, want 20 s at 0.5 samples/s", e)
+	}
+	var b strings.Builder
+	st.ETA = st.eta(now)
+	if err := st.Render(&b, false); err != nil || !strings.Contains(b.String(), "\neta:    20s at 0.5 samples/s\n") {
+		t.Errorf("render: %v\n%s", err, b.String())
+	}
+	st.Benchmarks[0].Total = 0 // not known until a shard finishes
+	if e := st.eta(now); e != nil {
+		t.Errorf("eta with an unknown total: %+v", e)
+	}
+	st.Benchmarks[0].Total, st.State = 40, StateStopped
+	if e := st.eta(now); e != nil {
+		t.Errorf("eta of a stopped run: %+v", e)
+	}
+}
+
+// Started shards are running while the run runs, interrupted once it
+// does not; the infrastructure failures are said apart.
+func TestShardStates(t *testing.T) {
+	st := &Status{Dir: "out", Benchmarks: []BenchStatus{{Key: "gsm8k", Shards: 4, ShardsDone: 1, started: 2, Done: 9, Failed: 3, InfraFailed: 2}}}
+	st.decide()
+	if b := st.Benchmarks[0]; st.State != StateStopped || b.ShardsInterrupted != 2 || b.ShardsRunning != 0 {
+		t.Errorf("stopped: state %s, %+v", st.State, b)
+	}
+	if got, want := st.Benchmarks[0].text(), "9 samples done (the total is known once a shard finishes), 1 of 4 shards finished, 2 interrupted, 3 failed (model or infrastructure errors), 2 of them infrastructure failures, not scored"; got != want {
+		t.Errorf("text %q\nwant %q", got, want)
+	}
+	st.Jobs = []Job{{ID: "7", State: "RUNNING"}}
+	st.decide()
+	if b := st.Benchmarks[0]; st.State != StateRunning || b.ShardsRunning != 2 || b.ShardsInterrupted != 0 {
+		t.Errorf("running: state %s, %+v", st.State, b)
 	}
 }

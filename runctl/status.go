@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -37,6 +38,17 @@ type Status struct {
 	// about (no SLURM commands here); the progress is still read.
 	JobsError  string        `json:"jobs_error,omitempty"`
 	Benchmarks []BenchStatus `json:"benchmarks,omitempty"`
+	// ETA is the time left at the rate samples have been done since the
+	// run's nel run started (a local run whose totals are known).
+	ETA *ETA `json:"eta,omitempty"`
+}
+
+// ETA is an estimate of a running run's time left.
+type ETA struct {
+	Seconds float64 `json:"seconds"`
+	// Rate is the samples done per second since the nel run started (a
+	// resumed run counts the samples done before it, so it is high).
+	Rate float64 `json:"samples_per_second"`
 }
 
 // BenchStatus is one benchmark's progress.
@@ -53,6 +65,15 @@ type BenchStatus struct {
 	Total    int `json:"total"`
 	InFlight int `json:"in_flight"`
 	Failed   int `json:"failed"`
+	// InfraFailed are the Failed samples that ended in infra_error: never
+	// scored, and counted against the benchmark's max_error_rate.
+	InfraFailed int `json:"infra_failed"`
+	// ShardsRunning are the shards with a journal of this plan and no
+	// file yet while the run runs; ShardsInterrupted the same when nothing
+	// runs (a resume finishes them).
+	ShardsRunning     int `json:"shards_running"`
+	ShardsInterrupted int `json:"shards_interrupted"`
+	started           int
 	// Stale counts shards whose journal belongs to another plan.
 	Stale int `json:"stale_journals,omitempty"`
 }
@@ -85,7 +106,34 @@ func Of(ctx context.Context, d rundir.Dir, s Slurm) (*Status, error) {
 		}
 	}
 	st.decide()
+	st.ETA = st.eta(time.Now())
 	return st, nil
+}
+
+// eta estimates a running local run's time left: the samples not yet
+// done at the rate since its nel run started. nil when the run does not
+// run here, nothing is done yet, or a total is unknown.
+func (st *Status) eta(now time.Time) *ETA {
+	if st.State != StateRunning || st.Process == nil {
+		return nil
+	}
+	start, err := time.Parse(time.RFC3339, st.Process.StartedAt)
+	if err != nil {
+		return nil
+	}
+	done, total := 0, 0
+	for _, b := range st.Benchmarks {
+		if b.Total == 0 && !b.Merged {
+			return nil
+		}
+		done, total = done+b.Done, total+b.Total
+	}
+	elapsed := now.Sub(start).Seconds()
+	if done == 0 || elapsed <= 0 {
+		return nil
+	}
+	rate := float64(done) / elapsed
+	return &ETA{Seconds: float64(total-done) / rate, Rate: rate}
 }
 
 // OfJob reads the status of a SLURM job given by id, without a folder.
@@ -115,6 +163,7 @@ func (st *Status) decide() {
 	if st.Process != nil {
 		live = st.Process.Check()
 	}
+	defer st.shards()
 	switch {
 	case live == Alive:
 		st.State, st.Note = StateRunning, fmt.Sprintf("nel run, pid %d, since %s", st.Process.PID, st.Process.StartedAt)
@@ -134,6 +183,20 @@ func (st *Status) decide() {
 		st.State, st.Note = StateStopped, fmt.Sprintf("no job of the run is queued or running: sbatch %s continues it", rundir.Dir(st.Dir).Job(st.PlanHash))
 	default:
 		st.State, st.Note = StateStopped, fmt.Sprintf("nothing runs in the folder: nel run --resume %s continues it", st.Dir)
+	}
+}
+
+// shards says the benchmarks' started shards are running or interrupted,
+// by the state decided.
+func (st *Status) shards() {
+	for i := range st.Benchmarks {
+		b := &st.Benchmarks[i]
+		b.ShardsRunning, b.ShardsInterrupted = 0, 0
+		if st.State == StateRunning {
+			b.ShardsRunning = b.started
+		} else {
+			b.ShardsInterrupted = b.started
+		}
 	}
 }
 
@@ -167,6 +230,7 @@ func progress(d rundir.Dir, p *plan.Plan, b plan.Benchmark) (BenchStatus, error)
 		bs.Merged, bs.ShardsDone = true, p.Shards
 		bs.Done, bs.Total = bundle.Samples, bundle.Samples
 		bs.Failed = bundle.Validity.InfraErrors + bundle.Failures.Failed
+		bs.InfraFailed = bundle.Validity.InfraErrors
 		return bs, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return bs, fmt.Errorf("%s: %w", bench.Bundle(), err)
@@ -181,6 +245,9 @@ func progress(d rundir.Dir, p *plan.Plan, b plan.Benchmark) (BenchStatus, error)
 			for j := range rows {
 				if !metrics.Scored(&rows[j]) || rows[j].ErrorCategory != "" {
 					bs.Failed++
+				}
+				if !metrics.Scored(&rows[j]) {
+					bs.InfraFailed++
 				}
 			}
 			if bs.Total == 0 {
@@ -202,7 +269,9 @@ func progress(d rundir.Dir, p *plan.Plan, b plan.Benchmark) (BenchStatus, error)
 		}
 		bs.Done += pk.Done
 		bs.Failed += pk.Failed
+		bs.InfraFailed += pk.InfraFailed
 		bs.InFlight += pk.InFlight
+		bs.started++
 	}
 	return bs, nil
 }

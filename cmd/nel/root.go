@@ -34,6 +34,9 @@ Usage:
                                        the built-in benchmarks (sources, scorers)
   nel report DIR [-f FORMAT] [-o FILE] a report over every benchmark of a run (markdown, html,
                                        json, csv, latex)
+  nel export DIR --dest inspect|mlflow|wandb
+                                       a run as Inspect logs (.json, .eval), an MLflow run (a file
+                                       store, or a tracking server's REST API) or a W&B run
   nel compare BASE CAND                paired comparison of two runs: deltas, flips, an exact
                                        test and a PASS / WARN / BLOCK / INCONCLUSIVE verdict
   nel gate BASE CAND --policy FILE     quality gate: GO / NO-GO / INCONCLUSIVE per a policy
@@ -82,7 +85,7 @@ func newRoot(e *env) *cobra.Command {
 	root.AddCommand(
 		newValidateCmd(e), newHashCmd(e), newCompileCmd(e), newLockCmd(e),
 		newRunCmd(e), newStatusCmd(e), newLogsCmd(e), newStopCmd(e),
-		newReportCmd(e), newCompareCmd(e), newGateCmd(e),
+		newReportCmd(e), newExportCmd(e), newCompareCmd(e), newGateCmd(e),
 		newPublishCmd(e), newFetchCmd(e), newReproduceCmd(e), newVersionCmd(e),
 		newEvalCmd(e), newListCmd(e),
 		newExitCodesTopic(),

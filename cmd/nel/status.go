@@ -8,9 +8,12 @@ import (
 
 const statusHelp = `Says where a run stands. RUN is a run folder (a recipe's output.dir): per
 benchmark, the samples done of the total (known once a shard has finished),
-the shards finished, the samples in flight and those that failed (model or
-infrastructure errors), read from its shard files and journals without
-touching them; and whether it still runs: the nel run recorded in the
+the shards finished and those started (running, or interrupted when
+nothing runs), the samples in flight and those that failed (model or
+infrastructure errors, and how many of them were infrastructure failures,
+which are never scored), read from its shard files and journals without
+touching them; while its nel run runs here and the totals are known, an ETA
+at the rate since it started; and whether it still runs: the nel run recorded in the
 folder (its pid, on this host) or the SLURM jobs its job scripts recorded
 there (squeue, then sacct). JOBID is a SLURM job id (123, or an array task
 123_4): its state.

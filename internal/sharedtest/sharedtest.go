@@ -27,3 +27,19 @@ func Datasets(tb testing.TB, rel ...string) string {
 	}
 	return p
 }
+
+// Reference returns ../shared/reference/<rel...> from the project root (the
+// published formats nel's output is checked against, e.g. Inspect's log
+// schema), skipping the test when it cannot be found.
+func Reference(tb testing.TB, rel ...string) string {
+	tb.Helper()
+	dir, err := testenv.FindRoot()
+	if err != nil {
+		tb.Skip(err)
+	}
+	p := filepath.Join(append([]string{dir, "..", "shared", "reference"}, rel...)...)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("reference files not found at %s: %v", p, err)
+	}
+	return p
+}

@@ -11,9 +11,10 @@ import (
 type Peeked struct {
 	PlanHash string
 	// Done counts finished samples; Failed those of them that did not end
-	// scored (a model error or an infrastructure failure); InFlight those
-	// started and not finished.
-	Done, Failed, InFlight int
+	// scored (a model error or an infrastructure failure), InfraFailed
+	// those of Failed that were infrastructure failures (never scored);
+	// InFlight those started and not finished.
+	Done, Failed, InfraFailed, InFlight int
 }
 
 // Peek reads the shard journal at path without changing it, for nel
@@ -36,6 +37,9 @@ func Peek(path string) (*Peeked, error) {
 		}
 		if o != failure.Scored {
 			p.Failed++
+		}
+		if o == failure.InfraError {
+			p.InfraFailed++
 		}
 	}
 	return p, nil

@@ -40,7 +40,7 @@ func TestPeek(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *p != (Peeked{PlanHash: "sha256:p", Done: 3, Failed: 2, InFlight: 1}) {
-		t.Errorf("Peek = %+v, want 3 done, 2 failed, 1 in flight", *p)
+	if *p != (Peeked{PlanHash: "sha256:p", Done: 3, Failed: 2, InfraFailed: 1, InFlight: 1}) {
+		t.Errorf("Peek = %+v, want 3 done, 2 failed (1 of them, c, an infrastructure failure), 1 in flight", *p)
 	}
 }
