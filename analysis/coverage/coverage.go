@@ -44,6 +44,10 @@ type Case struct {
 	// scaled by 1 − Effect/Mean, which keeps it in [0, 1]).
 	Paired bool
 	Effect float64
+	// Unpaired cases run the candidate on its own draw of items (runs
+	// whose items cannot be matched): compare's unpaired interval
+	// (MOVER from the two headlines' intervals). Effect as for Paired.
+	Unpaired bool
 }
 
 // Result is one method's record over a case's replicates.
@@ -97,9 +101,12 @@ func Run(ctx context.Context, cases []Case, cfg Config) ([]Result, error) {
 				return nil, err
 			}
 			var err error
-			if c.Paired {
+			switch {
+			case c.Paired:
 				err = pairedRep(c, cfg, r, acc)
-			} else {
+			case c.Unpaired:
+				err = moverRep(c, cfg, r, acc)
+			default:
 				err = unpairedRep(c, cfg, r, acc)
 			}
 			if err != nil {

@@ -102,6 +102,9 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		return fmt.Errorf("compare gave no interval")
 	}
 	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	if ci.Clusters == 0 {
+		deltaReferences(c, pair, acc)
+	}
 	if ci.Clusters > 0 {
 		z := stats.NormalQuantile((1 + level) / 2)
 		d := rep.Metrics[0].Delta
@@ -117,6 +120,53 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		return err
 	}
 	acc.rejection("gate BREACH at max_drop 0", g.Benchmarks[0].Status == gate.StatusBreach)
+	return nil
+}
+
+// deltaReferences records, beside compare's adjusted t interval, the
+// plain t interval it replaced and nel reproduce's interval (its formula,
+// stats.AdjustedPaired with pseudo-differences ±1 and z, on the same
+// per-item mean-reward differences; reproduce gates one repeat).
+func deltaReferences(c Case, pair compare.Pair, acc *accumulator) {
+	bv, cv, _ := compare.PairRows(pair.Base.Rows, pair.Candidate.Rows).Values(compare.MeanReward)
+	d := make([]float64, len(bv))
+	for i := range d {
+		d[i] = cv[i] - bv[i]
+	}
+	_, _, lo, hi := stats.TInterval(d, level)
+	acc.interval("delta before: t", lo, hi, -c.Effect)
+	if c.Repeats == 1 {
+		n, m := float64(len(d)), stats.Mean(d)
+		centre, se := stats.AdjustedPaired(n, m, stats.Variance(d)*(n-1)/n, 1)
+		z := stats.NormalQuantile((1 + level) / 2)
+		acc.interval("delta reproduce adjusted_paired (z)", centre-z*se, centre+z*se, -c.Effect)
+	}
+}
+
+// moverRep simulates a baseline and a candidate on separate draws of
+// items, whose items compare cannot pair, and records compare's unpaired
+// interval on the difference of the headlines (truth −Effect).
+func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
+	bundle := func(scale float64) *metrics.Bundle {
+		p, cl := probs(c, r)
+		for i := range p {
+			p[i] *= scale
+		}
+		return metrics.Compute(metrics.Input{Rows: rows(c, p, cl, r), Meta: meta(c), Resamples: cfg.Resamples, Level: level})
+	}
+	base := &compare.Run{Name: "sim", Path: "baseline", Bundle: bundle(1), Meta: meta(c)}
+	cand := &compare.Run{Name: "sim", Path: "candidate", Bundle: bundle(1 - c.Effect/c.Mean), Meta: meta(c)}
+	opts := compare.DefaultOptions()
+	opts.Resamples = cfg.Resamples
+	rep, err := compare.Compare(compare.Pair{Name: "sim", Base: base, Candidate: cand, Unpaired: "simulated: separate draws of items"}, opts)
+	if err != nil {
+		return err
+	}
+	ci := rep.Metrics[0].CI
+	if ci == nil {
+		return fmt.Errorf("compare gave no unpaired interval")
+	}
+	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
 	return nil
 }
 
