@@ -91,6 +91,13 @@ func edgeCases() []Case {
 	}
 	cs = append(cs, Case{Name: "unpaired n=100 k=4 p=0.9 items vary effect 0", Items: 100, Repeats: 4,
 		ItemConc: 4, Mean: 0.9, Unpaired: true})
+	// Ratio metrics (clt_ratio), IFEval's instruction level.
+	for _, n := range []int{30, 100} {
+		for _, m := range []float64{0.8, 0.95} {
+			cs = append(cs, Case{Name: fmt.Sprintf("ratio n=%d k=1 p=%g items vary", n, m), Items: n, Repeats: 1,
+				ItemConc: 4, Mean: m, Ratio: true})
+		}
+	}
 	return cs
 }
 

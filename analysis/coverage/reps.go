@@ -24,7 +24,9 @@ const (
 // are not clustered (with clusters it is an integral the harness does not
 // compute, so pass@k is left out there).
 func (c Case) truth(metric string) (float64, bool) {
-	if metric == "pass@1" {
+	if metric == "pass@1" || metric == RatioMetric {
+		// The instructions' count is independent of the item, so
+		// E[Σnum]/E[Σden] is the mean probability.
 		return c.Mean, true
 	}
 	k, err := strconv.Atoi(strings.TrimPrefix(metric, "pass@"))
@@ -52,6 +54,12 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		}
 		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
 		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
+		if s.Metric == RatioMetric {
+			// What ratio metrics reported before: r ± t(m−1)·SE, clipped.
+			q := stats.TQuantile((1+level)/2, float64(s.CLT.DF))
+			v := *s.Value
+			acc.interval(RatioMetric+" before: clt_ratio", max(0, v-q*s.CLT.SE), min(1, v+q*s.CLT.SE), truth)
+		}
 		if s.Metric != "pass@1" {
 			continue
 		}

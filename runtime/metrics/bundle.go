@@ -133,8 +133,10 @@ type Score struct {
 type Interval struct {
 	// Method is "t", "clt_clustered", "wilson", "wilson_effective",
 	// "wilson_clustered",
-	// "clt_ratio" (delta method for a ratio metric Σnum/Σden over items,
-	// t at m−1 df; z before df was set),
+	// "wilson_ratio" (a ratio metric Σnum/Σden over items whose num lies
+	// in [0, den]: Wilson on the effective sample size from the delta
+	// method's SE, t at m−1 df), "clt_ratio" (other ratio metrics: the
+	// delta method, t at m−1 df; z before df was set),
 	// "bootstrap_percentile" or "bootstrap_cluster_expanded"
 	// ("bootstrap_cluster", the plain percentile ends, in bundles of
 	// before it was expanded); bundles written
