@@ -99,16 +99,11 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 	base := &compare.Run{Name: "sim", Path: "baseline", Rows: rows(c, p, cl, r), Meta: meta(c)}
 	cand := &compare.Run{Name: "sim", Path: "candidate", Rows: rows(c, q, cl, r), Meta: meta(c)}
 	pair := compare.Pair{Name: "sim", Base: base, Candidate: cand}
-	opts := compare.DefaultOptions()
-	opts.Resamples = cfg.Resamples
-	rep, err := compare.Compare(pair, opts)
+	rep, opts, err := compareDelta(pair, cfg)
 	if err != nil {
 		return err
 	}
 	ci := rep.Metrics[0].CI
-	if ci == nil {
-		return fmt.Errorf("compare gave no interval")
-	}
 	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
 	if ci.Clusters == 0 {
 		deltaReferences(c, pair, acc)
@@ -164,18 +159,28 @@ func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 	}
 	base := &compare.Run{Name: "sim", Path: "baseline", Bundle: bundle(1), Meta: meta(c)}
 	cand := &compare.Run{Name: "sim", Path: "candidate", Bundle: bundle(1 - c.Effect/c.Mean), Meta: meta(c)}
-	opts := compare.DefaultOptions()
-	opts.Resamples = cfg.Resamples
-	rep, err := compare.Compare(compare.Pair{Name: "sim", Base: base, Candidate: cand, Unpaired: "simulated: separate draws of items"}, opts)
+	rep, _, err := compareDelta(compare.Pair{Name: "sim", Base: base, Candidate: cand, Unpaired: "simulated: separate draws of items"}, cfg)
 	if err != nil {
 		return err
 	}
 	ci := rep.Metrics[0].CI
-	if ci == nil {
-		return fmt.Errorf("compare gave no unpaired interval")
-	}
 	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
 	return nil
+}
+
+// compareDelta is compare's report on pair at the suite's resamples, and
+// those options; an error when it gives no interval on the difference.
+func compareDelta(pair compare.Pair, cfg Config) (*compare.Report, compare.Options, error) {
+	opts := compare.DefaultOptions()
+	opts.Resamples = cfg.Resamples
+	rep, err := compare.Compare(pair, opts)
+	if err != nil {
+		return nil, opts, err
+	}
+	if rep.Metrics[0].CI == nil {
+		return nil, opts, fmt.Errorf("compare gave no interval on the difference")
+	}
+	return rep, opts, nil
 }
 
 // meta is the results metadata a simulated run carries.
