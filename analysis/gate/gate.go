@@ -390,6 +390,8 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 // testName names the test behind a paired interval's p-values.
 func testName(ci *compare.DeltaCI) string {
 	switch ci.Method {
+	case "adjusted_wald":
+		return "adjusted Wald test (Bonett–Price)"
 	case "adjusted_t":
 		return fmt.Sprintf("adjusted paired t test (%d df)", ci.DF)
 	case "t":
@@ -651,14 +653,14 @@ func needed(r *Result, rule Resolved, opts Options) *Needed {
 // damage clear of maxDrop (wholly above or at most it) if the per-item
 // differences deltas kept their mean and spread; +Inf when no number up to
 // maxItems does. sign is damageOf(1, direction): damage = sign·delta.
-// The adjusted interval (PairedCI) is recomputed at each n' (its centre
+// The adjusted interval (PairedCI; z or t as ci's) is recomputed at each n' (its centre
 // and floor move with n', so no closed form); the clustered one, whose
 // G−1 df more items do not raise, takes n' = n·(z·se/gap)² at the normal
 // quantile.
 func NeededItems(deltas []float64, h, se, sign, maxDrop float64, ci *compare.DeltaCI, level float64) float64 {
 	n := float64(len(deltas))
 	m := stats.Mean(deltas)
-	if ci.Method != "adjusted_t" {
+	if ci.Method != "adjusted_t" && ci.Method != "adjusted_wald" {
 		gap := math.Abs(sign*m - maxDrop)
 		z := stats.NormalQuantile(1 - (1-level)/2)
 		return math.Ceil(n * (z * se / gap) * (z * se / gap))
@@ -666,7 +668,10 @@ func NeededItems(deltas []float64, h, se, sign, maxDrop float64, ci *compare.Del
 	v := stats.Variance(deltas) * (n - 1) / n
 	clears := func(np float64) bool {
 		c, s := stats.AdjustedPaired(np, m, v, h)
-		q := stats.TQuantile(1-(1-level)/2, np-1)
+		q := stats.NormalQuantile(1 - (1-level)/2)
+		if ci.Method == "adjusted_t" {
+			q = stats.TQuantile(1-(1-level)/2, np-1)
+		}
 		d := sign * c
 		return d-q*s > maxDrop || d+q*s <= maxDrop
 	}

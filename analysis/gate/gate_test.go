@@ -268,7 +268,7 @@ func TestScorerAndPass1Metrics(t *testing.T) {
 		t.Fatalf("scorer: %+v", x)
 	}
 	// pass@1 = share of repeats with reward > 0: 1 and 0.5 → 0.75.
-	// Identical runs of 32 items × 2 repeats: the adjusted interval's
+	// Identical runs of 32 items × 2 repeats: the adjusted t interval's
 	// half-width is t(31)·√2·(1/2)/34 = 2.0395·0.020797 = 0.0424, so
 	// the scorer passes at max_drop 0.05 (not at the default 0.015).
 	if x := result(t, rep, "p"); x.Metric != "pass@1" || *x.BaselineScore != 0.75 {
@@ -380,9 +380,9 @@ func TestNeededItemsDecides(t *testing.T) {
 			continue
 		}
 		checked++
-		// The adjusted interval at m items, the deltas' mean and
-		// population variance kept: centre n·mean/(m+2), variance of
-		// the m+2 (with the pseudo-items ±1) over m+2.
+		// The adjusted (Bonett–Price) interval at m items, the deltas'
+		// mean and population variance kept: centre m·mean/(m+2),
+		// variance of the m+2 (with the pseudo-items ±1) over m+2, z.
 		var sum, sq float64
 		for i := range b {
 			d := c[i][0] - b[i][0]
@@ -393,7 +393,7 @@ func TestNeededItemsDecides(t *testing.T) {
 		clears := func(m float64) bool {
 			centre := m * mean / (m + 2)
 			se := math.Sqrt(((m*(v+mean*mean)+2)/(m+2) - centre*centre) / (m + 2))
-			half := stats.TQuantile(0.975, m-1) * se
+			half := 1.959963984540054 * se
 			return -centre-half > maxDrop || -centre+half <= maxDrop
 		}
 		nn := float64(n + *x.Needed.AdditionalItems)
@@ -603,7 +603,7 @@ func TestPValuesMatchTheInterval(t *testing.T) {
 			t.Errorf("max_drop %.6f: p_value %v + p_within %v = %v, want 1", tc.maxDrop, *x.PValue, *x.PWithin, s)
 		}
 	}
-	if want := "one-sided adjusted paired t test (1999 df) of H0: damage at most 0.01 against H1: damage above 0.01 (damage = baseline - candidate, higher is better)"; !strings.HasPrefix(first.PValueTest, want) {
+	if want := "one-sided adjusted Wald test (Bonett–Price) of H0: damage at most 0.01 against H1: damage above 0.01 (damage = baseline - candidate, higher is better)"; !strings.HasPrefix(first.PValueTest, want) {
 		t.Errorf("p_value_test = %q, want it to start %q", first.PValueTest, want)
 	}
 
@@ -616,7 +616,7 @@ func TestPValuesMatchTheInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"\n  damage = baseline - candidate, higher is better; the 95% CI and both tests: adjusted paired t test (1999 df)\n",
+		"\n  damage = baseline - candidate, higher is better; the 95% CI and both tests: adjusted Wald test (Bonett–Price)\n",
 		"\n  breach test: H0 damage ≤ 0.0200, H1 damage > 0.0200: one-sided p = 1\n",
 		"\n  within test: H0 damage ≥ 0.0200, H1 damage < 0.0200: one-sided p < 0.0001\n",
 		"\n  (each decides at p < 0.025, as the 95% interval's ends do; a p-value is not the probability of damage)\n",
@@ -631,11 +631,11 @@ func TestPValuesMatchTheInterval(t *testing.T) {
 }
 
 // Two runs that agree on every item are not shown equal by any finite
-// sample: the adjusted interval (one discordant pair added each way) has
-// half-width t(n−1)·√2/(n+2). 300 items clear max_drop 0.02
-// (1.96793·√2/302 = 0.0092: GO); 100 do not (1.98422·√2/102 = 0.0275:
-// INCONCLUSIVE), and 138 would: 1.97743·√2/140 = 0.019975 ≤ 0.02, while
-// 137 give 1.97756·√2/139 = 0.02012.
+// sample: Bonett & Price's interval (one discordant pair added each way)
+// has half-width z·√2/(n+2), z = 1.959964. 300 items clear max_drop 0.02
+// (z·√2/302 = 0.0092: GO); 100 do not (z·√2/102 = 0.0272: INCONCLUSIVE),
+// and 137 would: z·√2/139 = 0.019941 ≤ 0.02, while 136 give z·√2/138 =
+// 0.020085.
 func TestIdenticalRunsNeedEnoughItems(t *testing.T) {
 	for _, tc := range []struct {
 		n       int
@@ -643,14 +643,14 @@ func TestIdenticalRunsNeedEnoughItems(t *testing.T) {
 		half    float64
 		add     int
 	}{
-		{300, Go, 1.9679296690656667 * math.Sqrt2 / 302, 0},
-		{100, Inconclusive, 1.9842169515864054 * math.Sqrt2 / 102, 38},
+		{300, Go, 1.959963984540054 * math.Sqrt2 / 302, 0},
+		{100, Inconclusive, 1.959963984540054 * math.Sqrt2 / 102, 37},
 	} {
 		rows := rowsOf(accuracy(tc.n, 0.9), nil)
 		rep := evaluateT(t, policy(map[string]Rule{"a": {Tier: ptr(Critical), MaxDrop: ptr(0.02)}}), []compare.Pair{pair("a", rows, rows)}, DefaultOptions())
 		x := result(t, rep, "a")
-		if rep.Verdict != tc.verdict || x.CIMethod != "adjusted_t" {
-			t.Errorf("%d identical items: verdict %s, method %s; want %s, adjusted_t", tc.n, rep.Verdict, x.CIMethod, tc.verdict)
+		if rep.Verdict != tc.verdict || x.CIMethod != "adjusted_wald" {
+			t.Errorf("%d identical items: verdict %s, method %s; want %s, adjusted_wald", tc.n, rep.Verdict, x.CIMethod, tc.verdict)
 		}
 		if math.Abs(*x.DeltaCIUpper-tc.half) > 1e-9 || math.Abs(*x.DeltaCILower+tc.half) > 1e-9 {
 			t.Errorf("%d identical items: interval [%v, %v], want ±%v", tc.n, *x.DeltaCILower, *x.DeltaCIUpper, tc.half)
