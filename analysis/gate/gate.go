@@ -122,8 +122,11 @@ type Result struct {
 	RelativeBreached         bool     `json:"relative_breached"`
 	Reasons                  []string `json:"reasons"`
 	// PValue is the p-value of the breach test: one-sided, H0 damage ≤
-	// max_drop against H1 damage > max_drop (Student t with the interval's
-	// df: n−1 items, or G−1 clusters); a small p is evidence of a breach, and p = 1
+	// max_drop against H1 damage > max_drop, about the interval's centre
+	// with its standard error (normal for Bonett–Price's adjusted Wald,
+	// else Student t with its df: n−1 items, or G−1 clusters), so it is
+	// below (1 − level)/2 exactly when the interval clears max_drop; a
+	// small p is evidence of a breach, and p = 1
 	// says nothing for a pass. PHolm is its Holm-adjusted value (--holm).
 	// PValueTest names the test and its hypotheses in words.
 	PValue     *float64 `json:"p_value,omitempty"`
