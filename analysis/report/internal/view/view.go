@@ -739,4 +739,4 @@ func CategoryScores(b *metrics.Bundle) []metrics.Score {
 // IntervalNote says which interval column is the headline's and what the
 // bootstrap column is, under a table that shows both.
 const IntervalNote = "The first interval column is the one nel reports as the score's interval (docs/statistics.md says which method is chosen where). " +
-	"The bootstrap column is NeMo Evaluator's percentile bootstrap, kept for parity; near 0 or 1 it covers far less than its level."
+	"The bootstrap column is a percentile bootstrap: NeMo Evaluator's over items (bootstrap_percentile), kept for parity, or over whole categories; near 0 or 1 it covers far less than its level."
