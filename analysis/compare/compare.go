@@ -181,7 +181,10 @@ type MetricDelta struct {
 
 // DeltaCI is an interval on a mean paired difference.
 type DeltaCI struct {
-	// Method is "t" (Student t on the per-item differences),
+	// Method is "adjusted_wald" (Bonett & Price's interval for 0/1
+	// rewards, one repeat), "adjusted_t" (Student t on the per-item
+	// differences with two pseudo-differences ±h, PairedCI; "t" without
+	// them in reports written before),
 	// "clt_clustered" (clustered standard error by category, Student t
 	// with G−1 df; normal in reports written before DF was set) or
 	// "unpaired_mover" (runs whose items cannot be paired: the two
@@ -206,6 +209,10 @@ func (c *DeltaCI) Label() string {
 		return "unpaired, normal"
 	case "unpaired_mover":
 		return "unpaired, from the two intervals"
+	case "adjusted_t":
+		return fmt.Sprintf("adjusted t, %d df", c.DF)
+	case "adjusted_wald":
+		return "adjusted Wald (Bonett–Price)"
 	}
 	return fmt.Sprintf("t, %d df", c.DF)
 }
@@ -424,24 +431,40 @@ func sharedScorers(p *Paired) []string {
 	return out
 }
 
-// PairedCI is the interval on mean(deltas): clustered by category when
-// clusters is set (clustered SE, Student t with G−1 df as the headline's:
-// with z it covered 93.5% at 20 clusters in nel's coverage suite), else
-// Student t with n−1 df. Nil with fewer than two deltas.
-func PairedCI(deltas []float64, clusters []int, nClusters int, level float64) *DeltaCI {
+// PairedCI is the interval on mean(deltas), never of zero width: two runs
+// that agree on every item are not thereby shown to be equal. Unclustered
+// it is the adjusted centre and standard error of stats.AdjustedPaired
+// (pseudo-differences ±h): with 0/1 rewards and one repeat (h = 1, every
+// difference −1, 0 or 1) exactly Bonett & Price's adjusted Wald interval
+// with z ("adjusted_wald", as nel reproduce's), otherwise with Student t
+// at n−1 df ("adjusted_t"; z under-covers means of few items). Clustered
+// by category when clusters is set: the clustered SE with t at G−1 df as
+// the headline's (with z it covered 93.5% at 20 clusters in nel's
+// coverage suite), floored at √2·h/(n+2), the adjusted SE of identical
+// runs (a floor only: the larger of two noisy SEs would over-cover). h is
+// the resolution of the per-item values (Paired.Resolution). Nil with
+// fewer than two deltas.
+func PairedCI(deltas []float64, clusters []int, nClusters int, level, h float64) *DeltaCI {
 	if len(deltas) < 2 {
 		return nil
 	}
+	n := float64(len(deltas))
+	m := stats.Mean(deltas)
 	if clusters != nil {
-		m := stats.Mean(deltas)
 		se, g := stats.ClusteredSE(deltas, clusters)
 		if g >= 2 {
+			se = max(se, math.Sqrt2*h/(n+2))
 			q := stats.TQuantile(1-(1-level)/2, float64(g-1))
 			return &DeltaCI{Method: "clt_clustered", Level: level, Lo: m - q*se, Hi: m + q*se, SE: se, Clusters: max(g, nClusters), DF: g - 1}
 		}
 	}
-	_, se, lo, hi := stats.TInterval(deltas, level)
-	return &DeltaCI{Method: "t", Level: level, Lo: lo, Hi: hi, SE: se, DF: len(deltas) - 1}
+	center, se := stats.AdjustedPaired(n, m, stats.Variance(deltas)*(n-1)/n, h)
+	if h == 1 && !slices.ContainsFunc(deltas, func(d float64) bool { return d != 0 && d != 1 && d != -1 }) {
+		z := stats.NormalQuantile(1 - (1-level)/2)
+		return &DeltaCI{Method: "adjusted_wald", Level: level, Lo: center - z*se, Hi: center + z*se, SE: se}
+	}
+	q := stats.TQuantile(1-(1-level)/2, n-1)
+	return &DeltaCI{Method: "adjusted_t", Level: level, Lo: center - q*se, Hi: center + q*se, SE: se, DF: len(deltas) - 1}
 }
 
 func metricDelta(name string, bv, cv []float64, pr *Paired, level float64) MetricDelta {
@@ -451,7 +474,7 @@ func metricDelta(name string, bv, cv []float64, pr *Paired, level float64) Metri
 	}
 	md := MetricDelta{Metric: name, N: len(bv), Baseline: stats.Mean(bv), Candidate: stats.Mean(cv), Delta: stats.Mean(d)}
 	cl, nc := pr.Clusters()
-	md.CI = PairedCI(d, cl, nc, level)
+	md.CI = PairedCI(d, cl, nc, level, pr.Resolution(bv, cv))
 	if md.Baseline != 0 {
 		rel := md.Delta / md.Baseline
 		md.RelativeChange = &rel

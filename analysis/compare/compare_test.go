@@ -288,14 +288,15 @@ func TestClusteredIntervalWhenCategories(t *testing.T) {
 	if ci := r.Metrics[0].CI; math.Abs((ci.Hi-ci.Lo)/2-2.7764451051977987*ci.SE) > 1e-12 {
 		t.Fatalf("half-width %v, want t(4)·SE = %v", (ci.Hi-ci.Lo)/2, 2.7764451051977987*ci.SE)
 	}
-	// One category, or one item without: Student t.
+	// One category, or one item without: 0/1 rewards, one repeat:
+	// Bonett & Price's adjusted Wald interval.
 	r = mustCompare(t, rows(b, func(int) string { return "one" }), rows(c, nil), DefaultOptions())
-	if ci := r.Metrics[0].CI; ci.Method != "t" || ci.DF != 199 {
+	if ci := r.Metrics[0].CI; ci.Method != "adjusted_wald" || ci.DF != 0 {
 		t.Fatalf("ci = %+v", ci)
 	}
 	half := rows(b, func(i int) string { return map[bool]string{true: "a", false: ""}[i > 0] })
 	r = mustCompare(t, half, rows(c, nil), DefaultOptions())
-	if ci := r.Metrics[0].CI; ci.Method != "t" {
+	if ci := r.Metrics[0].CI; ci.Method != "adjusted_wald" {
 		t.Fatalf("ci with an uncategorised item = %+v", ci)
 	}
 }
@@ -446,5 +447,35 @@ func TestAggregateOnlyIsRefused(t *testing.T) {
 	var ue *UsageError
 	if !errors.As(err, &ue) || !strings.Contains(ue.Msg, "cand is aggregate-only (its harness wrote no per-item results)") {
 		t.Fatalf("err = %v, want an aggregate-only refusal", err)
+	}
+}
+
+// Identical runs get no zero-width interval: the adjusted interval adds a
+// discordant pair (one repeat of k: ±1/k) each way. 300 items × 1 repeat
+// (Bonett–Price, z): ±1.959964·√2/302 = ±1.959964·0.0046828 =
+// ±0.0091782; × 4 repeats (t): ±t(299)·√2/4/302 = ±1.96793·0.0011707.
+// Clustered by 5 categories (clustered SE 0) the floor √2/302 with t(4) =
+// 2.77645.
+func TestIdenticalRunsNotZeroWidth(t *testing.T) {
+	one := binary(300, func(i int) bool { return i%3 != 0 })
+	four := make([][]float64, 300)
+	for i := range four {
+		four[i] = []float64{1, 0, 1, float64(i % 2)}
+	}
+	cat := func(i int) string { return fmt.Sprintf("cat%d", i%5) }
+	for _, tc := range []struct {
+		name   string
+		b, c   []results.Row
+		method string
+		half   float64
+	}{
+		{"1 repeat", rows(one, nil), rows(one, nil), "adjusted_wald", 1.959963984540054 * math.Sqrt2 / 302},
+		{"4 repeats", rows(four, nil), rows(four, nil), "adjusted_t", 1.9679296690656667 * math.Sqrt2 / 4 / 302},
+		{"5 categories", rows(one, cat), rows(one, cat), "clt_clustered", 2.7764451051977987 * math.Sqrt2 / 302},
+	} {
+		ci := mustCompare(t, tc.b, tc.c, DefaultOptions()).Metrics[0].CI
+		if ci.Method != tc.method || math.Abs(ci.Hi-tc.half) > 1e-12 || math.Abs(ci.Lo+tc.half) > 1e-12 {
+			t.Errorf("%s: %+v, want %s ±%v", tc.name, ci, tc.method, tc.half)
+		}
 	}
 }

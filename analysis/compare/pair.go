@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -212,6 +213,30 @@ func (p *Paired) Clusters() ([]int, int) {
 		return nil, 0
 	}
 	return out, len(ids)
+}
+
+// Resolution is the finest step the paired per-item values bv, cv can
+// take, the pseudo-difference of PairedCI's floor: one of k repeats
+// changing by the rewards' full range, 1/k for rewards in [0, 1] (0/1
+// rewards: one discordant repeat). k is the fewest repeats a paired item
+// has on either side (the coarsest step, so the floor errs wide); a value
+// outside [0, 1] widens the range to its magnitude.
+func (p *Paired) Resolution(bv, cv []float64) float64 {
+	k := 0
+	for i := range p.Base {
+		for _, n := range []int{len(p.Base[i].Rewards), len(p.Cand[i].Rewards)} {
+			if n > 0 && (k == 0 || n < k) {
+				k = n
+			}
+		}
+	}
+	scale := 1.0
+	for _, v := range [][]float64{bv, cv} {
+		for _, x := range v {
+			scale = max(scale, math.Abs(x))
+		}
+	}
+	return scale / float64(max(k, 1))
 }
 
 // RepeatDeltas are, per paired item, the differences candidate − baseline

@@ -44,6 +44,14 @@ type Case struct {
 	// scaled by 1 − Effect/Mean, which keeps it in [0, 1]).
 	Paired bool
 	Effect float64
+	// Unpaired cases run the candidate on its own draw of items (runs
+	// whose items cannot be matched): compare's unpaired interval
+	// (MOVER from the two headlines' intervals). Effect as for Paired.
+	Unpaired bool
+	// Ratio adds a ratio metric "instr" (IFEval's instruction level):
+	// each sample carries 1–4 instructions, each followed with the item's
+	// probability, as scores instr/num and instr/den; its truth is Mean.
+	Ratio bool
 }
 
 // Result is one method's record over a case's replicates.
@@ -97,9 +105,12 @@ func Run(ctx context.Context, cases []Case, cfg Config) ([]Result, error) {
 				return nil, err
 			}
 			var err error
-			if c.Paired {
+			switch {
+			case c.Paired:
 				err = pairedRep(c, cfg, r, acc)
-			} else {
+			case c.Unpaired:
+				err = moverRep(c, cfg, r, acc)
+			default:
 				err = unpairedRep(c, cfg, r, acc)
 			}
 			if err != nil {
@@ -218,12 +229,32 @@ func rows(c Case, p []float64, cluster []int, r *rand.Rand) []results.Row {
 			if r.Float64() < pi {
 				reward = 1
 			}
-			out = append(out, results.Row{Benchmark: "sim", ItemID: fmt.Sprintf("i%06d", i), ItemIdx: int64(i),
-				Repeat: int64(k), Reward: reward, Category: cat, Outcome: "scored", Expected: "1"})
+			row := results.Row{Benchmark: "sim", ItemID: fmt.Sprintf("i%06d", i), ItemIdx: int64(i),
+				Repeat: int64(k), Reward: reward, Category: cat, Outcome: "scored", Expected: "1"}
+			if c.Ratio {
+				row.Scores = instructions(pi, r)
+			}
+			out = append(out, row)
 		}
 	}
 	return out
 }
+
+// instructions are one sample's ratio scores: 1–4 instructions, each
+// followed with probability p.
+func instructions(p float64, r *rand.Rand) map[string]float64 {
+	d := 1 + r.IntN(4)
+	n := 0
+	for range d {
+		if r.Float64() < p {
+			n++
+		}
+	}
+	return map[string]float64{RatioMetric + "/num": float64(n), RatioMetric + "/den": float64(d)}
+}
+
+// RatioMetric is the ratio metric of Ratio cases.
+const RatioMetric = "instr"
 
 // truePassAtK is E[1 − (1−p)^k] for p ~ Beta(mean·conc, (1−mean)·conc):
 // 1 − Π_{j<k} (β+j)/(α+β+j), the Beta's moment of (1−p)^k. conc = 0

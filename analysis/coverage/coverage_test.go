@@ -55,7 +55,7 @@ func TestShortGrid(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"pass@1 wilson", "pass@1 wilson_effective", "pass@1 wilson_clustered", "pass@1 bootstrap_cluster", "pass@2 wilson_effective", "pass@4 wilson", "delta t", "gate BREACH at max_drop 0"} {
+	for _, m := range []string{"pass@1 wilson", "pass@1 wilson_effective", "pass@1 wilson_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 wilson_effective", "pass@4 wilson", "delta adjusted_wald", "delta unpaired_mover", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
 		if !seen[m] {
 			t.Errorf("no result for %s", m)
 		}

@@ -7,7 +7,8 @@ import (
 )
 
 // ShortGrid is the few cases `go test` runs: one of each kind (few
-// items, a score near 1 with repeats, clusters, a paired null), enough to
+// items, a score near 1 with repeats, clusters, a paired null, runs that
+// cannot be paired), enough to
 // catch a gross error in seconds.
 func ShortGrid() []Case {
 	return []Case{
@@ -15,6 +16,7 @@ func ShortGrid() []Case {
 		{Name: "n=50 k=4 p=0.98 items vary", Items: 50, Repeats: 4, ItemConc: 5, Mean: 0.98},
 		{Name: "n=200 k=1 p=0.7 20 clusters", Items: 200, Repeats: 1, Clusters: 20, ClusterConc: 20, ItemConc: 5, Mean: 0.7},
 		{Name: "paired n=100 k=1 p=0.7 null", Items: 100, Repeats: 1, ItemConc: 2, Mean: 0.7, Paired: true},
+		{Name: "unpaired n=100 k=1 p=0.8 effect 0.02", Items: 100, Repeats: 1, Mean: 0.8, Unpaired: true, Effect: 0.02},
 	}
 }
 
@@ -59,6 +61,42 @@ func FullGrid() []Case {
 	for _, e := range []float64{0, 0.03} {
 		cs = append(cs, Case{Name: fmt.Sprintf("paired n=100 k=1 p=0.97 effect %g", e), Items: 100, Repeats: 1,
 			ItemConc: 2, Mean: 0.97, Paired: true, Effect: e})
+	}
+	return append(cs, edgeCases()...)
+}
+
+// edgeCases are the grid's later cases (appended, so the earlier cases
+// keep their random streams and numbers): paired runs at the very top of
+// the scale, where runs agree on nearly every item; gate and compare with
+// few clusters and repeats; runs that cannot be paired (MOVER).
+func edgeCases() []Case {
+	var cs []Case
+	// Items alike (no ItemConc): discordant pairs are rare, and with
+	// none the plain t interval was [0, 0], which misses a true drop.
+	for _, n := range []int{50, 300} {
+		for _, e := range []float64{0, 0.01} {
+			cs = append(cs, Case{Name: fmt.Sprintf("paired n=%d k=1 p=0.99 effect %g", n, e), Items: n, Repeats: 1,
+				Mean: 0.99, Paired: true, Effect: e})
+		}
+	}
+	for _, e := range []float64{0, 0.05} {
+		cs = append(cs, Case{Name: fmt.Sprintf("paired n=300 k=4 p=0.8 10 clusters effect %g", e), Items: 300, Repeats: 4,
+			Clusters: 10, ClusterConc: 20, ItemConc: 2, Mean: 0.8, Paired: true, Effect: e})
+	}
+	for _, n := range []int{30, 100} {
+		for _, m := range []float64{0.8, 0.97} {
+			cs = append(cs, Case{Name: fmt.Sprintf("unpaired n=%d k=1 p=%g effect 0.02", n, m), Items: n, Repeats: 1,
+				Mean: m, Unpaired: true, Effect: 0.02})
+		}
+	}
+	cs = append(cs, Case{Name: "unpaired n=100 k=4 p=0.9 items vary effect 0", Items: 100, Repeats: 4,
+		ItemConc: 4, Mean: 0.9, Unpaired: true})
+	// Ratio metrics (clt_ratio), IFEval's instruction level.
+	for _, n := range []int{30, 100} {
+		for _, m := range []float64{0.8, 0.95} {
+			cs = append(cs, Case{Name: fmt.Sprintf("ratio n=%d k=1 p=%g items vary", n, m), Items: n, Repeats: 1,
+				ItemConc: 4, Mean: m, Ratio: true})
+		}
 	}
 	return cs
 }

@@ -24,7 +24,9 @@ const (
 // are not clustered (with clusters it is an integral the harness does not
 // compute, so pass@k is left out there).
 func (c Case) truth(metric string) (float64, bool) {
-	if metric == "pass@1" {
+	if metric == "pass@1" || metric == RatioMetric {
+		// The instructions' count is independent of the item, so
+		// E[Σnum]/E[Σden] is the mean probability.
 		return c.Mean, true
 	}
 	k, err := strconv.Atoi(strings.TrimPrefix(metric, "pass@"))
@@ -52,6 +54,12 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		}
 		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
 		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
+		if s.Metric == RatioMetric {
+			// What ratio metrics reported before: r ± t(m−1)·SE, clipped.
+			q := stats.TQuantile((1+level)/2, float64(s.CLT.DF))
+			v := *s.Value
+			acc.interval(RatioMetric+" before: clt_ratio", max(0, v-q*s.CLT.SE), min(1, v+q*s.CLT.SE), truth)
+		}
 		if s.Metric != "pass@1" {
 			continue
 		}
@@ -91,17 +99,15 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 	base := &compare.Run{Name: "sim", Path: "baseline", Rows: rows(c, p, cl, r), Meta: meta(c)}
 	cand := &compare.Run{Name: "sim", Path: "candidate", Rows: rows(c, q, cl, r), Meta: meta(c)}
 	pair := compare.Pair{Name: "sim", Base: base, Candidate: cand}
-	opts := compare.DefaultOptions()
-	opts.Resamples = cfg.Resamples
-	rep, err := compare.Compare(pair, opts)
+	rep, opts, err := compareDelta(pair, cfg)
 	if err != nil {
 		return err
 	}
 	ci := rep.Metrics[0].CI
-	if ci == nil {
-		return fmt.Errorf("compare gave no interval")
-	}
 	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	if ci.Clusters == 0 {
+		deltaReferences(c, pair, acc)
+	}
 	if ci.Clusters > 0 {
 		z := stats.NormalQuantile((1 + level) / 2)
 		d := rep.Metrics[0].Delta
@@ -118,6 +124,63 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 	}
 	acc.rejection("gate BREACH at max_drop 0", g.Benchmarks[0].Status == gate.StatusBreach)
 	return nil
+}
+
+// deltaReferences records, beside compare's adjusted t interval, the
+// plain t interval it replaced and nel reproduce's interval (its formula,
+// stats.AdjustedPaired with pseudo-differences ±1 and z, on the same
+// per-item mean-reward differences; reproduce gates one repeat).
+func deltaReferences(c Case, pair compare.Pair, acc *accumulator) {
+	bv, cv, _ := compare.PairRows(pair.Base.Rows, pair.Candidate.Rows).Values(compare.MeanReward)
+	d := make([]float64, len(bv))
+	for i := range d {
+		d[i] = cv[i] - bv[i]
+	}
+	_, _, lo, hi := stats.TInterval(d, level)
+	acc.interval("delta before: t", lo, hi, -c.Effect)
+	if c.Repeats == 1 {
+		n, m := float64(len(d)), stats.Mean(d)
+		centre, se := stats.AdjustedPaired(n, m, stats.Variance(d)*(n-1)/n, 1)
+		z := stats.NormalQuantile((1 + level) / 2)
+		acc.interval("delta reproduce adjusted_paired (z)", centre-z*se, centre+z*se, -c.Effect)
+	}
+}
+
+// moverRep simulates a baseline and a candidate on separate draws of
+// items, whose items compare cannot pair, and records compare's unpaired
+// interval on the difference of the headlines (truth −Effect).
+func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
+	bundle := func(scale float64) *metrics.Bundle {
+		p, cl := probs(c, r)
+		for i := range p {
+			p[i] *= scale
+		}
+		return metrics.Compute(metrics.Input{Rows: rows(c, p, cl, r), Meta: meta(c), Resamples: cfg.Resamples, Level: level})
+	}
+	base := &compare.Run{Name: "sim", Path: "baseline", Bundle: bundle(1), Meta: meta(c)}
+	cand := &compare.Run{Name: "sim", Path: "candidate", Bundle: bundle(1 - c.Effect/c.Mean), Meta: meta(c)}
+	rep, _, err := compareDelta(compare.Pair{Name: "sim", Base: base, Candidate: cand, Unpaired: "simulated: separate draws of items"}, cfg)
+	if err != nil {
+		return err
+	}
+	ci := rep.Metrics[0].CI
+	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	return nil
+}
+
+// compareDelta is compare's report on pair at the suite's resamples, and
+// those options; an error when it gives no interval on the difference.
+func compareDelta(pair compare.Pair, cfg Config) (*compare.Report, compare.Options, error) {
+	opts := compare.DefaultOptions()
+	opts.Resamples = cfg.Resamples
+	rep, err := compare.Compare(pair, opts)
+	if err != nil {
+		return nil, opts, err
+	}
+	if rep.Metrics[0].CI == nil {
+		return nil, opts, fmt.Errorf("compare gave no interval on the difference")
+	}
+	return rep, opts, nil
 }
 
 // meta is the results metadata a simulated run carries.

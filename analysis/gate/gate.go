@@ -122,8 +122,11 @@ type Result struct {
 	RelativeBreached         bool     `json:"relative_breached"`
 	Reasons                  []string `json:"reasons"`
 	// PValue is the p-value of the breach test: one-sided, H0 damage ≤
-	// max_drop against H1 damage > max_drop (Student t with the interval's
-	// df: n−1 items, or G−1 clusters); a small p is evidence of a breach, and p = 1
+	// max_drop against H1 damage > max_drop, about the interval's centre
+	// with its standard error (normal for Bonett–Price's adjusted Wald,
+	// else Student t with its df: n−1 items, or G−1 clusters), so it is
+	// below (1 − level)/2 exactly when the interval clears max_drop; a
+	// small p is evidence of a breach, and p = 1
 	// says nothing for a pass. PHolm is its Holm-adjusted value (--holm).
 	// PValueTest names the test and its hypotheses in words.
 	PValue     *float64 `json:"p_value,omitempty"`
@@ -161,6 +164,7 @@ type pairedStats struct {
 	ci      *compare.DeltaCI
 	repeats [][]float64 // per item, per repeat deltas (nil: not available)
 	k       int         // repeats per item used
+	h       float64     // the adjusted interval's pseudo-difference
 }
 
 // Gated counts for the verdict.
@@ -357,8 +361,9 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 		r.RelativeDropPct = &rel
 	}
 	cl, nc := paired.Clusters()
-	ci := compare.PairedCI(d, cl, nc, opts.Level)
-	ps := &pairedStats{n: len(d), deltas: d, ci: ci}
+	h := paired.Resolution(bv, cv)
+	ci := compare.PairedCI(d, cl, nc, opts.Level, h)
+	ps := &pairedStats{n: len(d), deltas: d, ci: ci, h: h}
 	if reps, ok := paired.RepeatDeltas(r.Metric); ok {
 		ps.repeats = reps
 		ps.k = len(reps[0])
@@ -373,7 +378,10 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 	if ci.Method == "clt_clustered" {
 		r.CIMethod = fmt.Sprintf("clt_clustered (%d categories)", ci.Clusters)
 	}
-	damage := damageOf(delta, rule.Direction)
+	// The tests are the interval's: about its centre (the adjusted
+	// interval's is shrunk towards 0), so each rejects exactly when the
+	// interval's end clears max_drop.
+	damage := damageOf((ci.Lo+ci.Hi)/2, rule.Direction)
 	pv, pw := pAbove(damage, rule.MaxDrop, ci), pAbove(-damage, -rule.MaxDrop, ci)
 	r.PValue, r.PWithin = &pv, &pw
 	r.test = testName(ci)
@@ -384,7 +392,12 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 
 // testName names the test behind a paired interval's p-values.
 func testName(ci *compare.DeltaCI) string {
-	if ci.Method == "t" {
+	switch ci.Method {
+	case "adjusted_wald":
+		return "adjusted Wald test (Bonett–Price)"
+	case "adjusted_t":
+		return fmt.Sprintf("adjusted paired t test (%d df)", ci.DF)
+	case "t":
 		return fmt.Sprintf("paired t test (%d df)", ci.DF)
 	}
 	if ci.DF > 0 {
@@ -425,7 +438,7 @@ func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 // (more items do not add clusters), else normal.
 func quantile(ci *compare.DeltaCI, df int, level float64) float64 {
 	switch {
-	case ci.Method == "t":
+	case ci.Method == "t" || ci.Method == "adjusted_t":
 		return stats.TQuantile(1-(1-level)/2, float64(max(df, 1)))
 	case ci.DF > 0:
 		return stats.TQuantile(1-(1-level)/2, float64(ci.DF))
@@ -601,7 +614,11 @@ func needed(r *Result, rule Resolved, opts Options) *Needed {
 	}
 	n := float64(ps.n)
 	se := ps.ci.SE
-	nItems := NeededItems(n, se, gap, ps.ci, opts.Level)
+	nItems := NeededItems(ps.deltas, ps.h, se, damageOf(1, r.Direction), rule.MaxDrop, ps.ci, opts.Level)
+	if math.IsInf(nItems, 1) {
+		nd.Note = fmt.Sprintf("more items alone cannot decide it: the damage sits too close to max_drop %.4f", rule.MaxDrop)
+		return nd
+	}
 	add := max(1, int(math.Ceil(nItems-n)))
 	nd.AdditionalItems = &add
 	var notes []string
@@ -635,26 +652,46 @@ func needed(r *Result, rule Resolved, opts Options) *Needed {
 	return nd
 }
 
-// NeededItems is how many paired items n' put the interval's half-width
-// below gap, at the per-item SD implied by se over n items: the smallest
-// n' with q(n')·s/√n' ≤ gap, s = se·√n, q the interval's critical value
-// (Student t with n'−1 df, or normal when clustered).
-func NeededItems(n, se, gap float64, ci *compare.DeltaCI, level float64) float64 {
-	s := se * math.Sqrt(n)
-	z := stats.NormalQuantile(1 - (1-level)/2)
-	np := math.Ceil(n * (z * se / gap) * (z * se / gap))
-	if ci.Method != "t" {
-		return np
+// NeededItems is how many paired items n' bring the interval on the
+// damage clear of maxDrop (wholly above or at most it) if the per-item
+// differences deltas kept their mean and spread; +Inf when no number up to
+// maxItems does. sign is damageOf(1, direction): damage = sign·delta.
+// The adjusted interval (PairedCI; z or t as ci's) is recomputed at each n' (its centre
+// and floor move with n', so no closed form); the clustered one, whose
+// G−1 df more items do not raise, takes n' = n·(z·se/gap)² at the normal
+// quantile.
+func NeededItems(deltas []float64, h, se, sign, maxDrop float64, ci *compare.DeltaCI, level float64) float64 {
+	n := float64(len(deltas))
+	m := stats.Mean(deltas)
+	if ci.Method != "adjusted_t" && ci.Method != "adjusted_wald" {
+		gap := math.Abs(sign*m - maxDrop)
+		z := stats.NormalQuantile(1 - (1-level)/2)
+		return math.Ceil(n * (z * se / gap) * (z * se / gap))
 	}
-	for range 50 {
-		q := stats.TQuantile(1-(1-level)/2, math.Max(np-1, 1))
-		next := math.Ceil((q * s / gap) * (q * s / gap))
-		if next == np {
-			break
+	v := stats.Variance(deltas) * (n - 1) / n
+	clears := func(np float64) bool {
+		c, s := stats.AdjustedPaired(np, m, v, h)
+		q := stats.NormalQuantile(1 - (1-level)/2)
+		if ci.Method == "adjusted_t" {
+			q = stats.TQuantile(1-(1-level)/2, np-1)
 		}
-		np = next
+		d := sign * c
+		return d-q*s > maxDrop || d+q*s <= maxDrop
 	}
-	return np
+	const maxItems = 1e7
+	if !clears(maxItems) {
+		return math.Inf(1)
+	}
+	lo, hi := n, maxItems // clears(hi); lo is below the answer
+	for hi-lo > 1 {
+		mid := math.Floor((lo + hi) / 2)
+		if clears(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // verdict aggregates: only gated (critical, supporting) benchmarks count.

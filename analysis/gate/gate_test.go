@@ -104,7 +104,7 @@ func TestStatuses(t *testing.T) {
 		abs    bool
 		rel    bool
 	}{
-		{"identical → PASS", Rule{Tier: ptr(Critical), MaxDrop: ptr(0.01)}, base, StatusPass, "95% CI on damage [0.0000, 0.0000] is within threshold 0.0100", false, false},
+		{"identical → PASS", Rule{Tier: ptr(Critical), MaxDrop: ptr(0.01)}, base, StatusPass, "95% CI on damage [-0.0014, 0.0014] is within threshold 0.0100", false, false},
 		{"drop 10 pp → BREACH", Rule{Tier: ptr(Critical), MaxDrop: ptr(0.02)}, rowsOf(accuracy(n, 0.70), nil), StatusBreach, "exceeds threshold 0.0200", true, false},
 		{"drop 1 pp vs 1 pp → straddles", Rule{MaxDrop: ptr(0.01)}, rowsOf(accuracy(n, 0.79), nil), StatusInsufficient, "straddles threshold 0.0100", false, false},
 		{"relative rule", Rule{MaxDrop: ptr(0.5), MaxRelativeDrop: ptr(0.05)}, rowsOf(accuracy(n, 0.70), nil), StatusBreach, "Relative drop 12.5% exceeds threshold 5.0%", false, true},
@@ -262,12 +262,15 @@ func TestScorerAndPass1Metrics(t *testing.T) {
 		b[i].Repeat = int64(i % 2)
 		b[i].Scores = map[string]float64{"scorer:em": b[i].Reward}
 	}
-	p := policy(map[string]Rule{"s": {Metric: ptr("scorer:em")}, "p": {Metric: ptr("pass@1")}})
+	p := policy(map[string]Rule{"s": {Metric: ptr("scorer:em"), MaxDrop: ptr(0.05)}, "p": {Metric: ptr("pass@1")}})
 	rep := evaluateT(t, p, []compare.Pair{pair("s", b, b), pair("p", b, b)}, DefaultOptions())
 	if x := result(t, rep, "s"); x.Metric != "scorer:em" || x.Status != StatusPass || *x.BaselineScore != 0.5 {
 		t.Fatalf("scorer: %+v", x)
 	}
 	// pass@1 = share of repeats with reward > 0: 1 and 0.5 → 0.75.
+	// Identical runs of 32 items × 2 repeats: the adjusted t interval's
+	// half-width is t(31)·√2·(1/2)/34 = 2.0395·0.020797 = 0.0424, so
+	// the scorer passes at max_drop 0.05 (not at the default 0.015).
 	if x := result(t, rep, "p"); x.Metric != "pass@1" || *x.BaselineScore != 0.75 {
 		t.Fatalf("pass@1: %+v", x)
 	}
@@ -340,9 +343,8 @@ func TestHolm(t *testing.T) {
 }
 
 // The number of additional items INSUFFICIENT_EVIDENCE reports is the
-// smallest that, at the same spread, brings the interval clear of
-// max_drop: at n + additional the t half-width is under |damage −
-// max_drop|, at one item fewer it is not.
+// smallest that, at the same spread, brings the adjusted interval clear
+// of max_drop: at n + additional it is, at one item fewer it is not.
 func TestNeededItemsDecides(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	checked := 0
@@ -378,16 +380,27 @@ func TestNeededItemsDecides(t *testing.T) {
 			continue
 		}
 		checked++
-		damage := -*x.Delta
-		gap := math.Abs(damage - maxDrop)
-		se := x.paired.ci.SE
-		sd := se * math.Sqrt(float64(n))
-		nn := float64(n + *x.Needed.AdditionalItems)
-		half := func(m float64) float64 { return stats.TQuantile(0.975, m-1) * sd / math.Sqrt(m) }
-		if half(nn) > gap {
-			t.Fatalf("trial %d: at %v items the half-width %v still reaches max_drop (gap %v)", trial, nn, half(nn), gap)
+		// The adjusted (Bonett–Price) interval at m items, the deltas'
+		// mean and population variance kept: centre m·mean/(m+2),
+		// variance of the m+2 (with the pseudo-items ±1) over m+2, z.
+		var sum, sq float64
+		for i := range b {
+			d := c[i][0] - b[i][0]
+			sum += d
+			sq += d * d
 		}
-		if *x.Needed.AdditionalItems > 1 && half(nn-1) <= gap {
+		mean, v := sum/float64(n), sq/float64(n)-(sum/float64(n))*(sum/float64(n))
+		clears := func(m float64) bool {
+			centre := m * mean / (m + 2)
+			se := math.Sqrt(((m*(v+mean*mean)+2)/(m+2) - centre*centre) / (m + 2))
+			half := 1.959963984540054 * se
+			return -centre-half > maxDrop || -centre+half <= maxDrop
+		}
+		nn := float64(n + *x.Needed.AdditionalItems)
+		if !clears(nn) {
+			t.Fatalf("trial %d: at %v items the interval still reaches max_drop %v", trial, nn, maxDrop)
+		}
+		if *x.Needed.AdditionalItems > 1 && clears(nn-1) {
 			t.Fatalf("trial %d: %v items would do already", trial, nn-1)
 		}
 		if !strings.Contains(x.Needed.Note, "repeats cannot be estimated with 1 repeat") {
@@ -590,7 +603,7 @@ func TestPValuesMatchTheInterval(t *testing.T) {
 			t.Errorf("max_drop %.6f: p_value %v + p_within %v = %v, want 1", tc.maxDrop, *x.PValue, *x.PWithin, s)
 		}
 	}
-	if want := "one-sided paired t test (1999 df) of H0: damage at most 0.01 against H1: damage above 0.01 (damage = baseline - candidate, higher is better)"; !strings.HasPrefix(first.PValueTest, want) {
+	if want := "one-sided adjusted Wald test (Bonett–Price) of H0: damage at most 0.01 against H1: damage above 0.01 (damage = baseline - candidate, higher is better)"; !strings.HasPrefix(first.PValueTest, want) {
 		t.Errorf("p_value_test = %q, want it to start %q", first.PValueTest, want)
 	}
 
@@ -603,7 +616,7 @@ func TestPValuesMatchTheInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"\n  damage = baseline - candidate, higher is better; the 95% CI and both tests: paired t test (1999 df)\n",
+		"\n  damage = baseline - candidate, higher is better; the 95% CI and both tests: adjusted Wald test (Bonett–Price)\n",
 		"\n  breach test: H0 damage ≤ 0.0200, H1 damage > 0.0200: one-sided p = 1\n",
 		"\n  within test: H0 damage ≥ 0.0200, H1 damage < 0.0200: one-sided p < 0.0001\n",
 		"\n  (each decides at p < 0.025, as the 95% interval's ends do; a p-value is not the probability of damage)\n",
@@ -614,5 +627,36 @@ func TestPValuesMatchTheInterval(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "p(damage") {
 		t.Errorf("the text still prints p(damage > …):\n%s", out.String())
+	}
+}
+
+// Two runs that agree on every item are not shown equal by any finite
+// sample: Bonett & Price's interval (one discordant pair added each way)
+// has half-width z·√2/(n+2), z = 1.959964. 300 items clear max_drop 0.02
+// (z·√2/302 = 0.0092: GO); 100 do not (z·√2/102 = 0.0272: INCONCLUSIVE),
+// and 137 would: z·√2/139 = 0.019941 ≤ 0.02, while 136 give z·√2/138 =
+// 0.020085.
+func TestIdenticalRunsNeedEnoughItems(t *testing.T) {
+	for _, tc := range []struct {
+		n       int
+		verdict string
+		half    float64
+		add     int
+	}{
+		{300, Go, 1.959963984540054 * math.Sqrt2 / 302, 0},
+		{100, Inconclusive, 1.959963984540054 * math.Sqrt2 / 102, 37},
+	} {
+		rows := rowsOf(accuracy(tc.n, 0.9), nil)
+		rep := evaluateT(t, policy(map[string]Rule{"a": {Tier: ptr(Critical), MaxDrop: ptr(0.02)}}), []compare.Pair{pair("a", rows, rows)}, DefaultOptions())
+		x := result(t, rep, "a")
+		if rep.Verdict != tc.verdict || x.CIMethod != "adjusted_wald" {
+			t.Errorf("%d identical items: verdict %s, method %s; want %s, adjusted_wald", tc.n, rep.Verdict, x.CIMethod, tc.verdict)
+		}
+		if math.Abs(*x.DeltaCIUpper-tc.half) > 1e-9 || math.Abs(*x.DeltaCILower+tc.half) > 1e-9 {
+			t.Errorf("%d identical items: interval [%v, %v], want ±%v", tc.n, *x.DeltaCILower, *x.DeltaCIUpper, tc.half)
+		}
+		if tc.add > 0 && (x.Needed == nil || x.Needed.AdditionalItems == nil || *x.Needed.AdditionalItems != tc.add) {
+			t.Errorf("%d identical items: needed %+v, want %d more items", tc.n, x.Needed, tc.add)
+		}
 	}
 }

@@ -58,8 +58,10 @@ func TestInvalidBenchmark(t *testing.T) {
 	}
 
 	// An advisory benchmark never gates: INVALID, with a warning, and the
-	// verdict is decided by the others (a passes: GO).
-	rep = evaluateT(t, policy(map[string]Rule{"a": {Tier: ptr(Critical), MaxDrop: ptr(0.01)}, "adv": {Tier: ptr(Advisory)}}),
+	// verdict is decided by the others (a passes: GO). 200 identical
+	// items: Bonett & Price's half-width is 1.959964·√2/202 =
+	// 1.959964·0.0070011 = 0.0137, within max_drop 0.02 (not within 0.01).
+	rep = evaluateT(t, policy(map[string]Rule{"a": {Tier: ptr(Critical), MaxDrop: ptr(0.02)}, "adv": {Tier: ptr(Advisory)}}),
 		[]compare.Pair{pair("a", good, good), pair("adv", good, bad)}, DefaultOptions())
 	if rep.Verdict != Go || result(t, rep, "adv").Status != StatusInvalid {
 		t.Errorf("verdict %s, adv %s: want GO, INVALID", rep.Verdict, result(t, rep, "adv").Status)
@@ -70,8 +72,9 @@ func TestInvalidBenchmark(t *testing.T) {
 
 	// 10 of 200 = 5%, exactly max_error_rate: valid, gated on the 190
 	// items both runs scored (the candidate's 10 failures are not
-	// counted as wrong: no drop, PASS).
-	rep = evaluateT(t, policy(map[string]Rule{"a": {Tier: ptr(Critical), MaxDrop: ptr(0.01)}}), []compare.Pair{pair("a", good, infraFail(good, 10))}, DefaultOptions())
+	// counted as wrong: no drop, PASS at max_drop 0.02: half-width
+	// 1.959964·√2/192 = 1.959964·0.0073657 = 0.0144).
+	rep = evaluateT(t, policy(map[string]Rule{"a": {Tier: ptr(Critical), MaxDrop: ptr(0.02)}}), []compare.Pair{pair("a", good, infraFail(good, 10))}, DefaultOptions())
 	if x := result(t, rep, "a"); rep.Verdict != Go || x.Status != StatusPass || x.NPaired != 190 || *x.Delta != 0 {
 		t.Errorf("verdict %s, status %s, n %d, delta %v: want GO, PASS over 190 items, delta 0", rep.Verdict, x.Status, x.NPaired, x.Delta)
 	}

@@ -114,7 +114,9 @@ func renderMarkdown(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 			clt, boot, view.Count(b.Items), view.Count(b.Repeats), view.InfraCell(b.Validity), view.FailuresCell(b.Failures),
 		})
 	}
-	m.table([]string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Infra failures (not scored)", "Model errors"}, rows, "__rrrrrrr")
+	ha, hb := view.IntervalHeads(level, view.HeadlineScores(suite))
+	m.table([]string{"Benchmark", "Metric", "Value", ha, hb, "Items", "Repeats", "Infra failures (not scored)", "Model errors"}, rows, "__rrrrrrr")
+	m.printf("%s\n\n", mdText(view.IntervalNote))
 
 	for _, b := range suite {
 		m.benchmark(b)
@@ -233,12 +235,16 @@ func (m *mdWriter) failureClasses(cs []metrics.FailureCategory, share string) {
 func (m *mdWriter) scores(b *metrics.Bundle) {
 	h := view.HeadlineScore(b)
 	level := view.CILevel([]*metrics.Bundle{b})
-	head := []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}
+	head := func(scores []metrics.Score) []string {
+		ha, hb := view.IntervalHeads(level, scores)
+		return []string{"Metric", "Value", ha, hb, "n items"}
+	}
 	metricName := func(s metrics.Score) string { return mdCode(s.Metric, true) }
 
 	if ks := view.PassAtK(b); len(ks) > 0 {
 		m.printf("### pass@k\n\n")
-		m.table(head, scoreRows(append([]metrics.Score{h}, ks...), metricName), "_rrrr")
+		ks = append([]metrics.Score{h}, ks...)
+		m.table(head(ks), scoreRows(ks, metricName), "_rrrr")
 	}
 
 	m.printf("### Variance decomposition\n\n")
@@ -258,12 +264,13 @@ func (m *mdWriter) scores(b *metrics.Bundle) {
 			s := c.Score
 			rows = append(rows, []string{mdText(c.Name), view.Num(s.Value), view.IVCell(s.CLT), view.IVCell(s.Bootstrap), view.Count(s.N)})
 		}
-		m.table([]string{"Category", mdCode(h.Metric, true), level + " (clt)", level + " (bootstrap)", "n items"}, rows, "_rrrr")
+		ha, hb := view.IntervalHeads(level, view.CategoryScores(b))
+		m.table([]string{"Category", mdCode(h.Metric, true), ha, hb, "n items"}, rows, "_rrrr")
 	}
 
 	if sc := append(view.ScorerMetrics(b), view.OtherMetrics(b)...); len(sc) > 0 {
 		m.printf("### Scorer metrics\n\n")
-		m.table(head, scoreRows(sc, metricName), "_rrrr")
+		m.table(head(sc), scoreRows(sc, metricName), "_rrrr")
 		notes := view.ScorerNotes(b)
 		for _, n := range notes {
 			m.printf("- %s\n", mdText(n))

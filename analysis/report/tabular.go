@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,7 +172,9 @@ func renderLaTeX(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 		})
 	}
 	t.printf("%% Suite summary\n")
-	t.tabular("llrllrrrr", []string{"Benchmark", "Metric", "Value", level + " (clt)", level + " (bootstrap)", "Items", "Repeats", "Infra failures", "Model errors"}, rows)
+	ha, hb := view.IntervalHeads(level, view.HeadlineScores(suite))
+	t.tabular("llrllrrrr", []string{"Benchmark", "Metric", "Value", ha, hb, "Items", "Repeats", "Infra failures", "Model errors"}, rows)
+	t.printf("%s\n\n", tex(view.IntervalNote))
 
 	for _, b := range suite {
 		t.printf("%% Benchmark %s\n", tex(view.Key(b)))
@@ -208,7 +211,8 @@ func renderLaTeX(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 			rows = append(rows, []string{"category: " + c.Name, view.Num(s.Value), view.IVCell(s.CLT), view.IVCell(s.Bootstrap), view.Count(s.N)})
 		}
 		if !b.Validity.Invalid {
-			t.tabular("lrllr", []string{"Metric", "Value", level + " (clt)", level + " (bootstrap)", "n items"}, rows)
+			ha, hb := view.IntervalHeads(level, append(slices.Clone(scores), view.CategoryScores(b)...))
+			t.tabular("lrllr", []string{"Metric", "Value", ha, hb, "n items"}, rows)
 		}
 
 		for _, x := range []struct {

@@ -39,13 +39,10 @@ func adjusted(d []float64) (center, se float64) {
 }
 
 // adjustedMoments is the adjusted interval's centre and standard error for
-// n real differences of mean m and population variance v.
+// n real differences of mean m and population variance v: pseudo-items
+// ±1, Bonett & Price's one discordant pair each way.
 func adjustedMoments(n, m, v float64) (center, se float64) {
-	sum := n * m
-	sq := n*(v+m*m) + 2 // Σd² over the real items and the pseudo-items ±1
-	center = sum / (n + 2)
-	vp := max(0, sq/(n+2)-center*center)
-	return center, math.Sqrt(vp / (n + 2))
+	return stats.AdjustedPaired(n, m, v, 1)
 }
 
 // within reports whether the adjusted interval at z of n differences of

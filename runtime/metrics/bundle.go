@@ -121,8 +121,11 @@ type Score struct {
 	// clusters; clipped to [0, 1] when every per-item value lies there.
 	CLT *Interval `json:"ci_clt,omitempty"`
 	// Bootstrap is the seeded percentile bootstrap over items (for pass@k,
-	// over the per-item estimates), over whole clusters when items carry
-	// clusters ("bootstrap_cluster").
+	// over the per-item estimates): NeMo Evaluator's, kept for parity
+	// ("bootstrap_percentile"; it cannot cover near 0 or 1, the analytic
+	// CLT beside it is nel's interval). Over whole clusters when items
+	// carry clusters, its ends read at Hesterberg's expanded level for
+	// few clusters ("bootstrap_cluster_expanded").
 	Bootstrap *Interval `json:"ci_bootstrap,omitempty"`
 }
 
@@ -130,9 +133,13 @@ type Score struct {
 type Interval struct {
 	// Method is "t", "clt_clustered", "wilson", "wilson_effective",
 	// "wilson_clustered",
-	// "clt_ratio" (delta method for a ratio metric Σnum/Σden over items,
-	// t at m−1 df; z before df was set),
-	// "bootstrap_percentile" or "bootstrap_cluster"; bundles written
+	// "wilson_ratio" (a ratio metric Σnum/Σden over items whose num lies
+	// in [0, den]: Wilson on the effective sample size from the delta
+	// method's SE, t at m−1 df), "clt_ratio" (other ratio metrics: the
+	// delta method, t at m−1 df; z before df was set),
+	// "bootstrap_percentile" or "bootstrap_cluster_expanded"
+	// ("bootstrap_cluster", the plain percentile ends, in bundles of
+	// before it was expanded); bundles written
 	// before nel chose intervals by coverage also say "clt" (normal, z).
 	Method string  `json:"method"`
 	Level  float64 `json:"level"` // 0.95

@@ -316,15 +316,23 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 
 // bootstrap is the percentile bootstrap of the mean of vals: over whole
 // clusters when cluster is set (items of one category are correlated, and
-// resampling them one by one under-covers), else over items.
+// resampling them one by one under-covers), expanded for few clusters,
+// else NeMo Evaluator's over items.
 func (c *computer) bootstrap(vals []float64, cluster []int) *Interval {
 	iv := &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed}
 	if cluster == nil {
 		iv.Lo, iv.Hi = stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
 		return iv
 	}
-	iv.Method = "bootstrap_cluster"
-	iv.Lo, iv.Hi = stats.ClusterBootstrap(vals, cluster, c.in.Resamples, c.in.Seed, c.in.Level)
+	// Few clusters: read the percentiles at Hesterberg's expanded level
+	// (the t(G−1) width the clustered analytic interval has); the plain
+	// percentile ends covered 87–94% at 10–30 clusters.
+	g := map[int]bool{}
+	for _, id := range cluster {
+		g[id] = true
+	}
+	iv.Method = "bootstrap_cluster_expanded"
+	iv.Lo, iv.Hi = stats.ClusterBootstrap(vals, cluster, c.in.Resamples, c.in.Seed, stats.ExpandedLevel(c.in.Level, len(g)))
 	return iv
 }
 
@@ -467,17 +475,24 @@ func (c *computer) ratio(name string) Score {
 	// as the item means' interval (z under-covers with few items).
 	_, se, _, _ := stats.RatioCLT(num, den, c.in.Level)
 	q := stats.TQuantile((1+c.in.Level)/2, float64(len(num)-1))
-	lo, hi := r-q*se, r+q*se
+	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: r - q*se, Hi: r + q*se, SE: se, DF: len(num) - 1}
 	unit := true
+	total := 0.0
 	for i := range num {
-		if num[i] < 0 || num[i] > den[i] {
-			unit = false
-		}
+		unit = unit && num[i] >= 0 && num[i] <= den[i]
+		total += den[i]
 	}
 	if unit {
-		lo, hi = max(lo, 0), min(hi, 1)
+		// A share of instructions followed is a proportion whose trials
+		// come in clusters (an item's instructions): the ratio estimator
+		// of cluster sampling, for which Korn & Graubard's (1998) Wilson
+		// interval on the effective sample size holds near 0 and 1 where
+		// r ± t·SE covered 85–90% (n = 30–100 items at 0.95 in nel's
+		// suite); the trials are the instructions.
+		s.CLT.Method = "wilson_ratio"
+		s.CLT.EffectiveN = stats.EffectiveN(r, se, total, len(num))
+		s.CLT.Lo, s.CLT.Hi = stats.Wilson(r, s.CLT.EffectiveN, q)
 	}
-	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: lo, Hi: hi, SE: se, DF: len(num) - 1}
 	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
 	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
 	return s

@@ -202,16 +202,21 @@ func TestRatioMetric(t *testing.T) {
 	}
 	inst := b.Metrics[2]
 	near(t, "ifeval:inst", *inst.Value, 5.0/9)
-	if inst.N != 3 || inst.CLT == nil || inst.CLT.Method != "clt_ratio" || inst.Bootstrap == nil {
+	if inst.N != 3 || inst.CLT == nil || inst.CLT.Method != "wilson_ratio" || inst.Bootstrap == nil {
 		t.Fatalf("ratio metric %+v", inst)
 	}
 	if !(inst.CLT.Lo >= 0 && inst.CLT.Lo < 5.0/9 && inst.CLT.Hi > 5.0/9 && inst.CLT.Hi <= 1) {
 		t.Fatalf("ratio interval %+v", inst.CLT)
 	}
-	// Student's t over the 3 items: the upper end is 5/9 + t_{0.975, 2}·SE
-	// (t = 4.302652729749464, mpmath) unless clipped at 1.
-	if ci := inst.CLT; ci.DF != 2 || math.Abs(ci.Hi-math.Min(1, 5.0/9+4.302652729749464*ci.SE)) > 1e-12 {
-		t.Fatalf("ratio interval %+v: want t with 2 df", ci)
+	// Wilson on the effective sample size, by hand: the delta method's
+	// z_i = (n_i − R·d_i)/d̄ = (−1/27, 4/9, −11/27) (d̄ = 3), variance
+	// 0.1824417, SE = √(0.1824417/3) = 0.246605; effective n =
+	// (5/9)(4/9)/SE² = 4.06016 (under the 9 instructions); with t_{0.975,
+	// 2} = 4.302653 Wilson's ends are (2.835366 ∓ 2.514640)/5.55962 =
+	// 0.05769 and 0.96230.
+	if ci := inst.CLT; ci.DF != 2 || math.Abs(ci.SE-0.246605) > 1e-6 || math.Abs(ci.EffectiveN-4.06016) > 1e-4 ||
+		math.Abs(ci.Lo-0.05769) > 1e-4 || math.Abs(ci.Hi-0.96230) > 1e-4 {
+		t.Fatalf("ratio interval %+v: want Wilson on 4.06 effective trials with t(2)", ci)
 	}
 	// An item-mean metric next to it is unchanged: (0.5 + 1 + 0)/3.
 	near(t, "ifeval:prompt", *b.Metrics[3].Value, 0.5)

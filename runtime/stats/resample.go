@@ -276,3 +276,24 @@ func ClusterBootstrap(xs []float64, cluster []int, resamples int, seed uint64, l
 	// ratio estimator over clusters as units (sizes are never 0).
 	return BootstrapRatio(sums, sizes, resamples, seed, level)
 }
+
+// ExpandedLevel is the level at which to read a percentile bootstrap's
+// ends so that it has the width of a t interval on n units: Hesterberg's
+// (2015) expanded percentile interval, 2Φ(√(n/(n−1))·t_{n−1}) − 1 with
+// t_{n−1} the two-sided quantile of level. The plain percentile interval
+// is too short with few units on two counts: the bootstrap's variance is
+// the plug-in one, (n−1)/n of the unbiased, and its quantiles are the
+// normal's where the standard error is estimated from n units. With
+// clusters as the units and 10–30 of them the plain cluster bootstrap
+// covered 87–94% in nel's suite. level itself for n < 2; below 1 always.
+func ExpandedLevel(level float64, n int) float64 {
+	checkLevel(level)
+	if n < 2 {
+		return level
+	}
+	g := float64(n)
+	z := math.Sqrt(g/(g-1)) * TQuantile((1+level)/2, g-1)
+	// With 2 or 3 units z' is 18 or 6: a level of 1 in floating point,
+	// which means the resamples' extremes; just under 1 says that.
+	return min(2*NormalCDF(z)-1, math.Nextafter(1, 0))
+}

@@ -115,3 +115,28 @@ func TestWilsonCounts(t *testing.T) {
 		t.Errorf("WilsonCounts(30, 30) = [%v, %v]", lo, hi)
 	}
 }
+
+// The expanded percentile level, by hand: 10 clusters at 95%, z' =
+// √(10/9)·t(9) = 1.0540926·2.2621572 = 2.384523, 2Φ(2.384523) − 1 =
+// 1 − 2·0.0085503 = 0.982899 (1 − Φ(2.38) = 0.0086563, less
+// 0.004523·φ ≈ 0.004523·0.02343); 30 clusters: √(30/29)·2.0452296 =
+// 2.080193, 1 − 2·0.018754 = 0.962492. Many units: the level itself.
+func TestExpandedLevel(t *testing.T) {
+	for _, tc := range []struct {
+		level float64
+		n     int
+		want  float64
+		tol   float64
+	}{
+		{0.95, 10, 0.982899, 2e-6},
+		{0.95, 30, 0.962492, 2e-6},
+		{0.95, 1, 0.95, 0},
+		// 2 clusters: z' = √2·12.706 = 17.97, the resamples' extremes.
+		{0.95, 2, 1, 1e-15},
+		{0.95, 1_000_000, 0.95, 1e-6},
+	} {
+		if got := ExpandedLevel(tc.level, tc.n); math.Abs(got-tc.want) > tc.tol {
+			t.Errorf("ExpandedLevel(%v, %d) = %v, want %v", tc.level, tc.n, got, tc.want)
+		}
+	}
+}

@@ -50,10 +50,14 @@ type htmlPage struct {
 	Simulated bool
 	Warning   string
 	Level     string
-	Rows      []htmlSummaryRow
-	Chart     chart
-	Benches   []htmlBench
-	Version   int
+	// Heads are the summary's interval columns' headers
+	// (view.IntervalHeads), Note what they are.
+	Heads   [2]string
+	Note    string
+	Rows    []htmlSummaryRow
+	Chart   chart
+	Benches []htmlBench
+	Version int
 	// AgentTitle heads an agentic benchmark's trajectory audit.
 	AgentTitle string
 }
@@ -80,18 +84,20 @@ type htmlBench struct {
 	Variance           []string
 	MDE                string
 	CategoryHead       string
-	Categories         []htmlScore
-	CategoryChart      chart
-	Scorers            []htmlScore
-	ScorerNotes        []string
-	Runtime            [][2]string
-	LatencyChart       chart
-	FailSummary        string
-	Samples            string
-	Failed             int
-	Failures           []htmlFailure
-	FailureChart       chart
-	Provenance         [][2]string
+	// Heads name the methods of the benchmark's interval columns.
+	Heads         [2]string
+	Categories    []htmlScore
+	CategoryChart chart
+	Scorers       []htmlScore
+	ScorerNotes   []string
+	Runtime       [][2]string
+	LatencyChart  chart
+	FailSummary   string
+	Samples       string
+	Failed        int
+	Failures      []htmlFailure
+	FailureChart  chart
+	Provenance    [][2]string
 	// Invalid is InvalidSentence for an INVALID benchmark: its numbers
 	// are not shown.
 	Invalid      string
@@ -180,10 +186,12 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 		Simulated:  view.Simulated(suite),
 		Warning:    view.SimulatedWarning,
 		Level:      view.CILevel(suite),
+		Note:       view.IntervalNote,
 		Chart:      suiteChart(suite),
 		Version:    report.Version,
 		AgentTitle: view.AgentTitle,
 	}
+	page.Heads[0], page.Heads[1] = view.IntervalHeads(page.Level, view.HeadlineScores(suite))
 	for _, b := range suite {
 		h := view.HeadlineScore(b)
 		clt, boot := view.IntervalCells(b)
@@ -201,6 +209,7 @@ func Render(w io.Writer, suite []*metrics.Bundle, opts report.Options) error {
 			Scorers:       htmlScores(append(view.ScorerMetrics(b), view.OtherMetrics(b)...)),
 			ScorerNotes:   view.ScorerNotes(b),
 			CategoryHead:  h.Metric,
+			Heads:         benchHeads(b),
 			CategoryChart: categoryChart(b),
 			Runtime:       view.RuntimeRows(b),
 			LatencyChart:  latencyChart(b),
@@ -350,11 +359,12 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 <section class="card" id="summary">
 <h2>Summary</h2>
 {{if .Rows}}<table>
-<thead><tr><th>Benchmark</th><th>Metric</th><th class="num">Value</th><th class="num">{{.Level}} (clt)</th><th class="num">{{.Level}} (bootstrap)</th><th class="num">Items</th><th class="num">Repeats</th><th class="num">Infra failures (not scored)</th><th class="num">Model errors</th></tr></thead>
+<thead><tr><th>Benchmark</th><th>Metric</th><th class="num">Value</th><th class="num">{{index .Heads 0}}</th><th class="num">{{index .Heads 1}}</th><th class="num">Items</th><th class="num">Repeats</th><th class="num">Infra failures (not scored)</th><th class="num">Model errors</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr><td><a href="#{{.Anchor}}">{{.Key}}</a>{{if .Simulated}} <span class="tag sim">SIMULATED</span>{{end}}{{if .Invalid}} <span class="tag invalid">INVALID</span>{{end}}</td><td><code>{{.Metric}}</code></td><td class="num{{if .NA}} na{{end}}"><b>{{.Value}}</b></td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.Items}}</td><td class="num">{{.Repeats}}</td><td class="num">{{.Infra}}</td><td class="num">{{.Failures}}</td></tr>
 {{end}}</tbody>
 </table>
+<p class="skip">{{.Note}}</p>
 <figure>
 {{with .Chart.SVG}}{{.}}
 <figcaption><span class="dot"></span>score <span class="sw clt"></span>CLT interval (above) <span class="sw boot"></span>bootstrap interval (below) · {{$.Level}}</figcaption>{{else}}<p class="skip">{{.Chart.Skip}}</p>{{end}}
@@ -376,18 +386,18 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 </div>
 <div>
 {{if .PassK}}<h3>pass@k</h3>
-<table><thead><tr><th>Metric</th><th class="num">Value</th><th class="num">{{$.Level}} (clt)</th><th class="num">{{$.Level}} (bootstrap)</th><th class="num">n</th></tr></thead><tbody>
+<table><thead><tr><th>Metric</th><th class="num">Value</th><th class="num">{{index .Heads 0}}</th><th class="num">{{index .Heads 1}}</th><th class="num">n</th></tr></thead><tbody>
 {{range .PassK}}<tr><td><code>{{.Name}}</code></td><td class="num{{if .NA}} na{{end}}">{{.Value}}</td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.N}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if .Scorers}}<h3>Scorer metrics</h3>
-<table><thead><tr><th>Metric</th><th class="num">Value</th><th class="num">{{$.Level}} (clt)</th><th class="num">{{$.Level}} (bootstrap)</th><th class="num">n</th></tr></thead><tbody>
+<table><thead><tr><th>Metric</th><th class="num">Value</th><th class="num">{{index .Heads 0}}</th><th class="num">{{index .Heads 1}}</th><th class="num">n</th></tr></thead><tbody>
 {{range .Scorers}}<tr><td><code>{{.Name}}</code></td><td class="num{{if .NA}} na{{end}}">{{.Value}}</td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.N}}</td></tr>
 {{end}}</tbody></table>{{if .ScorerNotes}}<div class="notes"><ul>{{range .ScorerNotes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}{{end}}
 </div>
 </div>
 <h3>Categories</h3>
 {{if .Categories}}<div class="grid"><div>
-<table><thead><tr><th>Category</th><th class="num"><code>{{.CategoryHead}}</code></th><th class="num">{{$.Level}} (clt)</th><th class="num">{{$.Level}} (bootstrap)</th><th class="num">n</th></tr></thead><tbody>
+<table><thead><tr><th>Category</th><th class="num"><code>{{.CategoryHead}}</code></th><th class="num">{{index .Heads 0}}</th><th class="num">{{index .Heads 1}}</th><th class="num">n</th></tr></thead><tbody>
 {{range .Categories}}<tr><td>{{.Name}}</td><td class="num{{if .NA}} na{{end}}">{{.Value}}</td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.N}}</td></tr>
 {{end}}</tbody></table></div>
 <figure>{{with .CategoryChart.SVG}}{{.}}<figcaption><span class="sw clt"></span>CLT <span class="sw boot"></span>bootstrap</figcaption>{{else}}<p class="skip">{{.CategoryChart.Skip}}</p>{{end}}</figure>
@@ -435,3 +445,11 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 </body>
 </html>
 `))
+
+// benchHeads are b's interval column headers, over all its scores and
+// categories (its pass@k, scorer and category tables share them).
+func benchHeads(b *metrics.Bundle) [2]string {
+	var h [2]string
+	h[0], h[1] = view.IntervalHeads(view.CILevel([]*metrics.Bundle{b}), append(slices.Clone(b.Metrics), view.CategoryScores(b)...))
+	return h
+}

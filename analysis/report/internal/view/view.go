@@ -688,3 +688,55 @@ func builtinScorer(b *metrics.Bundle) string {
 	}
 	return ""
 }
+
+// IntervalHeads are the headers of a table's two interval columns for the
+// scores it shows: the level and the methods the column holds, e.g.
+// "95% CI (wilson)" and "95% CI (bootstrap_percentile)", several joined
+// by ", " ("95% CI (wilson, t)"). A bare "clt" would hide that the
+// analytic column holds Wilson or t intervals; "clt" and "bootstrap" are
+// kept for a column that holds none.
+func IntervalHeads(level string, scores []metrics.Score) (analytic, bootstrap string) {
+	var a, b []string
+	add := func(to *[]string, iv *metrics.Interval) {
+		if iv != nil && iv.Method != "" && !slices.Contains(*to, iv.Method) {
+			*to = append(*to, iv.Method)
+		}
+	}
+	for _, s := range scores {
+		add(&a, s.CLT)
+		add(&b, s.Bootstrap)
+	}
+	head := func(ms []string, none string) string {
+		if len(ms) == 0 {
+			ms = []string{none}
+		}
+		return level + " (" + strings.Join(ms, ", ") + ")"
+	}
+	return head(a, "clt"), head(b, "bootstrap")
+}
+
+// HeadlineScores are the headlines of the suite's valid benchmarks (an
+// INVALID one shows no interval): the summary table's scores.
+func HeadlineScores(suite []*metrics.Bundle) []metrics.Score {
+	var out []metrics.Score
+	for _, b := range suite {
+		if !b.Validity.Invalid {
+			out = append(out, HeadlineScore(b))
+		}
+	}
+	return out
+}
+
+// CategoryScores are b's categories' scores.
+func CategoryScores(b *metrics.Bundle) []metrics.Score {
+	out := make([]metrics.Score, len(b.Categories))
+	for i, c := range b.Categories {
+		out[i] = c.Score
+	}
+	return out
+}
+
+// IntervalNote says which interval column is the headline's and what the
+// bootstrap column is, under a table that shows both.
+const IntervalNote = "The first interval column is the one nel reports as the score's interval (docs/statistics.md says which method is chosen where). " +
+	"The bootstrap column is a percentile bootstrap: NeMo Evaluator's over items (bootstrap_percentile), kept for parity, or over whole categories; near 0 or 1 it covers far less than its level."

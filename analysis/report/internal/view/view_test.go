@@ -61,3 +61,22 @@ func TestScorerNotes(t *testing.T) {
 		t.Errorf("no scorer metrics: notes = %q", notes)
 	}
 }
+
+// An interval column's header names the methods it holds, each once, in
+// the order met; a column with none keeps the generic name.
+func TestIntervalHeads(t *testing.T) {
+	iv := func(m string) *metrics.Interval { return &metrics.Interval{Method: m, Level: 0.95} }
+	scores := []metrics.Score{
+		{CLT: iv("wilson"), Bootstrap: iv("bootstrap_percentile")},
+		{CLT: iv("t"), Bootstrap: iv("bootstrap_percentile")},
+		{CLT: iv("wilson"), Bootstrap: iv("bootstrap_cluster")},
+	}
+	a, b := IntervalHeads("95% CI", scores)
+	if a != "95% CI (wilson, t)" || b != "95% CI (bootstrap_percentile, bootstrap_cluster)" {
+		t.Errorf("heads %q, %q", a, b)
+	}
+	a, b = IntervalHeads("90% CI", []metrics.Score{{}})
+	if a != "90% CI (clt)" || b != "90% CI (bootstrap)" {
+		t.Errorf("heads with no interval %q, %q", a, b)
+	}
+}
