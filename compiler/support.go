@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/gymenv"
 )
 
 // Features that load (so NeMo Evaluator configs validate unchanged) but
@@ -210,6 +212,11 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		if k, ok := benchmarkSource(b.Name); ok && !k.Supported {
 			scheme, _, _ := strings.Cut(b.Name, "://")
 			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
+		}
+		if strings.HasPrefix(b.Name, "gym://") {
+			if _, err := gymenv.Parse(b.Name); err != nil {
+				no("gym:// other than gym://HOST:PORT (NeMo's managed gym://NAME, gym://cmd:…, gym://module:… start a server nel-run cannot start, and ?protocol=native&data=… speaks Gym's native protocol; give a running server, e.g. nel serve, as gym://HOST:PORT)", "benchmarks", i, "name")
+			}
 		}
 		switch {
 		case b.Solver.Type == "simple":
