@@ -34,7 +34,7 @@ var compatFeatureIssue = map[string]string{
 	"proxy":                              "issue 21",
 	"service type gym":                   "issue 21",
 	"solver type gym_delegation":         "issue 21",
-	"benchmark source gym://":            "issue 21",
+	"gym:// other than gym://HOST:PORT":  "issue 21",
 	"sandbox type ecs_fargate":           "issue 22",
 	"output.export":                      "issue 22",
 	"benchmark source vlmevalkit://":     "issue 19",
@@ -62,7 +62,7 @@ var compatConfigs = []struct {
 	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"a Harbor dataset that is not on this machine", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor"}},
-	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 
