@@ -141,13 +141,16 @@ func assistantText(raw json.RawMessage) (string, error) {
 // replaced by the request's), else an item made of the request's expected
 // answer and metadata alone.
 func (srv *Server) item(req *verifyRequest) (*bench.Item, error) {
-	n, ok := req.meta["idx"].(json.Number)
+	x, ok := req.meta["idx"]
 	if !ok {
 		if !req.hasExp {
 			return nil, fmt.Errorf("neither an expected answer nor metadata.idx: nothing to score against")
 		}
 		return &bench.Item{Expected: req.expected, Meta: req.meta}, nil
 	}
+	// (The metadata was read into plain Go values: a number is a float64,
+	// printed back as the JSON number it was.)
+	n := json.Number(fmt.Sprint(x))
 	idx, err := srv.index(&n)
 	if err != nil {
 		return nil, fmt.Errorf("metadata.%v", err)
