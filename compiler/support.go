@@ -21,6 +21,9 @@ func unsupported(s *Source) Errors {
 		sv := r.Services[name]
 		switch sv.Type {
 		case "api", "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
+		case "gym":
+			gymUnsupported(no, name, sv)
+			continue
 		default:
 			no("service type "+sv.Type, "services", name, "type")
 			continue
@@ -322,4 +325,25 @@ func nodeResolves(r *Recipe, p []any) bool {
 		return sv != nil && refsInWords(sv)
 	}
 	return false
+}
+
+// gymUnsupported refuses what a gym service asks that nel cannot do: a
+// running server (url) is nel's, for a tool_calling solver's
+// resource_service; one nel would start is not yet.
+func gymUnsupported(no func(feature string, path ...any), name string, sv *Service) {
+	const managed = "nel-run starts no Gym server yet; start it (nel serve, or Gym's own) and give its url"
+	if sv.URL == "" {
+		no("a gym service without url (a managed Gym server: "+managed+")", "services", name, "type")
+	}
+	for _, f := range []struct {
+		set bool
+		key string
+	}{{sv.ServerCmd != "", "server_cmd"}, {sv.Image != "", "image"}, {sv.Benchmark != "", "benchmark"}} {
+		if f.set {
+			no(f.key+" of a gym service ("+managed+")", "services", name, f.key)
+		}
+	}
+	if len(sv.Interceptors) > 0 || sv.Proxy != nil {
+		no("proxy", "services", name, "proxy")
+	}
 }
