@@ -52,7 +52,8 @@ func Parse(name string) (*Client, error) {
 // Endpoint is the server's base URL.
 func (c *Client) Endpoint() string { return c.base }
 
-// Seeded is /seed_session's answer.
+// Seeded is /seed_session's answer (NeMo's SeedSessionResponse), as
+// nel serve writes it and gym:// reads it.
 type Seeded struct {
 	Prompt         string          `json:"prompt"`
 	ExpectedAnswer string          `json:"expected_answer"`

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/gymenv"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
@@ -156,19 +157,10 @@ func (srv *Server) index(n *json.Number) (int, error) {
 	return int(i), nil
 }
 
-// SeedResult is /seed_session's answer (NeMo's SeedSessionResponse).
-type SeedResult struct {
-	Prompt         string          `json:"prompt"`
-	ExpectedAnswer string          `json:"expected_answer"`
-	Metadata       map[string]any  `json:"metadata"`
-	Messages       []bench.Message `json:"messages"`
-	System         *string         `json:"system"`
-}
-
 // Seed is item it, the idx-th, as /seed_session gives it. Its metadata
 // carries idx and item_id besides the scorer's own fields, so a /verify
 // that sends the metadata back is scored against the item itself.
-func Seed(it *bench.Item, idx int) SeedResult {
+func Seed(it *bench.Item, idx int) gymenv.Seeded {
 	meta := map[string]any{}
 	for k, v := range it.Meta {
 		meta[k] = v
@@ -177,7 +169,7 @@ func Seed(it *bench.Item, idx int) SeedResult {
 	if it.Category != "" {
 		meta["category"] = it.Category
 	}
-	res := SeedResult{Prompt: it.Question(), ExpectedAnswer: it.Expected, Metadata: meta, Messages: it.Messages}
+	res := gymenv.Seeded{Prompt: it.Question(), ExpectedAnswer: it.Expected, Metadata: meta, Messages: it.Messages}
 	if len(it.Messages) > 0 && it.Messages[0].Role == "system" {
 		res.System = &it.Messages[0].Content
 	}
