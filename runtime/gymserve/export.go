@@ -31,12 +31,13 @@ type CreateParams struct {
 }
 
 // Export writes every served item of s as Gym JSONL to
-// DIR/<benchmark>.jsonl, whole or not at all, and returns the path.
+// DIR/<benchmark>.jsonl (the benchmark's folder name: a key such as
+// gsm8k#2 is gsm8k_2), whole or not at all, and returns the path.
 func Export(s *shard.Scorer, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("export: %w", err)
 	}
-	path := filepath.Join(dir, s.Benchmark()+".jsonl")
+	path := filepath.Join(dir, s.Dir()+".jsonl")
 	err := atomicfile.Write(path, func(f io.Writer) error {
 		w := bufio.NewWriter(f)
 		enc := json.NewEncoder(w)

@@ -129,7 +129,7 @@ func (srv *Server) seedSession(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Idx *json.Number `json:"idx"`
 	}
-	if err := decode(r, &body); err != nil {
+	if err := decode(w, r, &body); err != nil {
 		badRequest(w, "seed_session: %v", err)
 		return
 	}
@@ -179,8 +179,8 @@ func Seed(it *bench.Item, idx int) gymenv.Seeded {
 	return res
 }
 
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("the body is not a JSON object: %v", err)

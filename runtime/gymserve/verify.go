@@ -23,7 +23,7 @@ type verifyRequest struct {
 
 func (srv *Server) verify(w http.ResponseWriter, r *http.Request) {
 	var raw map[string]json.RawMessage
-	if err := decode(r, &raw); err != nil {
+	if err := decode(w, r, &raw); err != nil {
 		badRequest(w, "verify: %v", err)
 		return
 	}

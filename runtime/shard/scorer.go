@@ -66,6 +66,9 @@ func (s *Scorer) Close() { s.closeEnv() }
 // Benchmark is the benchmark's key in the plan.
 func (s *Scorer) Benchmark() string { return s.r.b.Key }
 
+// Dir is the benchmark's folder name: its key made safe for a file name.
+func (s *Scorer) Dir() string { return s.r.b.Dir }
+
 // Len is how many items the recipe selects.
 func (s *Scorer) Len() int { return len(s.items) }
 
