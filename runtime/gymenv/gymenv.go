@@ -188,6 +188,9 @@ func Definition(name string) (*bench.Benchmark, error) {
 		Load: func(ctx context.Context, _ bench.Loader, _ map[string]any) (*bench.Set, error) {
 			return c.load(ctx)
 		},
+		// Score has no context (its callers score without an Env: the
+		// shard's probe of an empty answer when scoring opens); the HTTP
+		// client's timeout bounds it.
 		Score: func(it *bench.Item, response string) bench.Score {
 			return c.score(context.Background(), it, response)
 		},
