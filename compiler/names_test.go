@@ -28,7 +28,7 @@ func TestBenchmarkNames(t *testing.T) {
 		{"agentic name", head + "benchmarks: [{name: \"swebench-verified\", sandbox: {type: \"docker\"}, solver: {type: \"harbor\", service: \"m\", agent: \"terminus-2\"}}]\n", ""},
 		{"python file", bench(`name: "benches/mine.py:qa"`), ""},
 		{"unknown scheme", bench(`name: "lmeval://arc"`),
-			`benchmarks[0].name: unknown benchmark source "lmeval://" (did you mean "lm-eval://"?); expected a built-in name (nel list) or one of lm-eval://TASK, skills://BENCHMARK, vlmevalkit://BENCHMARK, gym://ENVIRONMENT, harbor://DATASET, container://IMAGE#TASK, hf://ORG/NAME, file://PATH`},
+			`benchmarks[0].name: unknown benchmark source "lmeval://" (did you mean "lm-eval://"?); expected a built-in name (nel list) or one of lm-eval://TASK, skills://BENCHMARK, vlmevalkit://BENCHMARK, gym://HOST:PORT, harbor://DATASET, container://IMAGE#TASK, hf://ORG/NAME, file://PATH`},
 		{"no task", bench(`name: "lm-eval://"`), `benchmarks[0].name: expected lm-eval://TASK, found "lm-eval://"`},
 		{"vlmevalkit no task", bench(`name: "vlmevalkit://"`), `benchmarks[0].name: expected vlmevalkit://BENCHMARK, found "vlmevalkit://"`},
 		{"container no task", bench(`name: "container://nvcr.io/x/y:1"`),

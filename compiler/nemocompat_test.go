@@ -32,9 +32,9 @@ var compatFeatureIssue = map[string]string{
 	"instruction_template":               "issue 20",
 	"apptainer sandboxes on a node pool": "issue 20",
 	"proxy":                              "issue 21",
-	"service type gym":                   "issue 21",
+	"a gym service without url":          "issue 21",
 	"solver type gym_delegation":         "issue 21",
-	"benchmark source gym://":            "issue 21",
+	"gym:// other than gym://HOST:PORT":  "issue 21",
 	"sandbox type ecs_fargate":           "issue 22",
 	"output.export":                      "issue 22",
 	"benchmark source vlmevalkit://":     "issue 19",
@@ -61,8 +61,8 @@ var compatConfigs = []struct {
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"a Harbor dataset that is not on this machine", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor"}},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor"}},
-	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor"}},
+	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 

@@ -64,7 +64,7 @@ func TestQuickRecipeRefuses(t *testing.T) {
 	}{
 		{Quick{ModelURL: "http://h/v1", ModelID: "m"}, "--bench"},
 		{Quick{Bench: "nope", ModelURL: "http://h/v1", ModelID: "m"}, "--bench nope: not a built-in benchmark"},
-		{Quick{Bench: "gym://x", ModelURL: "http://h/v1", ModelID: "m"}, "--bench gym://x: not supported yet"},
+		{Quick{Bench: "hf://org/x", ModelURL: "http://h/v1", ModelID: "m"}, "--bench hf://org/x: not supported yet"},
 		{Quick{Bench: "gsm8k", ModelID: "m"}, "--model-url is required"},
 		{Quick{Bench: "gsm8k", ModelURL: "h:8000/v1", ModelID: "m"}, "--model-url \"h:8000/v1\""},
 		{Quick{Bench: "gsm8k", ModelURL: "http://h/v1"}, "--model-id is required"},

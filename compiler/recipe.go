@@ -58,6 +58,11 @@ type Service struct {
 	PreCmd               string            `json:"pre_cmd"`
 	Command              []string          `json:"command"` // process
 
+	// gym: a managed Gym server's command, or the benchmark it serves
+	// (refused: support.go); an external one is its url.
+	ServerCmd string `json:"server_cmd"`
+	Benchmark string `json:"benchmark"`
+
 	// dynamo: disaggregated when Prefill and Decode are set (rules.go
 	// refuses one without the other), aggregated otherwise. Engine is
 	// sglang, the only one the schema allows.

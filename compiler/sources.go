@@ -25,7 +25,7 @@ func Sources() []SourceKind {
 		{Form: "lm-eval://TASK", Field: name, scheme: "lm-eval", Supported: true, About: "an lm-evaluation-harness task, run by lm_eval in its image; its samples become rows"},
 		{Form: "skills://BENCHMARK", Field: name, scheme: "skills", Supported: true, About: "a NeMo Skills benchmark, run by ns eval in its image; its outputs become rows"},
 		{Form: "vlmevalkit://BENCHMARK", Field: name, scheme: "vlmevalkit", Supported: true, About: "a VLMEvalKit dataset, run by its run.py in its image through its OpenAI-compatible API model (image_detail as img_detail, answers matched by rules); per-item rows where it writes a hit per item, else aggregate-only"},
-		{Form: "gym://ENVIRONMENT", Field: name, scheme: "gym", About: "a NeMo Gym environment"},
+		{Form: "gym://HOST:PORT", Field: name, scheme: "gym", Supported: true, About: "a running NeMo Gym resource server (nel serve, or Gym's own): items from its /seed_session, nel calls the model, rewards from its /verify; NeMo's managed forms (gym://NAME, gym://cmd:…, gym://module:…) are refused"},
 		{Form: "harbor://DATASET", Field: name, scheme: "harbor", Supported: true, About: "Harbor agentic tasks in $HARBOR_DATASETS_DIR/DATASET, by default harbor_datasets/DATASET beside the recipe, solved by the tool_calling solver"},
 		{Form: "container://IMAGE#TASK", Field: name, scheme: "container", Supported: true, About: "a legacy eval-factory container, running its own loop; per-sample rows where it writes samples, else aggregate-only"},
 		{Form: "hf://ORG/NAME", Field: name, scheme: "hf", About: "a Hub dataset as a benchmark of its own; give it to a built-in benchmark as params.data_path instead"},

@@ -329,6 +329,9 @@ func localServices(p *plan.Plan) error {
 	used := map[string]bool{}
 	for _, b := range p.Benchmarks {
 		used[b.Solver.Service] = true
+		if b.Solver.ResourceService != "" {
+			used[b.Solver.ResourceService] = true // a tool_calling solver's Gym tools
+		}
 		for _, m := range b.Scoring.Metrics {
 			if m.Service != "" {
 				used[m.Service] = true // a judge's service
@@ -340,8 +343,8 @@ func localServices(p *plan.Plan) error {
 		if !used[s.Name] {
 			continue
 		}
-		if s.Type != "api" && s.Type != "process" {
-			return fmt.Errorf("service %s is a %s server: nel run starts only api and process services on this machine; compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
+		if s.Type != "api" && s.Type != "process" && s.Type != "gym" {
+			return fmt.Errorf("service %s is a %s server: nel run starts only api and process services on this machine (and uses running gym servers); compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
 		}
 		keep = append(keep, s)
 	}

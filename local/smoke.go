@@ -75,7 +75,7 @@ func Smoke(ctx context.Context, load Loader, o SmokeOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	p, err := smokePlan(s, o.NelVersion)
+	p, err := PlanOf(s, o.NelVersion)
 	if err != nil {
 		return err
 	}
@@ -129,8 +129,9 @@ func serviceOf(p *plan.Plan, name string) plan.Service {
 	return plan.Service{Name: name}
 }
 
-// smokePlan is the plan Run builds for s, for where its results are.
-func smokePlan(s *compiler.Source, nelVersion string) (*plan.Plan, error) {
+// PlanOf is the plan Run builds for s: for where its results are (nel
+// validate --samples) and what nel serve serves.
+func PlanOf(s *compiler.Source, nelVersion string) (*plan.Plan, error) {
 	h, _, err := compiler.ComputeHashes(s)
 	if err != nil {
 		return nil, err

@@ -87,7 +87,7 @@ func newRoot(e *env) *cobra.Command {
 		newRunCmd(e), newStatusCmd(e), newLogsCmd(e), newStopCmd(e),
 		newReportCmd(e), newExportCmd(e), newCompareCmd(e), newGateCmd(e),
 		newPublishCmd(e), newFetchCmd(e), newReproduceCmd(e), newVersionCmd(e),
-		newEvalCmd(e), newListCmd(e),
+		newEvalCmd(e), newListCmd(e), newServeCmd(e),
 		newExitCodesTopic(),
 	)
 	root.SetHelpCommand(newHelpCmd(e, root))

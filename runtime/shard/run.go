@@ -29,6 +29,7 @@ import (
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/gymenv"
 	"github.com/nel-eval/nel/runtime/harbor"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
@@ -321,6 +322,9 @@ func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 	}
 	if b.Solver.Type == "tool_calling" {
 		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks", b.Key)
+	}
+	if strings.HasPrefix(b.Name, "gym://") {
+		return gymenv.Definition(b.Name)
 	}
 	if b.BYOB != nil {
 		return bench.BYOB(b.Name, b.BYOB, p.RecipeDir, apiKeyNames(p))
