@@ -61,9 +61,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// compare, gate and reproduce keep 1 and 2 for their verdicts.
 		code = exitcode.ForCommand(c.Name(), code, err)
 	}
-	if sig := interrupt.Received(ctx); sig != nil {
+	if sig := interrupt.Received(ctx); sig != nil && (c == nil || c.Name() != "serve" || err != nil) {
 		// A signal ended it, whatever the command made of that: 128 + the
-		// signal, as the exit-code table says.
+		// signal, as the exit-code table says; but a signal is how a
+		// server (nel serve) is stopped, and one that shut down cleanly
+		// exits 0, as nel-run's servers do.
 		return sig.Status()
 	}
 	return code

@@ -121,7 +121,7 @@ var Table = []Row{
 	{"", "success", OK, false, "the command did what it was asked"},
 	{"", "failure", Failure, false, "it ran and failed: I/O, a server, a shard, a store"},
 	{"", "invalid input", Usage, false, "a recipe, a policy or a command line that is wrong: errors name file:line:col, the field's path, what was expected and what was found"},
-	{"", "hung up (SIGHUP)", 129, false, "the terminal or SSH session went away: nel (or nel-run) stopped what it started (servers, their process groups) and exited; nel run keeps the finished samples, and the same command continues (nel-run's servers, sim-server and sandbox-serve, stop on these signals and exit 0)"},
+	{"", "hung up (SIGHUP)", 129, false, "the terminal or SSH session went away: nel (or nel-run) stopped what it started (servers, their process groups) and exited; nel run keeps the finished samples, and the same command continues (servers — nel serve, and nel-run's serve, sim-server and sandbox-serve — stop on these signals and exit 0)"},
 	{"", "interrupted (SIGINT)", 130, false, "Ctrl-C: the same as SIGHUP"},
 	{"", "quit (SIGQUIT)", 131, false, "Ctrl-backslash: the same as SIGHUP"},
 	{"", "output closed (SIGPIPE)", 141, false, "the reader of stdout or stderr went away (nel run … | head -1): the same as SIGHUP"},
