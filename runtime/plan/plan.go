@@ -91,6 +91,18 @@ type Service struct {
 	// what provenance records of the server.
 	Image       string       `json:"image,omitempty"`
 	Parallelism *Parallelism `json:"parallelism,omitempty"`
+	// Interceptors is the service's proxy.interceptors chain, in recipe
+	// order, applied by nel-run's model client to every request
+	// (runtime/intercept). Absent: no chain, as before the field.
+	Interceptors []Interceptor `json:"interceptors,omitempty"`
+}
+
+// Interceptor is one link of a service's interceptor chain: a NeMo
+// Evaluator interceptor name and its config as the recipe wrote it (the
+// schema validated it; runtime/intercept decodes it).
+type Interceptor struct {
+	Name   string          `json:"name"`
+	Config json.RawMessage `json:"config,omitempty"`
 }
 
 // Parallelism is how a managed server spreads the model over GPUs and

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -30,6 +31,7 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -973,7 +975,12 @@ func (r *runner) client() (*model.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	mw, err := r.middleware(r.svc)
+	if err != nil {
+		return nil, err
+	}
 	c, err := model.New(model.Config{
+		Middleware:    mw,
 		BaseURL:       base,
 		APIKey:        key,
 		Model:         r.svc.Model,
@@ -989,6 +996,19 @@ func (r *runner) client() (*model.Client, error) {
 		return nil, fmt.Errorf("service %s: %w", r.svc.Name, err)
 	}
 	return c, nil
+}
+
+// middleware is the service's interceptor chain for its model client (nil:
+// none).
+func (r *runner) middleware(svc *plan.Service) (func(http.RoundTripper) http.RoundTripper, error) {
+	if len(svc.Interceptors) == 0 {
+		return nil, nil
+	}
+	chain, err := intercept.Build(svc.Interceptors, intercept.Env{Logger: r.log})
+	if err != nil {
+		return nil, fmt.Errorf("service %s: %w", svc.Name, err)
+	}
+	return chain.Middleware(), nil
 }
 
 // endpoint resolves a service's base URL and API key on the node: an api
