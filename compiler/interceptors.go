@@ -12,7 +12,8 @@ import (
 
 // A service's proxy.interceptors (NeMo Evaluator's adapter chain) run in
 // nel-run's model client (runtime/intercept). The rest of proxy (NeMo's
-// upstream settings for its adapter process) is refused field by field.
+// upstream settings for its adapter process) is refused field by field,
+// but model_traffic, nel-run's log of the calls.
 
 // interceptorSpec is one proxy.interceptors entry as the recipe wrote it.
 type interceptorSpec struct {
@@ -38,6 +39,21 @@ func interceptorsOf(sv *Service) []interceptorSpec {
 	return out
 }
 
+// modelTrafficOf is a service's proxy.model_traffic for the plan (nil:
+// none).
+func modelTrafficOf(sv *Service) *plan.ModelTraffic {
+	raw, ok := sv.Proxy["model_traffic"]
+	if !ok {
+		return nil
+	}
+	var mt plan.ModelTraffic
+	b, err := json.Marshal(raw)
+	if err != nil || json.Unmarshal(b, &mt) != nil {
+		return nil // the schema decoded it from these very keys
+	}
+	return &mt
+}
+
 // proxyUnsupported refuses what of a service's proxy nel cannot do.
 func proxyUnsupported(no func(string, ...any), name string, sv *Service) {
 	keys := make([]string, 0, len(sv.Proxy))
@@ -46,7 +62,7 @@ func proxyUnsupported(no func(string, ...any), name string, sv *Service) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if k != "interceptors" {
+		if k != "interceptors" && k != "model_traffic" {
 			no("proxy."+k+" (nel runs proxy.interceptors in its own client; NeMo's adapter-process settings are not implemented)", "services", name, "proxy", k)
 		}
 	}
@@ -70,15 +86,7 @@ func planInterceptors(s *Source, sv *Service) []plan.Interceptor {
 			cfg = cloneMap(cfg)
 			cfg["cache_dir"] = filepath.Join(s.Dir, d)
 		}
-		pi := plan.Interceptor{Name: ic.Name}
-		if cfg != nil {
-			b, err := json.Marshal(cfg)
-			if err != nil {
-				continue // the schema decoded it from JSON-able data
-			}
-			pi.Config = b
-		}
-		out = append(out, pi)
+		out = append(out, plan.Interceptor{Name: ic.Name, Config: cfg})
 	}
 	return out
 }

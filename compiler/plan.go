@@ -37,6 +37,7 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 	for _, name := range sortedKeys(r.Services) {
 		ps := planService(name, r.Services[name])
 		ps.Interceptors = planInterceptors(s, r.Services[name])
+		ps.ModelTraffic = modelTrafficOf(r.Services[name])
 		p.Services = append(p.Services, ps)
 	}
 	dirs := map[string]bool{}

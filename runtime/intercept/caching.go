@@ -87,6 +87,11 @@ func (c *caching) Wrap(next Handler) Handler {
 		return next
 	}
 	return func(ctx context.Context, req *Request) (*Response, error) {
+		if req.Method != http.MethodPost {
+			// Only generations are kept: a probe (GET /models) must
+			// reach the endpoint, as NeMo's proxy takes only POSTs.
+			return next(ctx, req)
+		}
 		key, err := CacheKey(req)
 		if err != nil {
 			return next(ctx, req)

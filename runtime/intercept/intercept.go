@@ -87,13 +87,17 @@ func SampleOf(ctx context.Context) Sample {
 // Env is what links may need from where the chain runs.
 type Env struct {
 	Logger *slog.Logger
+	// Traffic, when set, logs every model call; it runs innermost, and
+	// the chain closes it.
+	Traffic *Traffic
 }
 
 // Chain is a built interceptor chain.
 type Chain struct {
-	links []Interceptor
-	names []string
-	close []func() error
+	traffic *Traffic
+	links   []Interceptor
+	names   []string
+	close   []func() error
 }
 
 // Build makes the chain of specs, in order. A name nel does not know, or a
@@ -102,7 +106,10 @@ func Build(specs []plan.Interceptor, env Env) (*Chain, error) {
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Chain{}
+	c := &Chain{traffic: env.Traffic}
+	if env.Traffic != nil {
+		c.close = append(c.close, env.Traffic.Close)
+	}
 	for i, s := range specs {
 		link, err := build(s, env)
 		if err != nil {
@@ -124,6 +131,9 @@ func (c *Chain) Names() []string { return c.names }
 // Handler returns the chain in front of endpoint.
 func (c *Chain) Handler(endpoint Handler) Handler {
 	h := endpoint
+	if c.traffic != nil {
+		h = c.traffic.Wrap(h)
+	}
 	for i := len(c.links) - 1; i >= 0; i-- {
 		h = c.links[i].Wrap(h)
 	}
@@ -157,7 +167,18 @@ func decodeConfig(raw json.RawMessage, v any) error {
 }
 
 // build makes one link. The names and config keys are NeMo Evaluator's.
-func build(s plan.Interceptor, env Env) (Interceptor, error) {
+func build(spec plan.Interceptor, env Env) (Interceptor, error) {
+	var raw []byte
+	if spec.Config != nil {
+		var err error
+		if raw, err = json.Marshal(spec.Config); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	s := struct {
+		Name   string
+		Config []byte
+	}{spec.Name, raw}
 	switch s.Name {
 	case "system_message":
 		return newSystemMessage(s.Config)

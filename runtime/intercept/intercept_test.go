@@ -49,7 +49,7 @@ func chainOf(t *testing.T, pairs ...string) *Chain {
 	t.Helper()
 	var specs []plan.Interceptor
 	for i := 0; i < len(pairs); i += 2 {
-		specs = append(specs, plan.Interceptor{Name: pairs[i], Config: json.RawMessage(pairs[i+1])})
+		specs = append(specs, plan.Interceptor{Name: pairs[i], Config: configOf(t, pairs[i+1])})
 	}
 	c, err := Build(specs, Env{})
 	if err != nil {
@@ -119,7 +119,7 @@ func TestBadConfigs(t *testing.T) {
 		{"turn_counter", `{}`, "not supported: nel's tool_calling solver"},
 		{"no_such", `{}`, `unknown interceptor "no_such"`},
 	} {
-		_, err := Build([]plan.Interceptor{{Name: "logging"}, {Name: tc.name, Config: json.RawMessage(tc.cfg)}}, Env{})
+		_, err := Build([]plan.Interceptor{{Name: "logging"}, {Name: tc.name, Config: configOf(t, tc.cfg)}}, Env{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "interceptors[1] ("+tc.name+")") {
 			t.Errorf("%s %s: error %v, want it to name interceptors[1] and say %q", tc.name, tc.cfg, err, tc.want)
 		}
@@ -306,6 +306,16 @@ func TestCachingConcurrentShards(t *testing.T) {
 	if e.calls() != 100 {
 		t.Errorf("%d calls, want 100", e.calls())
 	}
+}
+
+// configOf is a config as the plan holds it.
+func configOf(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("config %s: %v", s, err)
+	}
+	return m
 }
 
 func jsonString(s string) string {

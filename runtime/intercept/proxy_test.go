@@ -1,7 +1,6 @@
 package intercept
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,8 +55,8 @@ func TestProxyForAnotherProcess(t *testing.T) {
 	us := httptest.NewServer(up)
 	defer us.Close()
 	cfg := ProxyConfig{Upstream: us.URL + "/v1", Model: "served", Interceptors: []plan.Interceptor{
-		{Name: "system_message", Config: json.RawMessage(`{"system_message":"Be brief."}`)},
-		{Name: "caching", Config: json.RawMessage(`{"cache_dir":` + jsonString(t.TempDir()) + `}`)},
+		{Name: "system_message", Config: configOf(t, `{"system_message":"Be brief."}`)},
+		{Name: "caching", Config: configOf(t, `{"cache_dir":`+jsonString(t.TempDir())+`}`)},
 		{Name: "reasoning"},
 	}}
 	p, err := NewProxy(cfg, "upstream-key", nil, Env{})

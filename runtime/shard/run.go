@@ -1000,11 +1000,23 @@ func (r *runner) client() (*model.Client, error) {
 
 // middleware is the service's interceptor chain for its model client (nil:
 // none).
+// With proxy.model_traffic, the chain also logs every call to the
+// shard's model_traffic.jsonl (appended: a resumed shard keeps the calls
+// of its earlier attempts).
 func (r *runner) middleware(svc *plan.Service) (func(http.RoundTripper) http.RoundTripper, error) {
-	if len(svc.Interceptors) == 0 {
+	if len(svc.Interceptors) == 0 && svc.ModelTraffic == nil {
 		return nil, nil
 	}
-	chain, err := intercept.Build(svc.Interceptors, intercept.Env{Logger: r.log})
+	env := intercept.Env{Logger: r.log}
+	if svc.ModelTraffic != nil {
+		f, err := os.OpenFile(r.files.ModelTraffic(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("service %s: model traffic: %w", svc.Name, err)
+		}
+		// Request ids name the service and the shard: unique in the run.
+		env.Traffic = intercept.NewTraffic(f, *svc.ModelTraffic, fmt.Sprintf("%s-%s-%d", svc.Name, r.b.Key, r.o.Shard))
+	}
+	chain, err := intercept.Build(svc.Interceptors, env)
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", svc.Name, err)
 	}
