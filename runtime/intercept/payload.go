@@ -87,41 +87,37 @@ func editHeaders(h http.Header, c payloadModifierConfig) {
 	}
 }
 
+// removeKeys drops the keys from every object in v, at any depth.
 func removeKeys(v any, keys map[string]bool) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			if !keys[k] {
-				out[k] = removeKeys(x, keys)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = removeKeys(x, keys)
-		}
-		return out
-	}
-	return v
+	return rekey(v, func(k string) (string, bool) { return k, !keys[k] })
 }
 
+// renameKeys renames keys in every object in v, at any depth.
 func renameKeys(v any, names map[string]string) any {
+	return rekey(v, func(k string) (string, bool) {
+		if n, ok := names[k]; ok {
+			return n, true
+		}
+		return k, true
+	})
+}
+
+// rekey copies v with each object key k replaced by f(k), or left out
+// when f says not to keep it.
+func rekey(v any, f func(string) (string, bool)) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {
-			if n, ok := names[k]; ok {
-				k = n
+			if nk, keep := f(k); keep {
+				out[nk] = rekey(x, f)
 			}
-			out[k] = renameKeys(x, names)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = renameKeys(x, names)
+			out[i] = rekey(x, f)
 		}
 		return out
 	}
@@ -186,19 +182,5 @@ func without(list []any, s string) []any {
 }
 
 func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = deepCopy(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = deepCopy(x)
-		}
-		return out
-	}
-	return v
+	return rekey(v, func(k string) (string, bool) { return k, true })
 }
