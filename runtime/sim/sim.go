@@ -486,6 +486,18 @@ const (
 	fEmpty
 )
 
+// decode reads a completion request, recording its body.
+func (s *Server) decode(r *http.Request) (request, error) {
+	var req request
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return req, err
+	}
+	s.record(raw)
+	err = json.NewDecoder(bytes.NewReader(raw)).Decode(&req)
+	return req, err
+}
+
 // record writes a request body to Config.Record.
 func (s *Server) record(raw []byte) {
 	if s.cfg.Record == nil {
@@ -510,12 +522,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	h.Set(Header, "true")
 	h.Set("Content-Type", "application/json")
 
-	var req request
-	raw, err := io.ReadAll(r.Body)
-	if err == nil {
-		s.record(raw)
-		err = json.NewDecoder(bytes.NewReader(raw)).Decode(&req)
-	}
+	req, err := s.decode(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "request body: "+err.Error())
 		return
