@@ -78,6 +78,14 @@ func WithSample(ctx context.Context, s Sample) context.Context {
 	return context.WithValue(ctx, sampleKey{}, s)
 }
 
+// WithTurn returns ctx whose sample is at turn n (from 1) of an agentic
+// conversation: the model traffic says which turn each call was.
+func WithTurn(ctx context.Context, n int) context.Context {
+	s := SampleOf(ctx)
+	s.Turn = n
+	return WithSample(ctx, s)
+}
+
 // SampleOf returns the sample ctx carries (zero when none).
 func SampleOf(ctx context.Context) Sample {
 	s, _ := ctx.Value(sampleKey{}).(Sample)

@@ -347,3 +347,14 @@ func TestChangesRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestWithTurnKeepsTheSample(t *testing.T) {
+	ctx := WithSample(context.Background(), Sample{Benchmark: "b", Item: "i", Repeat: 2})
+	got := SampleOf(WithTurn(ctx, 3))
+	if got != (Sample{Benchmark: "b", Item: "i", Repeat: 2, Turn: 3}) {
+		t.Errorf("sample %+v", got)
+	}
+	if SampleOf(ctx).Turn != 0 {
+		t.Error("the parent context changed")
+	}
+}
