@@ -59,8 +59,10 @@ func OpenCache(dir string) (*sql.DB, error) {
 		return nil, fmt.Errorf("cache_dir: %w", err)
 	}
 	path := filepath.Join(dir, CacheFile)
+	// busy_timeout first: switching to WAL takes a lock that another
+	// shard opening the same file at the same moment may hold.
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(30000)&_pragma=synchronous(NORMAL)"
+		"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -285,7 +285,8 @@ func TestCachingReplaysPerSample(t *testing.T) {
 }
 
 func TestCachingConcurrentShards(t *testing.T) {
-	cfg := `{"cache_dir":` + jsonString(t.TempDir()) + `}`
+	dir := t.TempDir()
+	cfg := `{"cache_dir":` + jsonString(dir) + `}`
 	e := &recorder{body: `{"choices":[{"message":{"content":"ok"}}]}`}
 	var wg sync.WaitGroup
 	for shard := range 4 {
@@ -305,6 +306,24 @@ func TestCachingConcurrentShards(t *testing.T) {
 	wg.Wait()
 	if e.calls() != 100 {
 		t.Errorf("%d calls, want 100", e.calls())
+	}
+	// The database is in WAL mode, with a busy timeout: shards that
+	// write at once wait for each other instead of failing.
+	db, err := OpenCache(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode string
+	var timeout, rows int
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode %q, %v; want wal", mode, err)
+	}
+	if err := db.QueryRow(`PRAGMA busy_timeout`).Scan(&timeout); err != nil || timeout != 30000 {
+		t.Errorf("busy_timeout %d, %v", timeout, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM cache_v1`).Scan(&rows); err != nil || rows != 100 {
+		t.Errorf("%d rows, %v; want 100", rows, err)
 	}
 }
 
