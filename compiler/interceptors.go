@@ -77,14 +77,16 @@ func proxyUnsupported(no func(string, ...any), name string, sv *Service) {
 }
 
 // planInterceptors is a service's chain for the plan: caching's cache_dir
-// resolved against the recipe's directory, as every recipe path is.
+// and http_pairs_dump's dump_path resolved against the recipe's directory,
+// as every recipe path is.
 func planInterceptors(s *Source, sv *Service) []plan.Interceptor {
 	var out []plan.Interceptor
 	for _, ic := range interceptorsOf(sv) {
 		cfg := ic.Config
-		if d, ok := cfg["cache_dir"].(string); ok && ic.Name == "caching" && !filepath.IsAbs(d) {
+		key := map[string]string{"caching": "cache_dir", "http_pairs_dump": "dump_path"}[ic.Name]
+		if d, ok := cfg[key].(string); ok && key != "" && !filepath.IsAbs(d) {
 			cfg = cloneMap(cfg)
-			cfg["cache_dir"] = filepath.Join(s.Dir, d)
+			cfg[key] = filepath.Join(s.Dir, d)
 		}
 		out = append(out, plan.Interceptor{Name: ic.Name, Config: cfg})
 	}

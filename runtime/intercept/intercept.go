@@ -98,6 +98,9 @@ type Env struct {
 	// Traffic, when set, logs every model call; it runs innermost, and
 	// the chain closes it.
 	Traffic *Traffic
+	// Scope names this chain among others of one run that write files
+	// (a shard: "gsm8k-0"); "" when it is the only one (nel-run proxy).
+	Scope string
 }
 
 // Chain is a built interceptor chain.
@@ -208,6 +211,8 @@ func build(spec plan.Interceptor, env Env) (Interceptor, error) {
 		return raiseClientErrors{}, decodeConfig(s.Config, &struct{}{})
 	case "caching":
 		return newCaching(s.Config)
+	case "http_pairs_dump":
+		return newPairsDump(s.Config, env.Scope)
 	case "log_tokens", "response_stats", "progress_tracking", "logging":
 		return newObserver(s.Name, s.Config, env.Logger)
 	}
@@ -225,8 +230,6 @@ func RefusedReason(name string) (string, bool) {
 		return "nel's tool_calling solver has its own turn budget (solver max_turns); a proxy-side turn budget is not implemented", true
 	case "reasoning_replay":
 		return "re-injecting reasoning into later assistant turns is not implemented", true
-	case "http_pairs_dump":
-		return "the request/response pairs file is not implemented (the logging interceptor logs each call)", true
 	case "endpoint":
 		return "the upstream call is always the chain's last step, not a link the recipe lists", true
 	}

@@ -3,8 +3,11 @@ package intercept
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,5 +90,55 @@ func TestRaiseClientErrors(t *testing.T) {
 	_, resp := run(t, c, e, `{}`)
 	if resp.Status != 400 || string(resp.Body) != e.body {
 		t.Errorf("got %d %s", resp.Status, resp.Body)
+	}
+}
+
+// TestHTTPPairsDump: the first first_n pairs and every non-200 one, the
+// count by status, no Authorization; each shard (scope) its own file,
+// written when the chain closes.
+func TestHTTPPairsDump(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Build([]plan.Interceptor{{Name: "http_pairs_dump", Config: map[string]any{"dump_path": dir + "/pairs.json", "first_n": 1}}},
+		Env{Scope: "gsm8k-0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &recorder{body: `{"choices":[]}`}
+	for _, status := range []int{200, 200, 503, 200} {
+		e.status = status
+		req := &Request{Method: "POST", Path: "/v1/chat/completions", Header: http.Header{"Authorization": {"Bearer sk-secret"}, "X-Team": {"eval"}},
+			Body: map[string]any{"n": 1.0}}
+		if _, err := c.Handler(e.handle)(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pairs.gsm8k-0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Metrics map[string]int `json:"metrics"`
+		Pairs   []struct {
+			RequestID string `json:"request_id"`
+			Request   struct {
+				Headers map[string]string `json:"headers"`
+			} `json:"request"`
+			Response struct {
+				Status int `json:"status"`
+			} `json:"response"`
+		} `json:"pairs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Metrics["200"] != 3 || got.Metrics["503"] != 1 || len(got.Pairs) != 2 ||
+		got.Pairs[0].RequestID != "1" || got.Pairs[1].RequestID != "3" || got.Pairs[1].Response.Status != 503 {
+		t.Errorf("dump %s", b)
+	}
+	if strings.Contains(string(b), "sk-secret") || got.Pairs[0].Request.Headers["X-Team"] != "eval" {
+		t.Errorf("headers %v", got.Pairs[0].Request.Headers)
 	}
 }

@@ -1007,7 +1007,7 @@ func (r *runner) middleware(svc *plan.Service) (func(http.RoundTripper) http.Rou
 	if len(svc.Interceptors) == 0 && svc.ModelTraffic == nil {
 		return nil, nil
 	}
-	env := intercept.Env{Logger: r.log}
+	env := intercept.Env{Logger: r.log, Scope: fmt.Sprintf("%s-%d", r.b.Key, r.o.Shard)}
 	if svc.ModelTraffic != nil {
 		f, err := os.OpenFile(r.files.ModelTraffic(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
