@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -152,13 +153,8 @@ func mergeCall(c *streamChoice, tc any) {
 }
 
 func buildChoices(choices map[int]*streamChoice) []any {
-	idx := make([]int, 0, len(choices))
-	for i := range choices {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	out := make([]any, 0, len(idx))
-	for _, i := range idx {
+	out := make([]any, 0, len(choices))
+	for _, i := range slices.Sorted(maps.Keys(choices)) {
 		c := choices[i]
 		role := c.role
 		if role == "" {
@@ -169,13 +165,8 @@ func buildChoices(choices map[int]*streamChoice) []any {
 			msg["reasoning_content"] = c.reasoning
 		}
 		if len(c.calls) > 0 {
-			js := make([]int, 0, len(c.calls))
-			for j := range c.calls {
-				js = append(js, j)
-			}
-			sort.Ints(js)
 			var calls []any
-			for _, j := range js {
+			for _, j := range slices.Sorted(maps.Keys(c.calls)) {
 				calls = append(calls, c.calls[j])
 			}
 			msg["tool_calls"] = calls
