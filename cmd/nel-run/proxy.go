@@ -24,7 +24,8 @@ The config is a JSON FILE:
                     {"name": "caching", "config": {"cache_dir": "/scratch/cache"}}]}
 
 The interceptors and their config keys are NeMo Evaluator's, as in a
-recipe's proxy.interceptors. The key is read from the variable api_key_env
+recipe's proxy.interceptors, and turn_counter (a session's turn budget:
+429 session_budget_exhausted past max_turns, reminders near the end). The key is read from the variable api_key_env
 names and replaces the agent's Authorization; it is never written anywhere.
 Prints "listening on http://ADDR/v1" on stderr once ready; stops on SIGINT
 or SIGTERM.`

@@ -101,6 +101,9 @@ type Env struct {
 	// Scope names this chain among others of one run that write files
 	// (a shard: "gsm8k-0"); "" when it is the only one (nel-run proxy).
 	Scope string
+	// Proxy says the chain serves agents over HTTP (nel-run proxy), where
+	// turn_counter runs.
+	Proxy bool
 }
 
 // Chain is a built interceptor chain.
@@ -213,6 +216,10 @@ func build(spec plan.Interceptor, env Env) (Interceptor, error) {
 		return newCaching(s.Config)
 	case "http_pairs_dump":
 		return newPairsDump(s.Config, env.Scope)
+	case "turn_counter":
+		if env.Proxy {
+			return newTurnCounter(s.Config, env.Logger)
+		}
 	case "log_tokens", "response_stats", "progress_tracking", "logging":
 		return newObserver(s.Name, s.Config, env.Logger)
 	}
@@ -227,7 +234,7 @@ func build(spec plan.Interceptor, env Env) (Interceptor, error) {
 func RefusedReason(name string) (string, bool) {
 	switch name {
 	case "turn_counter":
-		return "nel's tool_calling solver has its own turn budget (solver max_turns); a proxy-side turn budget is not implemented", true
+		return "nel's tool_calling solver has its own turn budget (solver max_turns), and nel's client would retry the budget's 429; `nel-run proxy` runs it for agents nel does not run", true
 	case "reasoning_replay":
 		return "re-injecting reasoning into later assistant turns is not implemented", true
 	case "endpoint":

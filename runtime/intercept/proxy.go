@@ -69,6 +69,7 @@ type Proxy struct {
 
 // NewProxy builds the proxy; key is the upstream's API key ("" for none).
 func NewProxy(cfg ProxyConfig, key string, base http.RoundTripper, env Env) (*Proxy, error) {
+	env.Proxy = true
 	chain, err := Build(cfg.Interceptors, env)
 	if err != nil {
 		return nil, err
