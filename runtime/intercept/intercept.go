@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/plan"
@@ -178,6 +179,19 @@ func decodeConfig(raw json.RawMessage, v any) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil
+}
+
+// oneOf checks a config field that takes one of values, the first being
+// its default when unset.
+func oneOf(field string, v *string, values ...string) error {
+	if *v == "" {
+		*v = values[0]
+		return nil
+	}
+	if slices.Contains(values, *v) {
+		return nil
+	}
+	return fmt.Errorf("config.%s %q: want one of %s", field, *v, strings.Join(values, ", "))
 }
 
 // build makes one link. The names and config keys are NeMo Evaluator's.

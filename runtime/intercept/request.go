@@ -57,12 +57,8 @@ func newSystemMessage(raw []byte) (Interceptor, error) {
 	if c.SystemMessage == nil {
 		return nil, fmt.Errorf("config.system_message is required")
 	}
-	switch c.Strategy {
-	case "":
-		c.Strategy = "prepend"
-	case "prepend", "append", "replace":
-	default:
-		return nil, fmt.Errorf("config.strategy %q: want prepend, append or replace", c.Strategy)
+	if err := oneOf("strategy", &c.Strategy, "prepend", "append", "replace"); err != nil {
+		return nil, err
 	}
 	return requestEdit(func(req *Request) error {
 		sys := map[string]any{"role": "system", "content": *c.SystemMessage}

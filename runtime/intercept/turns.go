@@ -49,19 +49,11 @@ func newTurnCounter(raw []byte, log *slog.Logger) (Interceptor, error) {
 	if err := decodeConfig(raw, &c); err != nil {
 		return nil, err
 	}
-	switch c.Position {
-	case "":
-		c.Position = "system_message"
-	case "system_message", "user_message":
-	default:
-		return nil, fmt.Errorf("config.position %q: want system_message or user_message", c.Position)
+	if err := oneOf("position", &c.Position, "system_message", "user_message"); err != nil {
+		return nil, err
 	}
-	switch c.Trigger {
-	case "":
-		c.Trigger = "threshold"
-	case "threshold", "periodic":
-	default:
-		return nil, fmt.Errorf("config.trigger %q: want threshold or periodic", c.Trigger)
+	if err := oneOf("trigger", &c.Trigger, "threshold", "periodic"); err != nil {
+		return nil, err
 	}
 	for name, v := range map[string]*int{"every": c.Every, "max_turns": c.MaxTurns, "interval": c.Interval} {
 		if v != nil && *v < 1 {
