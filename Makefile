@@ -135,7 +135,7 @@ END {
 	row("  peak RSS of nel-run merge", "BenchmarkMerge1M", "peak-RSS-MB", "MB", "<= 1000", "<=", 1000)
 	row("  DuckDB count/mean/percentiles, same shards", "BenchmarkMerge1M", "duckdb-s", "s")
 	row("  ratio nel merge / DuckDB", "BenchmarkMerge1M", "ratio", "x")
-	# 33, not 30: SQLite for the caching interceptor (issue 21, modernc.org/sqlite) costs 4.2 MB (28.38 → 32.55 MB).
+	# 33, not 30: SQLite for the caching interceptor (issue 21, modernc.org/sqlite) costs 4.2 MB (28.38 → 32.58 MB with the interceptors).
 	row("nel-run binary (stripped, static)", "BenchmarkNelRunVersion", "binary-MB", "MB", "<= 33", "<=", 33)
 	row("interval coverage, worst case of the grid", "BenchmarkCoverage", "min-coverage-%", "%", ">= 94", ">=", 94)
 	row("nel-run --version, median", "BenchmarkNelRunVersion", "median-ms", "ms", "<= 20", "<=", 20)
