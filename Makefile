@@ -41,7 +41,7 @@ help:
 # arrow's JSON (Arrow arrays, variants, logical types as JSON, none of which
 # nel-run calls) through encoding/json rather than goccy/go-json, 1.3 MB less;
 # the Parquet nel-run writes is byte for byte the same. With both the binary
-# keeps under its 30 MB budget with room for the scorers.
+# keeps under its budget (33 MB since SQLite, issue 21) with room for the scorers.
 NELRUN_TAGS := noasm,arrow_json_stdlib
 
 build:
@@ -135,7 +135,8 @@ END {
 	row("  peak RSS of nel-run merge", "BenchmarkMerge1M", "peak-RSS-MB", "MB", "<= 1000", "<=", 1000)
 	row("  DuckDB count/mean/percentiles, same shards", "BenchmarkMerge1M", "duckdb-s", "s")
 	row("  ratio nel merge / DuckDB", "BenchmarkMerge1M", "ratio", "x")
-	row("nel-run binary (stripped, static)", "BenchmarkNelRunVersion", "binary-MB", "MB", "<= 30", "<=", 30)
+	# 33, not 30: SQLite for the caching interceptor (issue 21, modernc.org/sqlite) costs 4.2 MB (28.38 → 32.58 MB with the interceptors).
+	row("nel-run binary (stripped, static)", "BenchmarkNelRunVersion", "binary-MB", "MB", "<= 33", "<=", 33)
 	row("interval coverage, worst case of the grid", "BenchmarkCoverage", "min-coverage-%", "%", ">= 94", ">=", 94)
 	row("nel-run --version, median", "BenchmarkNelRunVersion", "median-ms", "ms", "<= 20", "<=", 20)
 	row("  runs", "BenchmarkNelRunVersion", "runs", "")

@@ -498,7 +498,10 @@ func (l *Loader) describeExpected(sels []cue.Selector, exp []string) []string {
 // unionTypes lists the values a union's `type` may take, from the schema.
 func (l *Loader) unionTypes(sels []cue.Selector) []string {
 	n := len(sels)
-	if n < 2 || !sels[n-1].IsString() || sels[n-1].Unquoted() != "type" {
+	if n < 2 || !sels[n-1].IsString() {
+		return nil
+	}
+	if key := sels[n-1].Unquoted(); key != "type" && key != "name" {
 		return nil
 	}
 	path := make([]string, n-1)
@@ -511,6 +514,12 @@ func (l *Loader) unionTypes(sels []cue.Selector) []string {
 	}
 	var def string
 	switch {
+	case sels[n-1].Unquoted() == "name":
+		// An interceptor's discriminator is its name (NeMo's key).
+		if len(path) != 5 || path[0] != "services" || path[2] != "proxy" || path[3] != "interceptors" {
+			return nil
+		}
+		def = "#InterceptorTypes"
 	case len(path) == 2 && path[0] == "services":
 		def = "#ServiceTypes"
 	case len(path) == 2 && path[0] == "sandboxes", len(path) == 3 && path[0] == "benchmarks" && path[2] == "sandbox":

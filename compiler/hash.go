@@ -125,6 +125,9 @@ func judgeIdentity(s *Service) map[string]any {
 	m := modelIdentity(s)
 	if m != nil {
 		m["generation"] = s.Generation
+		if ic := interceptorMethod(s); ic != nil {
+			m["interceptors"] = ic
+		}
 	}
 	return m
 }
@@ -152,6 +155,11 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 	}
 	if b.Verifier != "" {
 		m["verifier"] = judgeIdentity(r.Services[b.Verifier])
+	}
+	if ic := interceptorMethod(r.Services[b.Solver.Service]); ic != nil {
+		// Only a benchmark whose solver's chain changes requests has the
+		// key (ARCHITECTURE.md, "What the hashes cover").
+		m["interceptors"] = ic
 	}
 	if b.BYOB != nil {
 		// Only a byob benchmark has the key, so the built-ins' hashes

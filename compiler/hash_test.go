@@ -284,6 +284,19 @@ func hashCases() []hashCase {
 		method("sandbox image", "sandboxes.box.image=python:3.13"),
 		// nel_scoring_version is a const (ScoringVersion): not mutable here.
 
+		// Interceptors (ARCHITECTURE.md, "What the hashes cover"): a link
+		// that changes what the model is sent or what nel reads back is
+		// methodology; one that only watches or replays is deployment.
+		withLinks("interceptor caching", same, "        - {name: caching, config: {cache_dir: /scratch/cache}}\n"),
+		withLinks("interceptors logging, log_tokens, response_stats, progress_tracking", same,
+			"        - {name: logging}\n        - {name: log_tokens}\n        - {name: response_stats, config: {every: 5}}\n        - {name: progress_tracking}\n"),
+		withLinks("interceptor system_message", changed, "        - {name: system_message, config: {system_message: Be brief.}}\n"),
+		withLinks("interceptor system_message with caching and logging", changed,
+			"        - {name: logging}\n        - {name: system_message, config: {system_message: Be brief.}}\n        - {name: caching, config: {cache_dir: c}}\n"),
+		withLinks("interceptor drop_params", changed, "        - {name: drop_params, config: {params: [seed]}}\n"),
+		withLinks("interceptor payload_modifier", changed, "        - {name: payload_modifier, config: {params_to_add: {top_k: 20}}}\n"),
+		withLinks("interceptor reasoning", changed, "        - {name: reasoning}\n"),
+
 		// The evaluated model is methodology for the recipe, but not for
 		// the benchmark: two models on one benchmark must compare.
 		// protocol is part of the evaluated model's identity (modelIdentity),
@@ -291,6 +304,15 @@ func hashCases() []hashCase {
 		{name: "protocol", over: []string{"services.solver.protocol=completions"}, recipe: changed, plan: changed, bench: same},
 		{name: "evaluated model id", over: []string{"services.solver.model=org/candidate-model"}, recipe: changed, plan: changed, bench: same},
 	}
+}
+
+// withLinks is the case of hashBase whose solver service has the
+// interceptor chain links (YAML list items); effect is on the recipe and
+// benchmark hashes (the plan hash covers the whole text, so it moves).
+func withLinks(name string, effect hashEffect, links string) hashCase {
+	const at = "    api_key: ${NEL_HASH_TEST_KEY}\n    generation:"
+	text := strings.Replace(hashBase, at, "    api_key: ${NEL_HASH_TEST_KEY}\n    proxy:\n      interceptors:\n"+links+"    generation:", 1)
+	return hashCase{name: name, path: "r.yaml", text: text, recipe: effect, plan: changed, bench: effect}
 }
 
 func stripYAMLComments(s string) string {

@@ -35,7 +35,10 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 		p.Shards = *r.Cluster.Shards
 	}
 	for _, name := range sortedKeys(r.Services) {
-		p.Services = append(p.Services, planService(name, r.Services[name]))
+		ps := planService(name, r.Services[name])
+		ps.Interceptors = planInterceptors(s, r.Services[name])
+		ps.ModelTraffic = modelTrafficOf(r.Services[name])
+		p.Services = append(p.Services, ps)
 	}
 	dirs := map[string]bool{}
 	for i, b := range r.Benchmarks {

@@ -31,9 +31,7 @@ func unsupported(s *Source) Errors {
 		if len(sv.Interceptors) > 0 {
 			no("interceptors", "services", name, "interceptors")
 		}
-		if sv.Proxy != nil {
-			no("proxy", "services", name, "proxy")
-		}
+		proxyUnsupported(no, name, sv)
 		if sv.ProxyVerbose != nil && *sv.ProxyVerbose {
 			no("proxy_verbose", "services", name, "proxy_verbose")
 		}

@@ -140,7 +140,7 @@ func newRoot(e *env) *cobra.Command {
 		e.code = exitUsage
 	}
 	root.AddCommand(newWaitReadyCmd(e), newShardCmd(e), newIngestCmd(e), newMergeCmd(e), newWithServicesCmd(e),
-		newSimServerCmd(e), newSandboxServeCmd(e), newServeCmd(e), newVersionCmd(e))
+		newSimServerCmd(e), newSandboxServeCmd(e), newServeCmd(e), newProxyCmd(e), newVersionCmd(e))
 	root.SetHelpCommand(newHelpCmd(e, root))
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

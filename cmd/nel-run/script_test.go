@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the scripts' golden files and d
 
 // TestScript runs testdata/script/*.txtar: nel-run as a user (or a
 // compiled job) runs it. Each script sees $PORT, a free port for a
-// simulated endpoint, and NEL_RUN_LOG=warn, so that what nel-run prints is
+// simulated endpoint, $PORT2 another, and NEL_RUN_LOG=warn, so that what nel-run prints is
 // the same on every run and cmp can hold it to a golden file.
 func TestScript(t *testing.T) {
 	var ports scripttest.Ports
@@ -32,6 +32,11 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			e.Setenv("PORT", strconv.Itoa(port))
+			// A second server (nel-run proxy in front of the simulator).
+			if port, err = ports.Free(); err != nil {
+				return err
+			}
+			e.Setenv("PORT2", strconv.Itoa(port))
 			e.Setenv("NEL_RUN_LOG", "warn")
 			return nil
 		},

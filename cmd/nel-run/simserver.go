@@ -51,6 +51,7 @@ func newSimServerCmd(e *env) *cobra.Command {
 	f.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")
 	f.StringVar(&o.answers, "answers", "", "answer table: a JSONL `FILE` of {\"prompt\": …, \"response\": …}; a prompt in it gets its response")
 	f.StringVar(&o.scripts, "scripts", "", "tool-calling scripts: a JSON `FILE` {\"scripts\": [{\"match\": TEXT, \"turns\": [{\"calls\": [{\"name\": …, \"arguments\": {…}}]}, {\"answer\": TEXT}]}]} (\"endless\": [calls] instead of turns: a call every turn)")
+	f.StringVar(&o.record, "record", "", "append the body of every completion request to `FILE`, one JSON line each (for tests)")
 	f.StringVar(&o.keyEnv, "api-key-env", "", "require the API key in environment variable `NAME` (Authorization: Bearer) on /v1 requests; others get 401")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
 		if msg := o.complete(); msg != "" {
@@ -67,6 +68,7 @@ type simServerOptions struct {
 	answers    string
 	scripts    string
 	keyEnv     string
+	record     string
 	cfg        sim.Config
 	accuracy   float64 // as given: cfg.Accuracy stands in for 0
 }
@@ -148,6 +150,15 @@ func (o *simServerOptions) run(ctx context.Context, e *env) int {
 	if err != nil {
 		e.errorf("sim-server: %v", err)
 		return exitFailure
+	}
+	if o.record != "" {
+		f, err := os.OpenFile(o.record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			e.errorf("sim-server: --record: %v", err)
+			return exitFailure
+		}
+		defer f.Close()
+		o.cfg.Record = f
 	}
 	s, err := sim.New(o.cfg, sets...)
 	if err != nil {

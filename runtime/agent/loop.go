@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
 )
@@ -141,7 +142,7 @@ func Run(ctx context.Context, cfg Config, m Model, tools []Tool, messages []mode
 		if ctx.Err() != nil {
 			return r.end(r.ctxOutcome(ctx), fmt.Errorf("before turn %d: %w", turn+1, ctx.Err())), nil
 		}
-		resp, err := r.ask(ctx)
+		resp, err := r.ask(intercept.WithTurn(ctx, turn+1))
 		if err != nil {
 			return r.end(r.modelOutcome(ctx, err), err), nil
 		}

@@ -111,6 +111,11 @@ type Config struct {
 	// not replaced.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Middleware, when set, wraps the transport under the client's own
+	// hook: it sees each request with the generation parameters already
+	// in the body (runtime/intercept's chain). If what it returns has a
+	// Close method, Close calls it.
+	Middleware func(http.RoundTripper) http.RoundTripper
 }
 
 // Request is one generation request.
@@ -203,6 +208,9 @@ func New(cfg Config) (*Client, error) {
 	if base == nil {
 		base = newTransport(cfg.MaxConcurrent)
 	}
+	if cfg.Middleware != nil {
+		base = cfg.Middleware(base)
+	}
 	ht := &hookTransport{base: base}
 	hc.Transport = ht
 	if cfg.RequestTimeout > 0 {
@@ -236,10 +244,16 @@ func newTransport(n int) *http.Transport {
 	}
 }
 
-// Close releases the client's idle connections.
+// Close releases the client's idle connections and what its middleware
+// holds.
 func (c *Client) Close() {
 	if t, ok := c.transport.base.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
+	}
+	if m, ok := c.transport.base.(interface{ Close() error }); ok {
+		if err := m.Close(); err != nil {
+			c.log.Warn("closing the model client's middleware", "err", err)
+		}
 	}
 }
 

@@ -91,6 +91,33 @@ type Service struct {
 	// what provenance records of the server.
 	Image       string       `json:"image,omitempty"`
 	Parallelism *Parallelism `json:"parallelism,omitempty"`
+	// Interceptors is the service's proxy.interceptors chain, in recipe
+	// order, applied by nel-run's model client to every request
+	// (runtime/intercept). Absent: no chain, as before the field.
+	Interceptors []Interceptor `json:"interceptors,omitempty"`
+	// ModelTraffic, when set, has nel-run log every model HTTP call of the
+	// service (proxy.model_traffic). Absent: no log, as before the field.
+	ModelTraffic *ModelTraffic `json:"model_traffic,omitempty"`
+}
+
+// ModelTraffic is what a model traffic log keeps of each call besides its
+// timing, status and token counts (NeMo's proxy.model_traffic keys). The
+// capture_* that are nil read as NeMo's defaults (true, but the request
+// body: false); MaxContentChars 0 keeps texts whole.
+type ModelTraffic struct {
+	CaptureToolCalls   *bool `json:"capture_tool_calls,omitempty"`
+	CaptureReasoning   *bool `json:"capture_reasoning,omitempty"`
+	CaptureMessages    *bool `json:"capture_messages,omitempty"`
+	CaptureRequestBody bool  `json:"capture_request_body,omitempty"`
+	MaxContentChars    int   `json:"max_content_chars,omitempty"`
+}
+
+// Interceptor is one link of a service's interceptor chain: a NeMo
+// Evaluator interceptor name and its config as the recipe wrote it (the
+// schema validated it; runtime/intercept decodes it).
+type Interceptor struct {
+	Name   string         `json:"name"`
+	Config map[string]any `json:"config,omitempty"`
 }
 
 // Parallelism is how a managed server spreads the model over GPUs and

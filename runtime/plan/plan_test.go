@@ -22,6 +22,7 @@ func fullPlan() *Plan {
 	i64 := func(v int64) *int64 { return &v }
 	i := func(v int) *int { return &v }
 	s := func(v string) *string { return &v }
+	b := func(v bool) *bool { return &v }
 	gen := Generation{
 		Temperature: f(0.6), TopP: f(0.95), TopK: i64(20), MaxTokens: i64(4096), Seed: i64(7),
 		Stop: []string{"</answer>", "\n\n"}, FrequencyPenalty: f(0.1), PresencePenalty: f(-0.2),
@@ -47,8 +48,11 @@ func fullPlan() *Plan {
 				Name: "HF_TOKEN", Value: "literal",
 				From: &EnvRef{Name: "HF_TOKEN", Default: s("unset")},
 			}},
-			Image:       "vllm/vllm-openai:v0.8.0",
-			Parallelism: &Parallelism{TP: 4, PP: 2, DP: 1, NumNodes: 2},
+			Image:        "vllm/vllm-openai:v0.8.0",
+			Parallelism:  &Parallelism{TP: 4, PP: 2, DP: 1, NumNodes: 2},
+			Interceptors: []Interceptor{{Name: "system_message", Config: map[string]any{"system_message": "Be brief."}}},
+			ModelTraffic: &ModelTraffic{CaptureToolCalls: b(false), CaptureReasoning: b(true), CaptureMessages: b(false),
+				CaptureRequestBody: true, MaxContentChars: 200},
 		}},
 		Benchmarks: []Benchmark{{
 			Key: "gsm8k#2", Name: "gsm8k", Dir: "gsm8k-2", Hash: "sha256:" + strings.Repeat("45", 32),

@@ -280,6 +280,13 @@ func (s Shard) Turns() string {
 	return strings.TrimSuffix(string(s), ".parquet") + ".turns.parquet"
 }
 
+// ModelTraffic is the shard's model traffic log (the service's
+// proxy.model_traffic): one JSON line per model HTTP call, appended as
+// the calls end. Each shard has its own; merge leaves them as they are.
+func (s Shard) ModelTraffic() string {
+	return strings.TrimSuffix(string(s), ".parquet") + ".model_traffic.jsonl"
+}
+
 // Journal is the crash-safe record of the samples the shard has finished
 // while it runs. It is hidden (a leading dot) so that a glob for the
 // shard files never sees it, and it is gone once the shard is complete.

@@ -14,6 +14,7 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -103,7 +104,8 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 	seed := Seed(r.p.RecipeHash, r.b.Key, it.ID, repeat)
 	req, reqJSON := r.request(it, seed)
 	start := time.Now()
-	ar := r.runAgent(ctx, m, it, req.Messages, seed)
+	sctx := intercept.WithSample(ctx, intercept.Sample{Benchmark: r.b.Key, Item: it.ID, Repeat: repeat})
+	ar := r.runAgent(sctx, m, it, req.Messages, seed)
 	if ctx.Err() != nil {
 		return nil, true
 	}

@@ -51,8 +51,13 @@ func (r *runner) serviceClient(svc *plan.Service, maxRetries int) (*model.Client
 	if err != nil {
 		return nil, err
 	}
+	mw, err := r.middleware(svc)
+	if err != nil {
+		return nil, err
+	}
 	c, err := model.New(model.Config{
-		BaseURL: base, APIKey: key, Model: svc.Model, Protocol: svc.Protocol,
+		Middleware: mw,
+		BaseURL:    base, APIKey: key, Model: svc.Model, Protocol: svc.Protocol,
 		MaxConcurrent: max(r.b.MaxConcurrent, 1),
 		// 0 means: retry while the call's timeout lasts (model.Config).
 		MaxRetries: maxRetries,

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -31,6 +32,7 @@ import (
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/gymenv"
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -1007,7 +1009,12 @@ func (r *runner) client() (*model.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	mw, err := r.middleware(r.svc)
+	if err != nil {
+		return nil, err
+	}
 	c, err := model.New(model.Config{
+		Middleware:    mw,
 		BaseURL:       base,
 		APIKey:        key,
 		Model:         r.svc.Model,
@@ -1023,6 +1030,31 @@ func (r *runner) client() (*model.Client, error) {
 		return nil, fmt.Errorf("service %s: %w", r.svc.Name, err)
 	}
 	return c, nil
+}
+
+// middleware is the service's interceptor chain for its model client (nil:
+// none).
+// With proxy.model_traffic, the chain also logs every call to the
+// shard's model_traffic.jsonl (appended: a resumed shard keeps the calls
+// of its earlier attempts).
+func (r *runner) middleware(svc *plan.Service) (func(http.RoundTripper) http.RoundTripper, error) {
+	if len(svc.Interceptors) == 0 && svc.ModelTraffic == nil {
+		return nil, nil
+	}
+	env := intercept.Env{Logger: r.log, Scope: fmt.Sprintf("%s-%d", r.b.Key, r.o.Shard)}
+	if svc.ModelTraffic != nil {
+		f, err := os.OpenFile(r.files.ModelTraffic(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("service %s: model traffic: %w", svc.Name, err)
+		}
+		// Request ids name the service and the shard: unique in the run.
+		env.Traffic = intercept.NewTraffic(f, *svc.ModelTraffic, fmt.Sprintf("%s-%s-%d", svc.Name, r.b.Key, r.o.Shard))
+	}
+	chain, err := intercept.Build(svc.Interceptors, env)
+	if err != nil {
+		return nil, fmt.Errorf("service %s: %w", svc.Name, err)
+	}
+	return chain.Middleware(), nil
 }
 
 // endpoint resolves a service's base URL and API key on the node: an api

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/results"
@@ -31,6 +32,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	budget := r.sampleBudget()
 	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	sctx = intercept.WithSample(sctx, intercept.Sample{Benchmark: r.b.Key, Item: it.ID, Repeat: repeat})
 	start := time.Now()
 	resp, err := client.Complete(sctx, req)
 	latency := time.Since(start)

@@ -20,6 +20,7 @@
 package sim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
@@ -28,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -36,6 +38,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -93,6 +96,10 @@ type Config struct {
 	// request whose first user message contains a script's Match is
 	// answered by the script, before the table and the benchmarks.
 	Scripts []Script
+	// Record, when set, gets the body of every completion request, one
+	// compact JSON line each, as it arrived: tests read what the model
+	// was sent (an interceptor's system message, a cache's silence).
+	Record io.Writer
 }
 
 // Faults are per-request probabilities of each fault; their sum is at most 1.
@@ -248,6 +255,7 @@ type Server struct {
 	scriptedN                         atomic.Int64
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
+	recordMu                          sync.Mutex
 }
 
 // New returns a server answering the items of sets.
@@ -478,14 +486,44 @@ const (
 	fEmpty
 )
 
+// decode reads a completion request, recording its body.
+func (s *Server) decode(r *http.Request) (request, error) {
+	var req request
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return req, err
+	}
+	s.record(raw)
+	err = json.NewDecoder(bytes.NewReader(raw)).Decode(&req)
+	return req, err
+}
+
+// record writes a request body to Config.Record.
+func (s *Server) record(raw []byte) {
+	if s.cfg.Record == nil {
+		return
+	}
+	var line bytes.Buffer
+	if json.Compact(&line, raw) != nil {
+		line.Reset()
+		line.Write(bytes.ReplaceAll(raw, []byte("\n"), []byte(" ")))
+	}
+	line.WriteByte('\n')
+	s.recordMu.Lock()
+	defer s.recordMu.Unlock()
+	if _, err := s.cfg.Record.Write(line.Bytes()); err != nil {
+		s.log.Warn("sim: recording a request", "err", err)
+	}
+}
+
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	s.requests.Add(1)
 	h := w.Header()
 	h.Set(Header, "true")
 	h.Set("Content-Type", "application/json")
 
-	var req request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	req, err := s.decode(r)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "request body: "+err.Error())
 		return
 	}

@@ -1,0 +1,201 @@
+package intercept
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// ProxyConfig is `nel-run proxy --config FILE`: the chain in front of one
+// upstream endpoint, for agents that call the model themselves (Harbor,
+// Gym, containers) and so cannot use nel's client.
+type ProxyConfig struct {
+	// Listen is HOST:PORT (default 127.0.0.1:4000, NeMo's port; port 0:
+	// any free port).
+	Listen string `json:"listen"`
+	// Upstream is the model endpoint's base URL, e.g. http://host:8000/v1.
+	Upstream string `json:"upstream"`
+	// Model fills a request body's "model" when the agent sent none.
+	Model string `json:"model"`
+	// APIKeyEnv names the variable holding the upstream's key; the key is
+	// never in the file. An agent's own Authorization is replaced by it.
+	APIKeyEnv    string             `json:"api_key_env"`
+	Interceptors []plan.Interceptor `json:"interceptors"`
+}
+
+// LoadProxyConfig reads a proxy config file (JSON; unknown keys refused).
+func LoadProxyConfig(path string) (ProxyConfig, error) {
+	var c ProxyConfig
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Upstream == "" {
+		return c, fmt.Errorf("%s: upstream: required (the model endpoint's base URL)", path)
+	}
+	if !strings.HasPrefix(c.Upstream, "http://") && !strings.HasPrefix(c.Upstream, "https://") {
+		return c, fmt.Errorf("%s: upstream %q: want an http:// or https:// URL", path, c.Upstream)
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:4000"
+	}
+	return c, nil
+}
+
+// Proxy serves the chain over HTTP: GET /health, and any POST through the
+// chain to the upstream. A path /s/<hex>/… names a session (NeMo's
+// routing): it keys the cache as a sample does, and is stripped.
+type Proxy struct {
+	cfg   ProxyConfig
+	key   string
+	chain *Chain
+	base  http.RoundTripper
+}
+
+// NewProxy builds the proxy; key is the upstream's API key ("" for none).
+func NewProxy(cfg ProxyConfig, key string, base http.RoundTripper, env Env) (*Proxy, error) {
+	env.Proxy = true
+	chain, err := Build(cfg.Interceptors, env)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &Proxy{cfg: cfg, key: key, chain: chain, base: base}, nil
+}
+
+// Close closes the chain.
+func (p *Proxy) Close() error { return p.chain.Close() }
+
+var sessionRE = regexp.MustCompile(`^/s/([a-f0-9]+)(/.*)?$`)
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/health" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}`))
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeProxyError(w, http.StatusMethodNotAllowed, "only POST is proxied")
+		return
+	}
+	raw, err := readBody(r.Body)
+	if err != nil {
+		writeProxyError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	req := &Request{Method: r.Method, Path: r.URL.Path, Header: forwardHeader(r.Header), Raw: raw, Body: decodeBody(raw)}
+	if m := sessionRE.FindStringSubmatch(req.Path); m != nil {
+		req.Sample.Item, req.Path = "session:"+m[1], m[2]
+	}
+	if req.Body != nil && p.cfg.Model != "" {
+		if _, ok := req.Body["model"]; !ok {
+			req.Body["model"] = p.cfg.Model
+		}
+	}
+	if p.key != "" {
+		req.Header.Set("Authorization", "Bearer "+p.key)
+	}
+	resp, err := p.chain.Handler(p.endpoint)(r.Context(), req)
+	if err != nil {
+		// The agent sees the failure as a gateway error; the key never
+		// reaches an error text (the upstream URL does).
+		writeProxyError(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	for k, v := range resp.Header {
+		if !hopByHop(k) && k != "Content-Encoding" {
+			w.Header()[k] = v
+		}
+	}
+	if resp.Cached {
+		w.Header().Set(CachedHeader, "true")
+	}
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
+
+func (p *Proxy) endpoint(ctx context.Context, req *Request) (*Response, error) {
+	path := req.Path
+	base := strings.TrimRight(p.cfg.Upstream, "/")
+	if strings.HasSuffix(base, "/v1") {
+		// An agent given the proxy as its base URL asks /v1/…; the
+		// upstream's base already ends in /v1.
+		path = strings.TrimPrefix(path, "/v1")
+	}
+	target, err := joinURL(base, path)
+	if err != nil {
+		return nil, err
+	}
+	return send(ctx, p.base, target, req)
+}
+
+// forwardHeader is the agent's headers less the hop-by-hop ones and the
+// length and encoding the proxy sets itself.
+func forwardHeader(h http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		if !hopByHop(k) && k != "Accept-Encoding" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func writeProxyError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "nel_proxy_error"}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// Serve runs the proxy of cfg until ctx ends, calling ready with the
+// address it listens on once it does.
+func Serve(ctx context.Context, cfg ProxyConfig, getenv func(string) string, env Env, ready func(addr string)) error {
+	key := ""
+	if cfg.APIKeyEnv != "" {
+		if key = getenv(cfg.APIKeyEnv); key == "" {
+			return fmt.Errorf("api_key_env: $%s is not set", cfg.APIKeyEnv)
+		}
+	}
+	p, err := NewProxy(cfg, key, nil, env)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	ready(ln.Addr().String())
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
