@@ -1,5 +1,5 @@
 // Package harness reads what a peer evaluation harness wrote (lm-evaluation-
-// harness, NeMo-Skills, an eval-factory container, VLMEvalKit) into nel's rows: one row
+// harness, NeMo-Skills, an eval-factory container, VLMEvalKit, the Harbor CLI) into nel's rows: one row
 // per (item, repeat) where the harness logs its samples, and an
 // aggregate-only result, with no invented rows, where it writes only
 // aggregate scores. nel-run ingest calls it on the node once the harness's
@@ -95,8 +95,10 @@ func ReadTask(kind, task, dir string) (*Output, error) {
 		o, err = ReadSkills(dir)
 	case Container:
 		o, err = ReadEvalFactory(dir)
+	case Harbor:
+		o, err = ReadHarbor(dir)
 	default:
-		return nil, fmt.Errorf("unknown harness %q (expected %s, %s, %s or %s)", kind, LMEval, Skills, Container, VLMEvalKit)
+		return nil, fmt.Errorf("unknown harness %q (expected %s, %s, %s, %s or %s)", kind, LMEval, Skills, Container, VLMEvalKit, Harbor)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s output in %s: %w", kind, dir, err)

@@ -1,0 +1,124 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/failure"
+	"github.com/nel-eval/nel/runtime/results"
+)
+
+// TestReadHarbor reads a job folder written by hand in the Harbor CLI's
+// shape (testdata/harbor-tb): one sample per finished trial, by task.
+func TestReadHarbor(t *testing.T) {
+	o, err := Read(Harbor, "testdata/harbor-tb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		id      string
+		reward  float64
+		correct string // "true", "false" or "nil"
+		cat     failure.Category
+	}
+	wants := []want{
+		{"build-cython", 0, "nil", failure.ScorerError}, // RewardFileNotFoundError: the verifier wrote nothing
+		{"fix-git", 1, "true", failure.None},            // reward 1.0
+		{"hello-world", 0, "false", failure.None},       // the agent timed out; the verifier ran and gave 0
+		{"regex-log", 0.5, "nil", failure.None},         // the only number the verifier wrote
+		{"sqlite-db", 0, "nil", failure.SandboxError},   // the environment did not build
+	}
+	if len(o.Samples) != len(wants) {
+		t.Fatalf("%d samples, want %d (the unfinished trial has no row): %+v", len(o.Samples), len(wants), o.Samples)
+	}
+	for i, w := range wants {
+		s := o.Samples[i]
+		c := "nil"
+		if s.Correct != nil {
+			c = map[bool]string{true: "true", false: "false"}[*s.Correct]
+		}
+		if s.ItemID != w.id || s.ItemIdx != int64(i) || s.Reward != w.reward || c != w.correct || s.Error != w.cat || s.Task != "Agentic" {
+			t.Errorf("sample %d = %s idx %d reward %v correct %s error %q task %q, want %+v", i, s.ItemID, s.ItemIdx, s.Reward, c, s.Error, s.Task, w)
+		}
+		if !strings.Contains(s.Record, `"task_name": "`+w.id+`"`) {
+			t.Errorf("sample %s: record is not its result.json: %.80s", w.id, s.Record)
+		}
+	}
+	if got := o.Samples[3].Scores["tests_passed"]; got != 0.5 {
+		t.Errorf("regex-log scores = %v, want tests_passed 0.5", o.Samples[3].Scores)
+	}
+	if !strings.HasPrefix(o.Samples[2].Response, "AgentTimeoutError: ") {
+		t.Errorf("hello-world response = %q, want the exception", o.Samples[2].Response)
+	}
+	if len(o.Files) != 5 || o.Files[0] != "nel/build-cython__Lm4Nb8v/result.json" {
+		t.Errorf("files = %v", o.Files)
+	}
+}
+
+// TestReadHarborRefuses: output nel cannot read as one row per task is an
+// error naming the file, never rows made up.
+func TestReadHarborRefuses(t *testing.T) {
+	for name, c := range map[string]struct {
+		files map[string]string
+		want  string
+	}{
+		"no job folder": {map[string]string{"other/x": "{}"}, "the Harbor job folder"},
+		"no trials":     {map[string]string{"nel/result.json": "{}"}, "no trial result"},
+		"two trials of a task": {map[string]string{
+			"nel/a__1/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"reward": 1}}}`,
+			"nel/a__2/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"reward": 0}}}`,
+		}, "task a has two trials (nel/a__1/result.json and nel/a__2/result.json)"},
+		"no task name":                       {map[string]string{"nel/a__1/result.json": `{"verifier_result": null}`}, "a__1/result.json: no task_name"},
+		"reward not a number":                {map[string]string{"nel/a__1/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"reward": "high"}}}`}, "verifier_result.rewards: reward is high, not a number"},
+		"several rewards, none named reward": {map[string]string{"nel/a__1/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"x": 1, "y": 0}}}`}, `no "reward" among x, y`},
+		"not JSON":                           {map[string]string{"nel/a__1/result.json": `{`}, "a__1/result.json: unexpected end of JSON input"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, body := range c.files {
+				path := filepath.Join(dir, filepath.FromSlash(p))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Read(Harbor, dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to say %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestIngestHarbor: the trials become the benchmark's shard and merge as
+// any other: a verifier's reward is scored, a trial that failed before its
+// verifier gave one is an infra_error, not a wrong answer.
+func TestIngestHarbor(t *testing.T) {
+	p := ingestPlan(Harbor, "terminal-bench@2.0")
+	p.Benchmarks[0].Solver.Type = "harbor"
+	res, sum := ingestAndMerge(t, p, "testdata/harbor-tb")
+	if res.Rows != 5 || res.AggregateOnly {
+		t.Fatalf("ingested %+v", res)
+	}
+	rows, _, err := results.ReadRows(sum.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.ItemID] = r.Outcome + "/" + r.ErrorCategory
+	}
+	want := map[string]string{
+		"build-cython": "infra_error/scorer_error", "fix-git": "scored/", "hello-world": "scored/",
+		"regex-log": "scored/", "sqlite-db": "infra_error/sandbox_error",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: outcome/category %q, want %q", k, got[k], v)
+		}
+	}
+}
