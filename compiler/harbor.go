@@ -113,6 +113,14 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if !ok {
 		return
 	}
+	if b.Solver.Type == "harbor" {
+		// The Harbor CLI fetches the dataset by its registry name in the
+		// job; a copy here would be one it never reads.
+		if t.Digest != "" {
+			no(fmt.Sprintf("a Harbor dataset on this machine with solver type harbor (the Harbor CLI fetches %s from its registry on the node, and would not read %s: use the tool_calling solver for local tasks, or move the folder away)", t.Dataset, harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)), "benchmarks", i, "name")
+		}
+		return
+	}
 	if t.Digest == "" {
 		dir := harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)
 		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets: put the task folders there, or set $%s)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")

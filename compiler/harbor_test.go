@@ -236,21 +236,21 @@ func TestHarborCompiles(t *testing.T) {
 }
 
 // The tool_calling solver runs Harbor tasks only: on another benchmark it
-// is refused at its type, and the harbor solver (the Harbor CLI's own
-// agents) is refused everywhere.
+// is refused at its type, and so is the harbor solver (the Harbor CLI's
+// own agents), which runs a harbor:// dataset.
 func TestToolCallingElsewhereRefused(t *testing.T) {
 	var got []string
 	no := func(f string, path ...any) { got = append(got, fmt.Sprint(path...)+": "+f) }
 	for _, b := range []*Benchmark{
 		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
-		{Name: "harbor://tb", Solver: Solver{Type: "harbor"}},
+		{Name: "terminal-bench-hard", Solver: Solver{Type: "harbor"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 	} {
 		benchmarkUnsupported(no, &Recipe{}, 0, b)
 	}
 	want := []string{
 		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)",
-		"benchmarks0solvertype: solver type harbor (it runs the Harbor CLI's own agents in a container; nel runs Harbor tasks with its tool_calling solver)",
+		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("refusals:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

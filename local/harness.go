@@ -65,6 +65,10 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	if err != nil {
 		return err
 	}
+	if lh.HostPathEnv != "" {
+		env[lh.HostPathEnv] = dir
+		lh.Mounts = append(lh.Mounts, dir+":"+dir)
+	}
 	argv, err := containerArgv(b.Harness.Image, dir, lh, env)
 	if err != nil {
 		return err
