@@ -141,10 +141,10 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 	case sb.Type == "docker":
 		harborDockerSandbox(no, sb, b, at)
 	case sb.Type != "ecs_fargate": // refused on its own (support.go)
-		no(fmt.Sprintf("solver type harbor in a %s sandbox (the Harbor CLI starts task containers through a docker daemon on the node: use sandbox type docker, or the tool_calling solver, whose sessions run in %s)", sb.Type, sb.Type), at("sandbox")...)
+		no(fmt.Sprintf("solver type harbor in a %s sandbox (the Harbor CLI starts task containers through a docker daemon on the node: use sandbox type docker, or the tool_calling solver in this sandbox)", sb.Type), at("sandbox")...)
 	}
 	if s.CmdTimeout != nil {
-		no("cmd_timeout with solver type harbor (the Harbor CLI has no per-command ceiling for its agents; set it in agent_kwargs if the agent takes one)", at("solver", "cmd_timeout")...)
+		no("cmd_timeout with solver type harbor (NeMo Evaluator patches the OpenHands SDK in the sandbox for it; the Harbor CLI has no such setting: drop it with cmd_timeout: null)", at("solver", "cmd_timeout")...)
 	}
 	if s.TimeoutStrategy == "max" {
 		no("timeout_strategy max with solver type harbor (Harbor takes either an override or the task's timeout, not the larger: use override or task, with max_agent_timeout as a cap)", at("solver", "timeout_strategy")...)
