@@ -21,7 +21,8 @@ import (
 //
 // The settings go to the CLI as a job config file (Harbor's JobConfig, in
 // JSON) besides the dataset and limit flags: the agent's name, model,
-// kwargs, timeouts and environment have no flags of their own.
+// kwargs, timeouts and environment have no flags of their own. repeats
+// are Harbor's attempts (n_attempts): that many trials of each task.
 
 // harborKind is the harness kind of a harbor-solver benchmark.
 const harborKind = harness.Harbor
@@ -92,7 +93,7 @@ func harborConfig(r *Recipe, b *Benchmark, model string) (string, error) {
 	}
 	cfg := map[string]any{
 		"job_name":     harness.HarborJob, // the folder of its trials, where ingest reads them
-		"n_attempts":   1,
+		"n_attempts":   max(b.Repeats, 1), // each attempt a repeat (runtime/harness numbers them)
 		"orchestrator": map[string]any{"type": "local", "n_concurrent_trials": max(b.MaxConcurrent, 1)},
 		"environment":  map[string]any{"type": "docker", "delete": true},
 		"agents":       []any{agent},
@@ -157,9 +158,6 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 	}
 	if len(b.Params) > 0 {
 		no("params with solver type harbor (the Harbor CLI takes none)", at("params")...)
-	}
-	if b.Repeats > 1 {
-		no("repeats > 1 with solver type harbor (each task runs once)", at("repeats")...)
 	}
 	if len(b.Scoring.Metrics) > 0 {
 		no("scoring metrics with solver type harbor (the reward is what each task's verifier writes)", at("scoring", "metrics")...)

@@ -59,6 +59,7 @@ func TestHarborSolverPlan(t *testing.T) {
 	}
 	var cfg struct {
 		JobName      string `json:"job_name"`
+		Attempts     int    `json:"n_attempts"`
 		Orchestrator struct {
 			N int `json:"n_concurrent_trials"`
 		} `json:"orchestrator"`
@@ -75,10 +76,15 @@ func TestHarborSolverPlan(t *testing.T) {
 		t.Fatalf("job config: %v\n%s", err, hp.Config)
 	}
 	a := cfg.Agents[0]
-	if cfg.JobName != "nel" || cfg.Orchestrator.N != 3 || cfg.Environment.Type != "docker" || len(cfg.Agents) != 1 ||
+	if cfg.JobName != "nel" || cfg.Attempts != 1 || cfg.Orchestrator.N != 3 || cfg.Environment.Type != "docker" || len(cfg.Agents) != 1 ||
 		a.Name != "terminus-2" || a.Model != "openai/nvidia/nemotron-3-super-120b-a12b" || a.Override != 600 ||
 		a.Env["OPENAI_API_BASE"] != "${NEL_HARNESS_URL}" || a.Env["OPENAI_API_KEY"] != "${NEL_HARNESS_API_KEY}" || a.Kwargs != nil {
 		t.Errorf("job config:\n%s", hp.Config)
+	}
+	s = loadHarness(t, harborSolverRecipe, "max_problems: 5", "max_problems: 5\n    repeats: 4")
+	h, _, _ = ComputeHashes(s)
+	if p, err = BuildPlan(s, h, "test"); err != nil || !strings.Contains(p.Benchmarks[0].Harness.Config, `"n_attempts": 4,`) {
+		t.Errorf("repeats 4: err %v, config %s", err, p.Benchmarks[0].Harness.Config)
 	}
 }
 
@@ -122,6 +128,7 @@ func TestHarborSolverHash(t *testing.T) {
 		{"timeout", []string{"timeout: 600.0", "timeout: 900.0"}, false},
 		{"dataset", []string{"terminal-bench@2.0", "terminal-bench@2.1"}, false},
 		{"limit", []string{"max_problems: 5", "max_problems: 6"}, false},
+		{"repeats", []string{"max_problems: 5", "max_problems: 5\n    repeats: 4"}, false},
 	} {
 		got, _ := benchHash(t, harborSolverRecipe, c.edit...)
 		if (got == base) != c.same {
@@ -142,7 +149,6 @@ func TestHarborSolverRefusals(t *testing.T) {
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      cmd_timeout: 60"}, "benchmarks[0].solver.cmd_timeout: not supported yet: cmd_timeout with solver type harbor"},
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      timeout_strategy: max"}, "benchmarks[0].solver.timeout_strategy: not supported yet: timeout_strategy max with solver type harbor"},
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      container_env: {A: b}"}, "benchmarks[0].solver.container_env: not supported yet: container_env with solver type harbor"},
-		{[]string{"max_problems: 5", "repeats: 2"}, "benchmarks[0].repeats: not supported yet: repeats > 1 with solver type harbor"},
 		{[]string{"harbor://terminal-bench@2.0", "terminal-bench-hard"}, "benchmarks[0].solver.type: not supported yet: solver type harbor on a benchmark other than harbor:// tasks"},
 	} {
 		s := loadHarness(t, harborSolverRecipe, c.edit...)

@@ -30,7 +30,6 @@ var compatFeatureIssue = map[string]string{
 	// by their names; harbor://NAME@VERSION compiles.
 	"solver type harbor on a benchmark other than harbor:// tasks": "issue 20",
 	"cmd_timeout with solver type harbor":                          "issue 20",
-	"repeats > 1 with solver type harbor":                          "issue 20",
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor":                       "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
@@ -66,7 +65,7 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "proxy", "repeats > 1 with solver type harbor", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "proxy", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "service type gym", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
 	{"gym_tools.yaml", []string{"benchmark source gym://", "proxy", "sandbox type ecs_fargate", "service type gym", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},

@@ -36,7 +36,7 @@ type harborTrial struct {
 
 // ReadHarbor reads the trials of the job the Harbor CLI wrote under dir:
 // one sample per trial folder (HarborJob/TRIAL/result.json), the item
-// being the task. The reward is what the task's verifier wrote ("reward",
+// being the task, its attempts the repeats. The reward is what the task's verifier wrote ("reward",
 // or the one number there is when it wrote another name); its other
 // numbers are kept as scores. A trial with no verifier result is a
 // failure, never a wrong answer: its exception says which (failure
@@ -48,7 +48,6 @@ func ReadHarbor(dir string) (*Output, error) {
 		return nil, fmt.Errorf("the Harbor job folder: %w", err)
 	}
 	o := &Output{}
-	from := map[string]string{} // task → the trial file it came from
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue // the job's own config.json, result.json and log
@@ -63,22 +62,41 @@ func ReadHarbor(dir string) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		if prev, ok := from[s.ItemID]; ok {
-			return nil, fmt.Errorf("task %s has two trials (%s and %s): nel runs each task once", s.ItemID, prev, rel)
-		}
-		from[s.ItemID] = rel
 		o.Samples = append(o.Samples, s)
 		o.Files = append(o.Files, rel)
 	}
 	if len(o.Samples) == 0 {
 		return nil, fmt.Errorf("no trial result in %s", job)
 	}
-	sort.Strings(o.Files)
+	harborRepeats(o.Samples)
 	sortSamples(o.Samples)
-	for i := range o.Samples {
-		o.Samples[i].ItemIdx = int64(i)
-	}
 	return o, nil
+}
+
+// harborRepeats numbers each task's trials (Harbor's attempts, the
+// recipe's repeats) in the order of their folders' names, which Harbor
+// makes unique per trial, and each task by its name's order: stable for
+// the same files, whatever order the directory lists them in.
+func harborRepeats(samples []Sample) {
+	sort.SliceStable(samples, func(i, j int) bool { return samples[i].trial < samples[j].trial })
+	ids := map[string]int64{}
+	for _, s := range samples {
+		ids[s.ItemID] = 0
+	}
+	names := make([]string, 0, len(ids))
+	for id := range ids {
+		names = append(names, id)
+	}
+	sort.Strings(names)
+	for i, id := range names {
+		ids[id] = int64(i)
+	}
+	next := map[string]int64{}
+	for i := range samples {
+		s := &samples[i]
+		s.ItemIdx, s.Repeat = ids[s.ItemID], next[s.ItemID]
+		next[s.ItemID]++
+	}
 }
 
 func readHarborTrial(path string) (Sample, error) {
@@ -95,7 +113,7 @@ func readHarborTrial(path string) (Sample, error) {
 	}
 	// The whole result is the sample's record (timings, tokens, the
 	// agent's and the environment's details).
-	s := Sample{Task: "Agentic", ItemID: tr.TaskName, Scores: map[string]float64{}, Record: string(raw)}
+	s := Sample{Task: "Agentic", ItemID: tr.TaskName, Scores: map[string]float64{}, Record: string(raw), trial: filepath.Base(filepath.Dir(path))}
 	if tr.VerifierResult == nil || len(tr.VerifierResult.Rewards) == 0 {
 		s.Error = failure.SandboxError
 		if tr.ExceptionInfo != nil {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,12 +65,8 @@ func TestReadHarborRefuses(t *testing.T) {
 		files map[string]string
 		want  string
 	}{
-		"no job folder": {map[string]string{"other/x": "{}"}, "the Harbor job folder"},
-		"no trials":     {map[string]string{"nel/result.json": "{}"}, "no trial result"},
-		"two trials of a task": {map[string]string{
-			"nel/a__1/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"reward": 1}}}`,
-			"nel/a__2/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"reward": 0}}}`,
-		}, "task a has two trials (nel/a__1/result.json and nel/a__2/result.json)"},
+		"no job folder":                      {map[string]string{"other/x": "{}"}, "the Harbor job folder"},
+		"no trials":                          {map[string]string{"nel/result.json": "{}"}, "no trial result"},
 		"no task name":                       {map[string]string{"nel/a__1/result.json": `{"verifier_result": null}`}, "a__1/result.json: no task_name"},
 		"reward not a number":                {map[string]string{"nel/a__1/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"reward": "high"}}}`}, "verifier_result.rewards: reward is high, not a number"},
 		"several rewards, none named reward": {map[string]string{"nel/a__1/result.json": `{"task_name": "a", "verifier_result": {"rewards": {"x": 1, "y": 0}}}`}, `no "reward" among x, y`},
@@ -120,5 +117,36 @@ func TestIngestHarbor(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s: outcome/category %q, want %q", k, got[k], v)
 		}
+	}
+}
+
+// TestReadHarborAttempts: a task's trials (--n-attempts, the recipe's
+// repeats) are its repeats, numbered in the order of their folders.
+func TestReadHarborAttempts(t *testing.T) {
+	dir := t.TempDir()
+	for trial, body := range map[string]string{
+		"b__k2":  `{"task_name": "b", "verifier_result": {"rewards": {"reward": 1}}}`,
+		"a__zz9": `{"task_name": "a", "verifier_result": {"rewards": {"reward": 0}}}`,
+		"a__Q07": `{"task_name": "a", "verifier_result": {"rewards": {"reward": 1}}}`,
+	} {
+		path := filepath.Join(dir, HarborJob, trial, "result.json")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := Read(Harbor, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range o.Samples {
+		got = append(got, fmt.Sprintf("%s/%d/%d=%g", s.ItemID, s.ItemIdx, s.Repeat, s.Reward))
+	}
+	// "a__Q07" < "a__zz9" (byte order): the reward-1 trial is repeat 0.
+	if want := "a/0/0=1 a/0/1=0 b/1/0=1"; strings.Join(got, " ") != want {
+		t.Errorf("samples %s, want %s", strings.Join(got, " "), want)
 	}
 }

@@ -55,6 +55,9 @@ type Sample struct {
 	// because the endpoint failed (an infrastructure failure, never a
 	// wrong answer).
 	Error failure.Category
+
+	// trial is the Harbor trial's folder, which orders a task's attempts.
+	trial string
 }
 
 // Output is what a harness run produced.
