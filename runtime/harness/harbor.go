@@ -114,6 +114,9 @@ func readHarborTrial(path string) (Sample, error) {
 	// The whole result is the sample's record (timings, tokens, the
 	// agent's and the environment's details).
 	s := Sample{Task: "Agentic", ItemID: tr.TaskName, Scores: map[string]float64{}, Record: string(raw), trial: filepath.Base(filepath.Dir(path))}
+	if s.Turns, err = readATIF(filepath.Join(filepath.Dir(path), "agent", "trajectory.json")); err != nil {
+		return Sample{}, err
+	}
 	if tr.VerifierResult == nil || len(tr.VerifierResult.Rewards) == 0 {
 		s.Error = failure.SandboxError
 		if tr.ExceptionInfo != nil {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 )
 
 // TestReadHarbor reads a job folder written by hand in the Harbor CLI's
@@ -148,5 +150,49 @@ func TestReadHarborAttempts(t *testing.T) {
 	// "a__Q07" < "a__zz9" (byte order): the reward-1 trial is repeat 0.
 	if want := "a/0/0=1 a/0/1=0 b/1/0=1"; strings.Join(got, " ") != want {
 		t.Errorf("samples %s, want %s", strings.Join(got, " "), want)
+	}
+}
+
+// TestIngestHarborTurns: a trial's ATIF trajectory becomes its turns in
+// turns.parquet (an assistant turn per agent step, a tool turn per result;
+// the prompt's system and user steps are not turns); a trial without one
+// keeps a row that says how it ended.
+func TestIngestHarborTurns(t *testing.T) {
+	p := ingestPlan(Harbor, "terminal-bench@2.0")
+	p.Benchmarks[0].Solver.Type = "harbor"
+	out := t.TempDir()
+	copyTree(t, "testdata/harbor-tb", rundir.Dir(out).Benchmark("bench").Harness())
+	if _, err := Ingest(context.Background(), IngestOptions{Plan: p, Benchmark: &p.Benchmarks[0], OutDir: out, NelVersion: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	turns, _, err := results.ReadTurns(rundir.Dir(out).Benchmark("bench").Shard(0, 1).Turns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range turns {
+		got = append(got, fmt.Sprintf("%s#%d %s %s %s %q p%d c%d", tr.ItemID, tr.TurnIndex, tr.Role, tr.Outcome, tr.ToolName, tr.Content, tr.PromptTokens, tr.CompletionTokens))
+	}
+	want := []string{
+		`build-cython#0 none infra_error  "" p0 c0`,
+		`fix-git#0 assistant solved  "Let me look at the reflog." p1210 c64`,
+		`fix-git#1 tool solved bash "d4e5f6a HEAD@{0}: checkout: moving from 650dba4 to master\n650dba4 HEAD@{1}: commit: Move to Stanford" p0 c0`,
+		`fix-git#2 assistant solved  "Merging 650dba4 into master." p1402 c40`,
+		`fix-git#3 tool solved bash "Updating d4e5f6a..650dba4\nFast-forward" p0 c0`,
+		`fix-git#4 assistant solved  "The commit is back on master." p1490 c12`,
+		`hello-world#0 none failed_verifier  "" p0 c0`,
+		`regex-log#0 none failed_verifier  "" p0 c0`,
+		`sqlite-db#0 none infra_error  "" p0 c0`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("turns:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, tr := range turns {
+		if tr.ItemID == "fix-git" && tr.TurnIndex == 0 && (tr.Reasoning != "A lost commit is usually still in the reflog." || tr.ToolCalls != `[{"id":"call_1","name":"bash","arguments":"{\"command\": \"cd /app \u0026\u0026 git reflog | head -5\"}"}]`) {
+			t.Errorf("first turn: reasoning %q, tool calls %s", tr.Reasoning, tr.ToolCalls)
+		}
+		if tr.ItemID == "fix-git" && tr.TurnIndex == 1 && tr.ToolArguments != `{"command": "cd /app && git reflog | head -5"}` {
+			t.Errorf("tool turn's arguments %s", tr.ToolArguments)
+		}
 	}
 }

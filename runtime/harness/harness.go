@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/agent"
 	"github.com/nel-eval/nel/runtime/failure"
 )
 
@@ -55,6 +56,10 @@ type Sample struct {
 	// because the endpoint failed (an infrastructure failure, never a
 	// wrong answer).
 	Error failure.Category
+
+	// Turns are the agent's turns, for a harness whose agent takes them
+	// (the Harbor CLI's, read from its ATIF trajectory); nil for others.
+	Turns []agent.Turn
 
 	// trial is the Harbor trial's folder, which orders a task's attempts.
 	trial string
