@@ -11,16 +11,10 @@ import (
 	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
-// harborSolverRecipe is NeMo's 08a_terminalbench_harbor_docker.yaml in shape: a
-// harbor:// dataset of Harbor's registry, the terminus-2 agent, docker.
-const harborSolverRecipe = `services:
-  nemotron:
-    type: api
-    url: https://integrate.api.nvidia.com/v1/chat/completions
-    protocol: chat_completions
-    model: nvidia/nemotron-3-super-120b-a12b
-    api_key: ${NVIDIA_API_KEY}
-benchmarks:
+// harborSolverRecipe is NeMo's 08a_terminalbench_harbor_docker.yaml in
+// shape (harnessRecipe's service): a harbor:// dataset of Harbor's
+// registry, the terminus-2 agent, docker.
+var harborSolverRecipe = harnessRecipe[:strings.Index(harnessRecipe, "benchmarks:")] + `benchmarks:
   - name: harbor://terminal-bench@2.0
     max_problems: 5
     max_concurrent: 3
@@ -37,16 +31,7 @@ benchmarks:
 // recipe's agent; the job config says the agent, its model through the
 // service, the timeout, the concurrency; the key is a reference only.
 func TestHarborSolverPlan(t *testing.T) {
-	s := loadHarness(t, harborSolverRecipe)
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := p.Benchmarks[0]
+	b := mustPlan(t, loadHarness(t, harborSolverRecipe)).Benchmarks[0]
 	if b.Harbor != nil {
 		t.Errorf("a harbor-solver benchmark has tasks for nel-run's loop: %+v", b.Harbor)
 	}
@@ -81,10 +66,9 @@ func TestHarborSolverPlan(t *testing.T) {
 		a.Env["OPENAI_API_BASE"] != "${NEL_HARNESS_URL}" || a.Env["OPENAI_API_KEY"] != "${NEL_HARNESS_API_KEY}" || a.Kwargs != nil {
 		t.Errorf("job config:\n%s", hp.Config)
 	}
-	s = loadHarness(t, harborSolverRecipe, "max_problems: 5", "max_problems: 5\n    repeats: 4")
-	h, _, _ = ComputeHashes(s)
-	if p, err = BuildPlan(s, h, "test"); err != nil || !strings.Contains(p.Benchmarks[0].Harness.Config, `"n_attempts": 4,`) {
-		t.Errorf("repeats 4: err %v, config %s", err, p.Benchmarks[0].Harness.Config)
+	p := mustPlan(t, loadHarness(t, harborSolverRecipe, "max_problems: 5", "max_problems: 5\n    repeats: 4"))
+	if !strings.Contains(p.Benchmarks[0].Harness.Config, `"n_attempts": 4,`) {
+		t.Errorf("repeats 4: config %s", p.Benchmarks[0].Harness.Config)
 	}
 }
 

@@ -103,14 +103,7 @@ func TestIngestHarbor(t *testing.T) {
 	if res.Rows != 5 || res.AggregateOnly {
 		t.Fatalf("ingested %+v", res)
 	}
-	rows, _, err := results.ReadRows(sum.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, r := range rows {
-		got[r.ItemID] = r.Outcome + "/" + r.ErrorCategory
-	}
+	got := mergedOutcomes(t, sum)
 	want := map[string]string{
 		"build-cython": "infra_error/scorer_error", "fix-git": "scored/", "hello-world": "scored/",
 		"regex-log": "scored/", "sqlite-db": "infra_error/sandbox_error",
