@@ -123,7 +123,7 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	}
 	if t.Digest == "" {
 		dir := harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)
-		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets: put the task folders there, or set $%s)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
+		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets for its own loop: put the task folders there, or set $%s; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
 	}
 	if b.Solver.Type != "tool_calling" && b.Solver.Type != "harbor" {
 		no(fmt.Sprintf("harbor:// tasks with a %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)", b.Solver.Type), "benchmarks", i, "solver", "type")

@@ -249,7 +249,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 		benchmarkUnsupported(no, &Recipe{}, 0, b)
 	}
 	want := []string{
-		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)",
+		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -274,11 +274,11 @@ func TestHarborUnsupported(t *testing.T) {
 		harborUnsupported(no, s, 0, b)
 	}
 	want := []string{
-		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"harbor:// tasks with a simple solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)",
-		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)",
-		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)",
 		"harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)",
 	}

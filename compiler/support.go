@@ -215,7 +215,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
 			if _, ok := harborOf(b.Name); !ok {
-				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)", "benchmarks", i, "solver", "type")
+				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "harbor":
 			no("solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
