@@ -54,10 +54,12 @@ const harborJobsDirEnv = "NEL_HARBOR_JOBS_DIR"
 // container: Harbor starts each task's container through it.
 const harborDockerSocket = "/var/run/docker.sock"
 
-// defaultHarborImage is an image with the Harbor CLI: NeMo Evaluator's
-// harbor variant (docker/Dockerfile.harbor), named as its other variants
-// are. cluster.eval_image replaces it.
-const defaultHarborImage = "nvcr.io/nvidia/nemo-evaluator:latest-harbor"
+// defaultHarborImage is NeMo Evaluator's "full" evaluation image
+// (resources/containers.toml: {registry}:{tag}-full), which installs its
+// harbor extra and so the Harbor CLI. The CLI's docker environment also
+// needs the docker CLI with compose in the image; cluster.eval_image
+// replaces it with one that has both.
+const defaultHarborImage = "nvcr.io/nvidia/nemo-evaluator:latest-full"
 
 // harborArgv is the CLI's command line: the job config, the registry
 // dataset, the limit. The jobs dir is added by the step, which knows the
