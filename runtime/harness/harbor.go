@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nel-eval/nel/runtime/failure"
 )
@@ -32,6 +33,12 @@ type harborTrial struct {
 		ExceptionType    string `json:"exception_type"`
 		ExceptionMessage string `json:"exception_message"`
 	} `json:"exception_info"`
+	AgentResult *struct {
+		InputTokens  int64 `json:"n_input_tokens"`
+		OutputTokens int64 `json:"n_output_tokens"`
+	} `json:"agent_result"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
 }
 
 // ReadHarbor reads the trials of the job the Harbor CLI wrote under dir:
@@ -114,6 +121,12 @@ func readHarborTrial(path string) (Sample, error) {
 	// The whole result is the sample's record (timings, tokens, the
 	// agent's and the environment's details).
 	s := Sample{Task: "Agentic", ItemID: tr.TaskName, Scores: map[string]float64{}, Record: string(raw), trial: filepath.Base(filepath.Dir(path))}
+	if a := tr.AgentResult; a != nil {
+		s.PromptTokens, s.CompletionTokens = a.InputTokens, a.OutputTokens
+	}
+	if !tr.StartedAt.IsZero() && tr.FinishedAt.After(tr.StartedAt) {
+		s.LatencyMS = float64(tr.FinishedAt.Sub(tr.StartedAt).Milliseconds())
+	}
 	if s.Turns, err = readATIF(filepath.Join(filepath.Dir(path), "agent", "trajectory.json")); err != nil {
 		return Sample{}, err
 	}

@@ -49,6 +49,10 @@ func TestReadHarbor(t *testing.T) {
 			t.Errorf("sample %s: record is not its result.json: %.80s", w.id, s.Record)
 		}
 	}
+	// fix-git's agent_result and its 6 min 41 s from started_at to finished_at.
+	if f := o.Samples[1]; f.PromptTokens != 18211 || f.CompletionTokens != 2304 || f.LatencyMS != 401000 {
+		t.Errorf("fix-git tokens %d/%d latency %v ms, want 18211/2304 and 401000", f.PromptTokens, f.CompletionTokens, f.LatencyMS)
+	}
 	if got := o.Samples[3].Scores["tests_passed"]; got != 0.5 {
 		t.Errorf("regex-log scores = %v, want tests_passed 0.5", o.Samples[3].Scores)
 	}

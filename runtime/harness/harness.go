@@ -57,6 +57,12 @@ type Sample struct {
 	// wrong answer).
 	Error failure.Category
 
+	// PromptTokens and CompletionTokens are the sample's token totals and
+	// LatencyMS its wall-clock time, where the harness records them (the
+	// Harbor CLI does, per trial); zero where not.
+	PromptTokens, CompletionTokens int64
+	LatencyMS                      float64
+
 	// Turns are the agent's turns, for a harness whose agent takes them
 	// (the Harbor CLI's, read from its ATIF trajectory); nil for others.
 	Turns []agent.Turn

@@ -126,6 +126,7 @@ func toRows(p *plan.Plan, b *plan.Benchmark, out *Output, model string) ([]resul
 			RecipeHash: p.RecipeHash, Benchmark: b.Key, ItemID: s.ItemID, ItemIdx: s.ItemIdx, Repeat: s.Repeat,
 			Category: s.Task, Reward: s.Reward, Correct: s.Correct, Extracted: s.Extracted, Expected: s.Expected,
 			Attempts: 1, Outcome: "scored", Scores: map[string]float64{}, Model: model,
+			PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, LatencyMS: s.LatencyMS,
 		}
 		for k, v := range s.Scores {
 			r.Scores["harness:"+k] = v
