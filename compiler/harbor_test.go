@@ -309,3 +309,31 @@ func TestToolSettings(t *testing.T) {
 		t.Errorf("plan solver %+v, want NeMo Evaluator's defaults %+v", p, want)
 	}
 }
+
+// TestHarborTaskImageRefused: with a container sandbox, a task whose
+// Dockerfile builds (RUN) is refused at compile, naming the task and its
+// line, rather than each of its samples failing on the node; the local
+// sandbox reads no Dockerfile.
+func TestHarborTaskImageRefused(t *testing.T) {
+	path := harborDir(t, "")
+	dir := filepath.Dir(path)
+	writeFiles(t, filepath.Join(dir, "harbor_datasets", "nel-smoke", "sort-names", "environment"), map[string]string{
+		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\n",
+	})
+	s, _, err := loadWithEnv(t, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Unsupported(s); len(got) != 0 {
+		t.Errorf("local sandbox: refusals %v", got)
+	}
+	docker := strings.Replace(strings.Replace(harborRecipe, "SOLVER", "", 1), `type: "local"`, `type: "docker"`, 1)
+	writeFiles(t, dir, map[string]string{"r.cue": docker})
+	if s, _, err = loadWithEnv(t, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := Unsupported(s)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a docker session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
+		t.Errorf("docker sandbox: refusals %v", got)
+	}
+}
