@@ -142,7 +142,7 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 	switch sb := resolveSandbox(r, b); {
 	case sb == nil:
 	case sb.Type == "docker":
-		harborDockerSandbox(no, sb, b, at)
+		harborDockerSandbox(no, sb, at)
 	case sb.Type != "ecs_fargate": // refused on its own (support.go)
 		no(fmt.Sprintf("solver type harbor in a %s sandbox (the Harbor CLI starts task containers through a docker daemon on the node: use sandbox type docker, or the tool_calling solver in this sandbox)", sb.Type), at("sandbox")...)
 	}
@@ -155,8 +155,10 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 	if len(s.ContainerEnv) > 0 {
 		no("container_env with solver type harbor (nel passes the agent only the endpoint and its key)", at("solver", "container_env")...)
 	}
-	if s.Skill != "" || s.SkillDir != "" {
-		no("skill and skill_dir with solver type harbor", at("solver", "skill")...)
+	for _, f := range []struct{ name, value string }{{"skill", s.Skill}, {"skill_dir", s.SkillDir}} {
+		if f.value != "" {
+			no("skill and skill_dir with solver type harbor (NeMo Evaluator uploads the skill into the task's container before the agent starts; the Harbor CLI has no such setting)", at("solver", f.name)...)
+		}
 	}
 	if len(b.Params) > 0 {
 		no("params with solver type harbor (the Harbor CLI takes none)", at("params")...)
@@ -169,8 +171,8 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 // harborDockerSandbox refuses the docker sandbox settings Harbor would
 // not apply: it takes each task's image and network from the task.
 // memory and cpus have defaults, so a recipe's own cannot be told from
-// them; Harbor sizes each container from task.toml (docs/agentic.md).
-func harborDockerSandbox(no func(string, ...any), sb *Sandbox, b *Benchmark, at func(...any) []any) {
+// them; Harbor sizes each container from task.toml.
+func harborDockerSandbox(no func(string, ...any), sb *Sandbox, at func(...any) []any) {
 	for _, f := range []struct {
 		name string
 		set  bool
