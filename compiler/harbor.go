@@ -55,6 +55,9 @@ func (c *ruleChecker) harborData() {
 		default:
 			t.Digest, t.Tasks = ds.Digest, len(ds.Tasks)
 			c.harborImages(i, b, ds)
+			if b.Solver.Type == "harbor" {
+				b.harborDir = t.Dir
+			}
 		}
 		if c.s.harbor == nil {
 			c.s.harbor = map[int]plan.HarborTasks{}
@@ -139,11 +142,8 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 		return
 	}
 	if b.Solver.Type == "harbor" {
-		// The Harbor CLI fetches the dataset by its registry name in the
-		// job; a copy here would be one it never reads.
-		if t.Digest != "" {
-			no(fmt.Sprintf("a Harbor dataset on this machine with solver type harbor (the Harbor CLI fetches %s from its registry on the node, and would not read %s: use the tool_calling solver for local tasks, or move the folder away)", t.Dataset, harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)), "benchmarks", i, "name")
-		}
+		// The Harbor CLI runs the folder here (--path), or fetches the
+		// dataset from its registry in the job.
 		return
 	}
 	if t.Digest == "" {

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,6 +110,11 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 	st.SrunFlags = strings.Join(flags, " ")
 	var names []string
 	st.Env, names = harnessEnv(p, b, rb)
+	if dir := harborTasksDir(p.RecipeDir, rb); dir != "" {
+		st.Env = append(st.Env, harborTasksEnv+"=$(cd "+shellquote.Quote(dir)+" && pwd) || nel_fail "+shellquote.Quote("cannot enter the Harbor dataset "+dir),
+			"export "+harborTasksEnv)
+		names = append(names, harborTasksEnv)
+	}
 	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names)
 	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScript(h.Kind)) + " nel-harness " + shellquote.Join(h.Argv)
 	return st
@@ -183,6 +189,9 @@ type LocalHarness struct {
 	// dir: the docker daemon it starts task containers with knows host
 	// paths only).
 	HostPathEnv string
+	// TasksDir is a local Harbor dataset's folder, absolute: mounted
+	// read-only at its own path and named in TasksEnv.
+	TasksDir, TasksEnv string
 }
 
 // HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
@@ -196,6 +205,13 @@ func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 	lh.Inside, lh.ConfigFile = harnessInside, harnessConfigFile
 	lh.Script = harnessPrelude + harnessScript(kind)
 	lh.Mounts = solverMounts(rb)
+	if dir := harborTasksDir(s.Dir, rb); dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir // Abs fails only without a working directory
+		}
+		lh.TasksDir, lh.TasksEnv = abs, harborTasksEnv
+	}
 	for _, e := range harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb) {
 		if e.Name == harborJobsDirEnv {
 			lh.HostPathEnv = e.Name
@@ -241,6 +257,9 @@ func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string)
 	hmount := `"$nel_hdir:` + harnessInside
 	if h.Kind == harborKind { // a constant path: safe inside double quotes
 		hmount += "," + harborDockerSocket + ":" + harborDockerSocket + ",$nel_hdir:$nel_hdir"
+		if rb.harborDir != "" {
+			hmount += ",$" + harborTasksEnv + ":$" + harborTasksEnv + ":ro"
+		}
 	}
 	mounts += hmount + `"`
 	if extra := solverMounts(rb); len(extra) > 0 {

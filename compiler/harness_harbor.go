@@ -3,6 +3,7 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"strconv"
 
 	"github.com/nel-eval/nel/runtime/harness"
@@ -37,14 +38,35 @@ const (
 // harborScript is the step's script after the harness prelude: the job
 // config with the URL filled in (as text), the endpoint where LiteLLM in
 // the CLI's own process looks for it, the key's name defined (the config
-// refers to it), then the CLI, writing its trials into the harness's
-// folder by its path on the node.
+// refers to it), a local dataset's folder put in for harborTasksRef, then
+// the CLI, writing its trials into the harness's folder by its path on
+// the node.
 const harborScript = `cfg=$(cat ` + harnessConfigFile + `)
 printf '%s\n' "${cfg//"$u"/"$NEL_HARNESS_URL"}" > ` + harborJobFile + `
 export OPENAI_API_BASE="$NEL_HARNESS_URL" OPENAI_BASE_URL="$NEL_HARNESS_URL"
 export NEL_HARNESS_API_KEY="${NEL_HARNESS_API_KEY:-}"
+t='` + harborTasksRef + `'
+args=("${args[@]//"$t"/"${` + harborTasksEnv + `:-}"}")
 exec "${args[@]}" --jobs-dir "$` + harborJobsDirEnv + `"
 `
+
+// harborTasksEnv names a Harbor dataset's folder on this machine by its
+// path on the node, where the step mounts it too (read-only); the CLI's
+// --path carries harborTasksRef, which the step replaces by it.
+const (
+	harborTasksEnv = "NEL_HARBOR_TASKS"
+	harborTasksRef = "${" + harborTasksEnv + "}"
+)
+
+// harborTasksDir is where the job finds benchmark b's local dataset,
+// relative to where it runs (as the plan's recipe_dir is) or absolute;
+// "" for a registry dataset.
+func harborTasksDir(recipeDir string, b *Benchmark) string {
+	if b.harborDir == "" || path.IsAbs(b.harborDir) {
+		return b.harborDir
+	}
+	return path.Join(recipeDir, b.harborDir)
+}
 
 // harborJobsDirEnv names the harness's folder by its path on the node
 // (the Harbor CLI's --jobs-dir), where the folder is mounted too.
@@ -66,6 +88,9 @@ const defaultHarborImage = "nvcr.io/nvidia/nemo-evaluator:latest-full"
 // folder's path on the node.
 func harborArgv(b *Benchmark, dataset string) []string {
 	argv := []string{"harbor", "run", "--config", harnessInside + "/" + harborJobFile, "--dataset", dataset}
+	if b.harborDir != "" {
+		argv[4], argv[5] = "--path", harborTasksRef
+	}
 	if b.MaxProblems != nil {
 		argv = append(argv, "--n-tasks", strconv.Itoa(*b.MaxProblems))
 	}

@@ -155,6 +155,10 @@ type Benchmark struct {
 	// harnessImage is the harness's image as nel lock pinned it; "" until
 	// a lock is applied (harnessImage gives the image the job uses).
 	harnessImage string
+	// harborDir is, for the harbor solver on a Harbor dataset that is on
+	// this machine, its folder as the plan names it (relative to the
+	// recipe's folder, or absolute): the CLI runs it with --path.
+	harborDir string
 }
 
 // BYOB is a benchmark's byob section (a benchmark the recipe declares).

@@ -69,6 +69,10 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 		env[lh.HostPathEnv] = dir
 		lh.Mounts = append(lh.Mounts, dir+":"+dir)
 	}
+	if lh.TasksDir != "" {
+		env[lh.TasksEnv] = lh.TasksDir
+		lh.Mounts = append(lh.Mounts, lh.TasksDir+":"+lh.TasksDir+":ro")
+	}
 	argv, err := containerArgv(b.Harness.Image, dir, lh, env)
 	if err != nil {
 		return err

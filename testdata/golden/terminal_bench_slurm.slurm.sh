@@ -291,6 +291,8 @@ cfg=$(cat run_config.json)
 printf '\''%s\n'\'' "${cfg//"$u"/"$NEL_HARNESS_URL"}" > job.json
 export OPENAI_API_BASE="$NEL_HARNESS_URL" OPENAI_BASE_URL="$NEL_HARNESS_URL"
 export NEL_HARNESS_API_KEY="${NEL_HARNESS_API_KEY:-}"
+t='\''${NEL_HARBOR_TASKS}'\''
+args=("${args[@]//"$t"/"${NEL_HARBOR_TASKS:-}"}")
 exec "${args[@]}" --jobs-dir "$NEL_HARBOR_JOBS_DIR"
 ' nel-harness harbor run --config /nel-harness/job.json --dataset terminal-bench@2.0 --n-tasks 5 \
     > "$NEL_OUT/logs/harness-harbor_terminal-bench_2.0-$SLURM_JOB_ID.log" 2>&1; then
