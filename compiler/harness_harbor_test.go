@@ -179,3 +179,19 @@ func TestHarborSolverScript(t *testing.T) {
 		}
 	}
 }
+
+// TestHarborTasksDir: a local dataset's folder as the job finds it: the
+// plan's folder under the recipe's (both relative to where the job runs),
+// or $HARBOR_DATASETS_DIR's absolute one; none for a registry dataset.
+func TestHarborTasksDir(t *testing.T) {
+	for _, c := range []struct{ recipeDir, dir, want string }{
+		{"examples/agentic", "harbor_datasets/mini", "examples/agentic/harbor_datasets/mini"},
+		{".", "harbor_datasets/mini", "harbor_datasets/mini"},
+		{"examples/agentic", "/lustre/harbor/mini", "/lustre/harbor/mini"},
+		{"examples/agentic", "", ""},
+	} {
+		if got := harborTasksDir(c.recipeDir, &Benchmark{harborDir: c.dir}); got != c.want {
+			t.Errorf("harborTasksDir(%q, %q) = %q, want %q", c.recipeDir, c.dir, got, c.want)
+		}
+	}
+}
