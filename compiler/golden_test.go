@@ -26,14 +26,15 @@ const (
 
 // compilable lists the examples that compile, relative to the repository
 // root: every examples/*.cue plus the NeMo SLURM example and the agentic
-// one (in a folder of its own, beside its Harbor tasks).
+// ones (in a folder of their own, beside the Harbor tasks of one; the
+// other the terminal_bench_2 playbook, run by the Harbor CLI).
 func compilable(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("examples/*.cue")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "examples/nemo/15_slurm_gsm8k_vllm.yaml", "examples/agentic/harbor_local.cue")
+	files = append(files, "examples/nemo/15_slurm_gsm8k_vllm.yaml", "examples/agentic/terminal_bench_slurm.yaml", "examples/agentic/harbor_local.cue")
 	if len(files) < 2 {
 		t.Fatalf("found no examples in %s", mustGetwd(t))
 	}

@@ -54,11 +54,39 @@ func (c *ruleChecker) harborData() {
 			continue
 		default:
 			t.Digest, t.Tasks = ds.Digest, len(ds.Tasks)
+			c.harborImages(i, b, ds)
+			if b.Solver.Type == "harbor" {
+				b.harborDir = t.Dir
+			}
 		}
 		if c.s.harbor == nil {
 			c.s.harbor = map[int]plan.HarborTasks{}
 		}
 		c.s.harbor[i] = t
+	}
+}
+
+// harborImages records why one of ds's tasks has no image that benchmark
+// i's container sandbox (docker, apptainer) can run its sessions in
+// (harbor.Task.Image: a Dockerfile that builds, or works outside /app);
+// nel-run would find it on the node and fail each such sample. A task
+// with no environment image at all runs in the sandbox's own.
+func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
+	sb := resolveSandbox(c.r, b)
+	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer") {
+		return
+	}
+	for _, task := range ds.Tasks {
+		if task.Config.DockerImage == "" && !exists(filepath.Join(task.Dir, "environment", "Dockerfile")) {
+			continue
+		}
+		if _, err := task.Image(); err != nil {
+			if c.s.harborImage == nil {
+				c.s.harborImage = map[int]error{}
+			}
+			c.s.harborImage[i] = err
+			return
+		}
 	}
 }
 
@@ -113,9 +141,17 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if !ok {
 		return
 	}
+	if b.Solver.Type == "harbor" {
+		// The Harbor CLI runs the folder here (--path), or fetches the
+		// dataset from its registry in the job.
+		return
+	}
 	if t.Digest == "" {
 		dir := harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)
-		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets: put the task folders there, or set $%s)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
+		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets for its own loop: put the task folders there, or set $%s; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
+	}
+	if err := s.harborImage[i]; err != nil {
+		no(fmt.Sprintf("a task image nel cannot pull by name for a %s session (%v)", resolveSandbox(s.Recipe, b).Type, err), "benchmarks", i, "sandbox")
 	}
 	if b.Solver.Type != "tool_calling" && b.Solver.Type != "harbor" {
 		no(fmt.Sprintf("harbor:// tasks with a %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)", b.Solver.Type), "benchmarks", i, "solver", "type")

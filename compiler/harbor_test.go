@@ -236,21 +236,21 @@ func TestHarborCompiles(t *testing.T) {
 }
 
 // The tool_calling solver runs Harbor tasks only: on another benchmark it
-// is refused at its type, and the harbor solver (the Harbor CLI's own
-// agents) is refused everywhere.
+// is refused at its type, and so is the harbor solver (the Harbor CLI's
+// own agents), which runs a harbor:// dataset.
 func TestToolCallingElsewhereRefused(t *testing.T) {
 	var got []string
 	no := func(f string, path ...any) { got = append(got, fmt.Sprint(path...)+": "+f) }
 	for _, b := range []*Benchmark{
 		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
-		{Name: "harbor://tb", Solver: Solver{Type: "harbor"}},
+		{Name: "terminal-bench-hard", Solver: Solver{Type: "harbor"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 	} {
 		benchmarkUnsupported(no, &Recipe{}, 0, b)
 	}
 	want := []string{
-		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)",
-		"benchmarks0solvertype: solver type harbor (it runs the Harbor CLI's own agents in a container; nel runs Harbor tasks with its tool_calling solver)",
+		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)",
+		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("refusals:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -274,11 +274,11 @@ func TestHarborUnsupported(t *testing.T) {
 		harborUnsupported(no, s, 0, b)
 	}
 	want := []string{
-		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"harbor:// tasks with a simple solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)",
-		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)",
-		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets: put the task folders there, or set $HARBOR_DATASETS_DIR)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)",
 		"harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)",
 	}
@@ -307,5 +307,33 @@ func TestToolSettings(t *testing.T) {
 	if p.SandboxTools != want.SandboxTools || p.MaxTurns != want.MaxTurns || p.ToolTimeout != want.ToolTimeout ||
 		p.MaxOutputChars != want.MaxOutputChars || p.ResponseMode != want.ResponseMode || p.ResourceService != "" {
 		t.Errorf("plan solver %+v, want NeMo Evaluator's defaults %+v", p, want)
+	}
+}
+
+// TestHarborTaskImageRefused: with a container sandbox, a task whose
+// Dockerfile builds (RUN) is refused at compile, naming the task and its
+// line, rather than each of its samples failing on the node; the local
+// sandbox reads no Dockerfile.
+func TestHarborTaskImageRefused(t *testing.T) {
+	path := harborDir(t, "")
+	dir := filepath.Dir(path)
+	writeFiles(t, filepath.Join(dir, "harbor_datasets", "nel-smoke", "sort-names", "environment"), map[string]string{
+		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\n",
+	})
+	s, _, err := loadWithEnv(t, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Unsupported(s); len(got) != 0 {
+		t.Errorf("local sandbox: refusals %v", got)
+	}
+	docker := strings.Replace(strings.Replace(harborRecipe, "SOLVER", "", 1), `type: "local"`, `type: "docker"`, 1)
+	writeFiles(t, dir, map[string]string{"r.cue": docker})
+	if s, _, err = loadWithEnv(t, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := Unsupported(s)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a docker session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
+		t.Errorf("docker sandbox: refusals %v", got)
 	}
 }

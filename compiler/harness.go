@@ -51,13 +51,25 @@ func defaultHarnessImage(kind string) string {
 		return "nvcr.io/nvidia/nemo-evaluator:latest-skills"
 	case "vlmevalkit":
 		return "nvcr.io/nvidia/nemo-evaluator:latest" // the base image, "Base + gym + vlmevalkit"
+	case harborKind:
+		return defaultHarborImage
 	}
 	return ""
 }
 
-// harnessOf says which peer harness runs benchmark name, and its task
-// (and image, for container://); ok is false for other names.
-func harnessOf(name string) (kind, task, image string, ok bool) {
+// harnessOf says which peer harness runs benchmark b, and its task (and
+// image, for container://); ok is false for other benchmarks. A
+// harbor:// benchmark with the harbor solver is one: the Harbor CLI runs
+// it whole (harness_harbor.go).
+func harnessOf(b *Benchmark) (kind, task, image string, ok bool) {
+	if dataset, isHarbor := harborOf(b.Name); isHarbor && b.Solver.Type == "harbor" {
+		return harborKind, dataset, "", true
+	}
+	return harnessOfName(b.Name)
+}
+
+// harnessOfName is harnessOf by the benchmark's name alone.
+func harnessOfName(name string) (kind, task, image string, ok bool) {
 	scheme, rest, found := strings.Cut(name, "://")
 	if !found {
 		return "", "", "", false
@@ -76,7 +88,7 @@ func harnessOf(name string) (kind, task, image string, ok bool) {
 // then the harness's own, in its image (which nel lock pins), not
 // something nel reads.
 func IsHarness(b *Benchmark) bool {
-	_, _, _, ok := harnessOf(b.Name)
+	_, _, _, ok := harnessOf(b)
 	return ok
 }
 
@@ -84,7 +96,7 @@ func IsHarness(b *Benchmark) bool {
 // lock, else the one container:// names, else cluster.eval_image, else
 // the kind's default.
 func harnessImage(r *Recipe, b *Benchmark) string {
-	kind, _, uriImage, _ := harnessOf(b.Name)
+	kind, _, uriImage, _ := harnessOf(b)
 	switch {
 	case b.harnessImage != "":
 		return b.harnessImage
@@ -102,7 +114,7 @@ func harnessImage(r *Recipe, b *Benchmark) string {
 func harnessImageFields(r *Recipe) []ImageField {
 	var out []ImageField
 	for i, b := range r.Benchmarks {
-		kind, _, _, ok := harnessOf(b.Name)
+		kind, _, _, ok := harnessOf(b)
 		if !ok || (kind != "container" && r.Cluster.EvalImage != "") {
 			continue
 		}
@@ -114,7 +126,7 @@ func harnessImageFields(r *Recipe) []ImageField {
 
 // planHarness is a harness benchmark's plan entry; nil for others.
 func planHarness(r *Recipe, b *Benchmark) (*plan.Harness, error) {
-	kind, task, _, ok := harnessOf(b.Name)
+	kind, task, _, ok := harnessOf(b)
 	if !ok {
 		return nil, nil
 	}
@@ -141,6 +153,13 @@ func planHarness(r *Recipe, b *Benchmark) (*plan.Harness, error) {
 		cfg, err := vlmevalkitConfig(r, b, model)
 		if err != nil {
 			return nil, fmt.Errorf("%s: driver config: %w", b.Name, err)
+		}
+		h.Config = cfg
+	case harborKind:
+		h.Argv = harborArgv(b, task)
+		cfg, err := harborConfig(r, b, model)
+		if err != nil {
+			return nil, fmt.Errorf("%s: harbor job config: %w", b.Name, err)
 		}
 		h.Config = cfg
 	}
@@ -255,7 +274,7 @@ func containerEndpointType(b *Benchmark, sv *Service) string {
 // harnessMethod is the "harness" entry of a harness benchmark's hash (see
 // the comment at the top); nil for other benchmarks.
 func harnessMethod(r *Recipe, b *Benchmark) map[string]any {
-	kind, task, _, ok := harnessOf(b.Name)
+	kind, task, _, ok := harnessOf(b)
 	if !ok {
 		return nil
 	}
@@ -278,6 +297,10 @@ func harnessMethod(r *Recipe, b *Benchmark) map[string]any {
 		m["judge"] = vlmevalkitJudge
 		m["model_args"] = vlmevalkitMethod(r, b)
 		m["endpoint_type"] = sv.Protocol
+	case harborKind:
+		for k, v := range harborMethodOf(r, b) {
+			m[k] = v
+		}
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,8 @@ python3 -c 'import json, yaml; json.dump(yaml.safe_load(open("results.yml")), op
 `
 	case "vlmevalkit":
 		return vlmevalkitScript
+	case harborKind:
+		return harborScript
 	}
 	return ""
 }
@@ -107,6 +110,11 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 	st.SrunFlags = strings.Join(flags, " ")
 	var names []string
 	st.Env, names = harnessEnv(p, b, rb)
+	if dir := harborTasksDir(p.RecipeDir, rb); dir != "" {
+		st.Env = append(st.Env, harborTasksEnv+"=$(cd "+shellquote.Quote(dir)+" && pwd) || nel_fail "+shellquote.Quote("cannot enter the Harbor dataset "+dir),
+			"export "+harborTasksEnv)
+		names = append(names, harborTasksEnv)
+	}
 	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names)
 	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScript(h.Kind)) + " nel-harness " + shellquote.Join(h.Argv)
 	return st
@@ -144,8 +152,15 @@ func harnessEnv(p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names [
 // solver's env_vars, a ${VAR} value as a reference.
 func harnessExtraEnv(h *plan.Harness, rb *Benchmark) []plan.EnvVar {
 	var env []plan.EnvVar
-	if h.Kind == "skills" {
+	switch h.Kind {
+	case "skills":
 		env = append(env, plan.EnvVar{Name: "NEL_HARNESS_TASK", Value: h.Task})
+	case harborKind:
+		// The harness's folder on the node, which the step mounts at the
+		// same path too: Harbor bind-mounts each trial's folder into the
+		// task's container through the node's docker daemon, which knows
+		// the node's paths, not the container's.
+		env = append(env, plan.EnvVar{Name: harborJobsDirEnv, From: &plan.EnvRef{Name: "nel_hdir"}})
 	}
 	for _, k := range sortedKeys(rb.Solver.EnvVars) {
 		e := plan.EnvVar{Name: k, Value: rb.Solver.EnvVars[k]}
@@ -169,20 +184,42 @@ type LocalHarness struct {
 	Script             string
 	Env                []plan.EnvVar
 	Mounts             []string
+	// HostPathEnv, when set, names the variable that gets the harness's
+	// folder's host path, where it is mounted too (the Harbor CLI's jobs
+	// dir: the docker daemon it starts task containers with knows host
+	// paths only).
+	HostPathEnv string
+	// TasksDir is a local Harbor dataset's folder, absolute: mounted
+	// read-only at its own path and named in TasksEnv.
+	TasksDir, TasksEnv string
 }
 
 // HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
 // not run by a harness.
 func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 	rb := s.Recipe.Benchmarks[i]
-	kind, task, _, ok := harnessOf(rb.Name)
+	kind, task, _, ok := harnessOf(rb)
 	if !ok {
 		return lh, false
 	}
 	lh.Inside, lh.ConfigFile = harnessInside, harnessConfigFile
 	lh.Script = harnessPrelude + harnessScript(kind)
-	lh.Env = harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb)
 	lh.Mounts = solverMounts(rb)
+	if dir := harborTasksDir(s.Dir, rb); dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir // Abs fails only without a working directory
+		}
+		lh.TasksDir, lh.TasksEnv = abs, harborTasksEnv
+	}
+	for _, e := range harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb) {
+		if e.Name == harborJobsDirEnv {
+			lh.HostPathEnv = e.Name
+			lh.Mounts = append(lh.Mounts, harborDockerSocket+":"+harborDockerSocket)
+			continue
+		}
+		lh.Env = append(lh.Env, e)
+	}
 	return lh, true
 }
 
@@ -217,7 +254,14 @@ func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string)
 	if len(cl.ContainerMounts) > 0 {
 		mounts += shellquote.Quote(strings.Join(cl.ContainerMounts, ",") + ",")
 	}
-	mounts += `"$nel_hdir:` + harnessInside + `"`
+	hmount := `"$nel_hdir:` + harnessInside
+	if h.Kind == harborKind { // a constant path: safe inside double quotes
+		hmount += "," + harborDockerSocket + ":" + harborDockerSocket + ",$nel_hdir:$nel_hdir"
+		if rb.harborDir != "" {
+			hmount += ",$" + harborTasksEnv + ":$" + harborTasksEnv + ":ro"
+		}
+	}
+	mounts += hmount + `"`
 	if extra := solverMounts(rb); len(extra) > 0 {
 		mounts += shellquote.Quote("," + strings.Join(extra, ","))
 	}

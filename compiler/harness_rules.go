@@ -10,11 +10,14 @@ import (
 func harnessUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
 	// A name without its task or image is refused when the recipe is
 	// loaded (names.go).
-	kind, _, _, _ := harnessOf(b.Name)
+	kind, _, _, _ := harnessOf(b)
 	at := func(path ...any) []any { return append([]any{"benchmarks", i}, path...) }
 	wantSolver := "simple"
-	if kind == "container" {
+	switch kind {
+	case "container":
 		wantSolver = "container"
+	case harborKind:
+		wantSolver = "harbor"
 	}
 	if b.Solver.Type != wantSolver {
 		no("solver type "+b.Solver.Type+" for "+kind+":// (it runs with solver type "+wantSolver+")", at("solver", "type")...)
@@ -39,7 +42,7 @@ func harnessUnsupported(no func(feature string, path ...any), r *Recipe, i int, 
 	if b.ContextWindow != nil {
 		no("context_window for "+kind+"://", at("context_window")...)
 	}
-	if sb := resolveSandbox(r, b); sb != nil && sb.Type != "none" {
+	if sb := resolveSandbox(r, b); kind != harborKind && sb != nil && sb.Type != "none" {
 		no("a sandbox for "+kind+":// (the harness runs its own code execution)", at("sandbox")...)
 	}
 	switch kind {
@@ -47,6 +50,8 @@ func harnessUnsupported(no func(feature string, path ...any), r *Recipe, i int, 
 		simpleHarnessUnsupported(no, r, kind, b, at)
 	case "container":
 		containerUnsupported(no, r, b, at)
+	case harborKind:
+		harborUnsupportedSolver(no, r, b, at)
 	}
 }
 
@@ -148,7 +153,7 @@ func allHarness(r *Recipe) bool {
 func harnessOffSLURM(s *Source, what string) error {
 	c := &ruleChecker{s: s, r: s.Recipe}
 	for i, b := range s.Recipe.Benchmarks {
-		if kind, _, _, ok := harnessOf(b.Name); ok {
+		if kind, _, _, ok := harnessOf(b); ok {
 			c.at("not supported yet: "+kind+":// benchmarks in "+what+" (a job runs the harness in its container image under Pyxis: compile with -t slurm, or run it here with nel run, which uses docker or apptainer)", "benchmarks", i, "name")
 		}
 	}

@@ -115,6 +115,9 @@ type Source struct {
 	// (harbor.go).
 	harborEnv string
 	harbor    map[int]plan.HarborTasks
+	// harborImage is, by benchmark index, why a task's image cannot be
+	// pulled by name for a container sandbox's sessions (harbor.go).
+	harborImage map[int]error
 
 	// deferredRefs are the paths of strings that hold a literal ${VAR}
 	// (written $${VAR}) for the node to resolve.

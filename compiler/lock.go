@@ -218,7 +218,7 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 			}
 			continue
 		}
-		if _, _, _, harness := harnessOf(s.Recipe.Benchmarks[i].Name); len(d.Sources) == 0 && !harness {
+		if _, _, _, harness := harnessOf(s.Recipe.Benchmarks[i]); len(d.Sources) == 0 && !harness {
 			c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "no dataset sources: " + again})
 		}
 		pins[i] = relocatePins(s, i, d.Sources)

@@ -26,7 +26,12 @@ const compatDir = "../testdata/nemo-compat"
 // compatibility configs ("not supported yet: FEATURE"), which issue adds
 // it; docs/nemo-compat.md attributes the published configs the same way.
 var compatFeatureIssue = map[string]string{
-	"solver type harbor": "issue 20",
+	// NeMo's own Harbor-based benchmarks (terminal-bench-hard, nmp_harbor…)
+	// by their names; harbor://NAME@VERSION compiles.
+	"solver type harbor on a benchmark other than harbor:// tasks": "issue 20",
+	"cmd_timeout with solver type harbor":                          "issue 20",
+	// Harbor takes an agent timeout override or the task's, not the larger.
+	"timeout_strategy max with solver type harbor":                       "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
 	"solver type openclaw":               "issue 20",
 	"instruction_template":               "issue 20",
@@ -64,9 +69,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"a Harbor dataset that is not on this machine", "instruction_template", "interceptor reasoning_replay", "interceptor turn_counter", "output.export", "proxy.extra_body", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor"}},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor"}},
-	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "interceptor turn_counter", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "interceptor reasoning_replay", "interceptor turn_counter", "output.export", "proxy.extra_body", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
+	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "interceptor turn_counter", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 

@@ -88,7 +88,9 @@ func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
 			return nil, err
 		}
 		pb.Harness = hp
-		pb.Harbor = harborPlan(s, i)
+		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
+			pb.Harbor = harborPlan(s, i)
+		}
 		if b.Solver.Type == "tool_calling" {
 			toolSettings(&pb.Solver, b.Solver)
 		}

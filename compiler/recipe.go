@@ -160,6 +160,10 @@ type Benchmark struct {
 	// harnessImage is the harness's image as nel lock pinned it; "" until
 	// a lock is applied (harnessImage gives the image the job uses).
 	harnessImage string
+	// harborDir is, for the harbor solver on a Harbor dataset that is on
+	// this machine, its folder as the plan names it (relative to the
+	// recipe's folder, or absolute): the CLI runs it with --path.
+	harborDir string
 }
 
 // BYOB is a benchmark's byob section (a benchmark the recipe declares).
@@ -207,6 +211,16 @@ type Solver struct {
 	AdapterConfig map[string]any    `json:"adapter_config"`
 	EnvVars       map[string]string `json:"env_vars"`
 	Mounts        map[string]string `json:"mounts"`
+	// The harbor solver's (the Harbor CLI's own agents).
+	Agent           string            `json:"agent"`
+	AgentKwargs     map[string]any    `json:"agent_kwargs"`
+	ContainerEnv    map[string]string `json:"container_env"`
+	RunTimeout      *float64          `json:"run_timeout"`
+	CmdTimeout      *float64          `json:"cmd_timeout"`
+	TimeoutStrategy string            `json:"timeout_strategy"`
+	MaxAgentTimeout *float64          `json:"max_agent_timeout"`
+	Skill           string            `json:"skill"`
+	SkillDir        string            `json:"skill_dir"`
 }
 
 // Scoring selects the metrics computed for each sample.

@@ -203,7 +203,7 @@ func (c *ruleChecker) envWords(name string, sv *Service) {
 // benchmarkUnsupported refuses what benchmark i asks for that nel cannot
 // run yet.
 func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int, b *Benchmark) {
-	kind, _, _, isHarness := harnessOf(b.Name)
+	kind, _, _, isHarness := harnessOf(b)
 	if isHarness {
 		harnessUnsupported(no, r, i, b)
 	} else {
@@ -223,10 +223,10 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
 			if _, ok := harborOf(b.Name); !ok {
-				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop works on a Harbor task's sandbox and scores by its verifier)", "benchmarks", i, "solver", "type")
+				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "harbor":
-			no("solver type harbor (it runs the Harbor CLI's own agents in a container; nel runs Harbor tasks with its tool_calling solver)", "benchmarks", i, "solver", "type")
+			no("solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}

@@ -67,6 +67,14 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	if err != nil {
 		return err
 	}
+	if lh.HostPathEnv != "" {
+		env[lh.HostPathEnv] = dir
+		lh.Mounts = append(lh.Mounts, dir+":"+dir)
+	}
+	if lh.TasksDir != "" {
+		env[lh.TasksEnv] = lh.TasksDir
+		lh.Mounts = append(lh.Mounts, lh.TasksDir+":"+lh.TasksDir+":ro")
+	}
 	container := "nel-harness-" + rand.Text()[:12]
 	argv, err := containerArgv(b.Harness.Image, dir, lh, env, container)
 	if err != nil {

@@ -3,6 +3,7 @@ package harbor
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -13,6 +14,8 @@ import (
 // session does itself (copy the environment's files to /app, work there).
 // A Dockerfile that must be built (RUN, ADD, ENV, other COPYs, several
 // stages) is refused with its line: nel does not build task images yet.
+// So is a WORKDIR other than /app (SWE-bench's /testbed): a session keeps
+// only /app, /logs and /tmp between commands.
 // The local sandbox needs no image: it runs the host's programs.
 func (t *Task) Image() (string, error) {
 	if t.Config.DockerImage != "" {
@@ -50,6 +53,11 @@ func baseImage(dockerfile string) (string, error) {
 			from = args[0]
 		case "WORKDIR":
 			workdir = rest
+			if path.Clean(workdir) != "/app" {
+				// SWE-bench's tasks work in /testbed: what the agent
+				// changed there would be gone at its next command.
+				return "", fmt.Errorf("line %d: not supported yet: WORKDIR %s (nel's container sessions keep /app, /logs and /tmp from one command to the next, nothing else: the agent's work in %s would not persist)", n, rest, rest)
+			}
 		case "LABEL", "MAINTAINER":
 		case "COPY":
 			if len(args) == 2 && args[0] == "." && (args[1] == "/app" || args[1] == "/app/" || args[1] == "." && workdir == "/app") {

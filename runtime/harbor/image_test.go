@@ -43,7 +43,8 @@ func TestBaseImage(t *testing.T) {
 		"FROM python:3.12\nCOPY . .\n":              "line 2: not supported yet: building a task image (COPY . .;",
 		"FROM python:3.12\nENV \\\n  A=1\n":         "line 2: not supported yet: building a task image (ENV A=1;",
 		"FROM scratch\n":                            "line 1: not supported yet: FROM scratch",
-		"# nothing\n":                               "no FROM line",
+		"FROM swebench/sweb.eval.x86_64.psf_1776_requests-1724:latest\nWORKDIR /testbed\n": "line 2: not supported yet: WORKDIR /testbed (nel's container sessions keep /app, /logs and /tmp",
+		"# nothing\n": "no FROM line",
 	}
 	for df, want := range bad {
 		if _, err := baseImage(df); err == nil || !strings.Contains(err.Error(), want) {

@@ -1,5 +1,5 @@
 // Package harness reads what a peer evaluation harness wrote (lm-evaluation-
-// harness, NeMo-Skills, an eval-factory container, VLMEvalKit) into nel's rows: one row
+// harness, NeMo-Skills, an eval-factory container, VLMEvalKit, the Harbor CLI) into nel's rows: one row
 // per (item, repeat) where the harness logs its samples, and an
 // aggregate-only result, with no invented rows, where it writes only
 // aggregate scores. nel-run ingest calls it on the node once the harness's
@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nel-eval/nel/runtime/agent"
 	"github.com/nel-eval/nel/runtime/failure"
 )
 
@@ -55,6 +56,19 @@ type Sample struct {
 	// because the endpoint failed (an infrastructure failure, never a
 	// wrong answer).
 	Error failure.Category
+
+	// PromptTokens and CompletionTokens are the sample's token totals and
+	// LatencyMS its wall-clock time, where the harness records them (the
+	// Harbor CLI does, per trial); zero where not.
+	PromptTokens, CompletionTokens int64
+	LatencyMS                      float64
+
+	// Turns are the agent's turns, for a harness whose agent takes them
+	// (the Harbor CLI's, read from its ATIF trajectory); nil for others.
+	Turns []agent.Turn
+
+	// trial is the Harbor trial's folder, which orders a task's attempts.
+	trial string
 }
 
 // Output is what a harness run produced.
@@ -95,8 +109,10 @@ func ReadTask(kind, task, dir string) (*Output, error) {
 		o, err = ReadSkills(dir)
 	case Container:
 		o, err = ReadEvalFactory(dir)
+	case Harbor:
+		o, err = ReadHarbor(dir)
 	default:
-		return nil, fmt.Errorf("unknown harness %q (expected %s, %s, %s or %s)", kind, LMEval, Skills, Container, VLMEvalKit)
+		return nil, fmt.Errorf("unknown harness %q (expected %s, %s, %s, %s or %s)", kind, LMEval, Skills, Container, VLMEvalKit, Harbor)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s output in %s: %w", kind, dir, err)

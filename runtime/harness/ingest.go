@@ -80,9 +80,19 @@ func Ingest(ctx context.Context, o IngestOptions) (*Ingested, error) {
 	if err := os.MkdirAll(dir.Shards(), 0o755); err != nil {
 		return nil, err
 	}
-	// Trajectories first: a results file marks the shard complete.
+	// Trajectories and turns first: a results file marks the shard
+	// complete.
 	if err := results.WriteTrajectories(sh.Trajectories(), trajs, meta); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
+	}
+	if b.Harness.Kind == Harbor { // an agent's: every sample has its turns, or a row saying it had none
+		var turns []results.Turn
+		for i, s := range out.Samples {
+			turns = append(turns, results.TurnsOf(rows[i], 0, s.Turns, harborOutcome(s))...)
+		}
+		if err := results.WriteTurns(sh.Turns(), turns, meta); err != nil {
+			return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
+		}
 	}
 	if err := results.WriteRows(string(sh), rows, meta); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
@@ -116,6 +126,7 @@ func toRows(p *plan.Plan, b *plan.Benchmark, out *Output, model string) ([]resul
 			RecipeHash: p.RecipeHash, Benchmark: b.Key, ItemID: s.ItemID, ItemIdx: s.ItemIdx, Repeat: s.Repeat,
 			Category: s.Task, Reward: s.Reward, Correct: s.Correct, Extracted: s.Extracted, Expected: s.Expected,
 			Attempts: 1, Outcome: "scored", Scores: map[string]float64{}, Model: model,
+			PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, LatencyMS: s.LatencyMS,
 		}
 		for k, v := range s.Scores {
 			r.Scores["harness:"+k] = v

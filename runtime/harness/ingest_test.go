@@ -45,6 +45,20 @@ func ingestAndMerge(t *testing.T, p *plan.Plan, fixture string) (*Ingested, merg
 	return res, sums[0]
 }
 
+// mergedOutcomes reads the merged rows' outcome/error_category by item.
+func mergedOutcomes(t *testing.T, sum merge.Summary) map[string]string {
+	t.Helper()
+	rows, _, err := results.ReadRows(sum.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		out[r.ItemID] = r.Outcome + "/" + r.ErrorCategory
+	}
+	return out
+}
+
 // TestIngestLMEvalWithScorer: the recipe's mcq_extract scores the
 // harness's responses and is the reward; lm-eval's own exact_match is kept.
 func TestIngestLMEvalWithScorer(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/failure"
-	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
 )
 
@@ -113,14 +112,7 @@ func TestIngestVLMEvalKit(t *testing.T) {
 	if res.Rows != 4 || res.AggregateOnly {
 		t.Fatalf("ingested %+v", res)
 	}
-	rows, _, err := results.ReadRows(sum.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outcomes := map[string]string{}
-	for _, r := range rows {
-		outcomes[r.ItemID] = r.Outcome + "/" + r.ErrorCategory
-	}
+	outcomes := mergedOutcomes(t, sum)
 	if outcomes["MMBench_DEV_EN/3"] != "infra_error/api_error" || outcomes["MMBench_DEV_EN/1"] != "scored/" {
 		t.Errorf("outcomes %v", outcomes)
 	}

@@ -294,7 +294,8 @@ type BYOBScorer struct {
 type Harness struct {
 	// Kind is "lm-eval" (lm-evaluation-harness), "skills" (NeMo-Skills'
 	// ns eval), "container" (an eval-factory image's run_eval) or
-	// "vlmevalkit" (VLMEvalKit's run.py).
+	// "vlmevalkit" (VLMEvalKit's run.py) or "harbor" (the Harbor CLI's
+	// harbor run, for a harbor:// dataset with the harbor solver).
 	Kind string `json:"kind"`
 	// Task is the harness's task or benchmark name.
 	Task  string `json:"task"`

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/agent"
@@ -140,6 +144,31 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 	return &sampleRecord{Row: row, Traj: traj, Simulated: r.simulated.Load(), Turns: results.TurnsOf(row, r.o.Shard, turns, ar.outcome)}, false
 }
 
+// taskImage is the image a container sandbox runs task's session in: its
+// [environment].docker_image or its Dockerfile's FROM image, pulled by
+// name (a Dockerfile that builds more is refused: harbor.Task.Image), as
+// apptainer names a registry image (docker://); "" (the sandbox's own
+// image) for a task with neither. The local sandbox runs the host's
+// programs and takes none.
+func taskImage(sandboxType string, task *harbor.Task) (string, error) {
+	switch sandboxType {
+	case "docker", "apptainer":
+	default:
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(task.Dir, "environment", "Dockerfile")); task.Config.DockerImage == "" && errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	img, err := task.Image()
+	if err != nil {
+		return "", err
+	}
+	if sandboxType == "apptainer" && !strings.Contains(img, "://") {
+		img = "docker://" + img
+	}
+	return img, nil
+}
+
 // runAgent opens the sample's session, runs the loop and the verifier,
 // and closes the session.
 func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, msgs []model.Message, seed int64) agentRun {
@@ -147,9 +176,14 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 	if !ok {
 		return infraRun(failure.SandboxError, fmt.Errorf("item %s is no task of dataset %s", it.ID, r.harbor.Name))
 	}
-	spec := sandbox.SessionSpec{App: task.App(), Tests: task.Tests(), Image: task.Config.DockerImage}
+	spec := sandbox.SessionSpec{App: task.App(), Tests: task.Tests()}
 	if r.b.Sandbox != nil {
 		spec.Timeout = time.Duration(r.b.Sandbox.Timeout * float64(time.Second))
+		img, err := taskImage(r.b.Sandbox.Type, task)
+		if err != nil {
+			return infraRun(failure.SandboxError, err)
+		}
+		spec.Image = img
 	}
 	sess, err := sandbox.OpenSession(ctx, r.agentSB, spec)
 	if err != nil {
