@@ -25,6 +25,9 @@ type Override struct {
 	// (OutputDirFlag), which is relative to the current directory where
 	// a path in the recipe is relative to the recipe's.
 	cwd bool
+	// task marks --task NAME (TaskFlag): it selects a launcher config's
+	// task rather than setting a value.
+	task bool
 }
 
 // OutputDirFlag is the override a command's output folder flag (-o DIR,

@@ -95,6 +95,7 @@ func newRunCmd(e *env) *cobra.Command {
 	addQuickFlags(f, &o.quick)
 	addNemoRunFlags(f)
 	addOverrides(f, &o.overrides, "override a field before validation")
+	addTasks(f, &o.overrides)
 	f.StringVarP(&o.output, "output", "o", "", "output `DIR`, relative to the current directory (overrides output.dir, which is relative to the recipe)")
 	f.DurationVar(&o.every, "progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log what each shard does")
