@@ -71,6 +71,15 @@ func TaskFlag(name string) Override {
 	return Override{Text: "--task " + name, Value: name, task: true}
 }
 
+// Args is the override as command-line arguments, for the command a job
+// records that makes it again.
+func (o Override) Args() []string {
+	if o.task {
+		return []string{"--task", o.Value.(string)}
+	}
+	return []string{"-O", o.Text}
+}
+
 // launcherOverride reports whether o edits a v1 config rather than the
 // recipe it becomes.
 func launcherOverride(o Override) bool {

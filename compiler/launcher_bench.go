@@ -93,6 +93,7 @@ func (t *v1) benchmarks(reg *taskRegistry) ast.Expr {
 		t.refuse(ev, append(at, "tasks"), "missing: evaluation.tasks lists the tasks to run")
 		return &ast.ListLit{}
 	}
+	t.envMap(getIn(ev, "env_vars"), append(at, "env_vars"))
 	out := &ast.ListLit{}
 	for i, e := range list.Elts {
 		if b := t.task(reg, ev, e, append(at, "tasks", i)); b != nil {
@@ -117,6 +118,7 @@ func (t *v1) task(reg *taskRegistry, ev *ast.StructLit, e ast.Expr, at []any) as
 		return nil
 	}
 	cfg := t.taskConfig(ev, st, at)
+	t.envMap(getIn(st, "env_vars"), append(slices.Clip(at), "env_vars"))
 	native := getIn(st, "native")
 	if native == nil {
 		native = getIn(ev, "native")
@@ -177,8 +179,10 @@ func (t *v1) containerBenchmark(task *launcherTask, st, ev *ast.StructLit, cfg *
 	}
 	solver := obj(fld("type", ast.NewString("container")), fld("service", ast.NewString(v1Service)), fld("endpoint_type", ast.NewString(typ)))
 	appendField(solver, "adapter_config", getIn(cfg, "target.api_endpoint.adapter_config"))
+	// Each map was checked where it is written (benchmarks, task); the
+	// merge is only converted.
 	env := deepMerge(structOr(getIn(ev, "env_vars")), structOr(getIn(st, "env_vars")))
-	appendField(solver, "env_vars", t.envMap(env, append(slices.Clip(at), "env_vars")))
+	appendField(solver, "env_vars", (&v1{path: t.path}).envMap(env, nil))
 	if m, ok := t.get("execution.mounts.evaluation").(*ast.StructLit); ok && len(m.Elts) > 0 {
 		solver.Elts = append(solver.Elts, fld("mounts", m))
 	}
@@ -190,7 +194,7 @@ func (t *v1) containerBenchmark(task *launcherTask, st, ev *ast.StructLit, cfg *
 
 // structOr is x as a mapping, an empty one when it is not.
 func structOr(x ast.Expr) *ast.StructLit {
-	if st, ok := x.(*ast.StructLit); ok {
+	if st, ok := x.(*ast.StructLit); ok && st != nil {
 		return st
 	}
 	return obj()
@@ -214,8 +218,7 @@ func (t *v1) nativeBenchmark(task *launcherTask, cfg *ast.StructLit, at []any) a
 	b := obj(fld("name", ast.NewString(task.Native.Benchmark)))
 	gen := obj()
 	pat := append(slices.Clip(at), "nemo_evaluator_config", "config", "params")
-	params, _ := getIn(cfg, "config.params").(*ast.StructLit)
-	for f := range fields(structOr(params)) {
+	for f := range fields(structOr(getIn(cfg, "config.params"))) {
 		name := labelOf(f)
 		if name == "extra" {
 			t.nativeExtra(task, b, f.Value, append(slices.Clip(pat), name))

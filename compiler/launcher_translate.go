@@ -78,7 +78,7 @@ func (t *v1) get(path string) ast.Expr { return getIn(t.root, path) }
 func getIn(x ast.Expr, path string) ast.Expr {
 	for _, key := range strings.Split(path, ".") {
 		st, ok := x.(*ast.StructLit)
-		if !ok {
+		if !ok || st == nil {
 			return nil
 		}
 		if x = valueAt(st, key); x == nil {
@@ -112,6 +112,9 @@ func (t *v1) warn(x ast.Node, path []any, format string, args ...any) {
 
 // known refuses the fields of st (at path) that are not among names.
 func (t *v1) known(st *ast.StructLit, path []any, names ...string) {
+	if st == nil {
+		return
+	}
 	for f := range fields(st) {
 		if name := labelOf(f); !slices.Contains(names, name) {
 			t.refuse(f, append(slices.Clip(path), name), "unknown field: nel reads %s here", strings.Join(names, ", "))

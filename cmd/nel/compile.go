@@ -73,7 +73,7 @@ func (o *compileOptions) run(e *env) error {
 		repro = append(repro, "--locked")
 	}
 	for _, ov := range o.overrides {
-		repro = append(repro, "-O", ov.Text)
+		repro = append(repro, ov.Args()...)
 	}
 	out, err := compiler.Compile(s, compiler.CompileOptions{
 		Target:       o.target,
