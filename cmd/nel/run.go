@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/compiler"
-	"github.com/nel-eval/nel/runtime/shellquote"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/local"
+	"github.com/nel-eval/nel/runtime/shellquote"
 	"github.com/spf13/cobra"
 )
 
