@@ -115,7 +115,7 @@ func loadLauncher(path string, st *ast.StructLit, overrides []Override) (ast.Exp
 	if err := interpolate(st); err != nil {
 		return nil, files, nil, err
 	}
-	if errs := mandatory(path, st, nil); len(errs) > 0 {
+	if errs := mandatory(path, optionalMissing(st), nil); len(errs) > 0 {
 		return nil, files, nil, errs.sorted().truncated()
 	}
 	out, warnings, err := translateLauncher(path, st)
@@ -145,6 +145,9 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 		if s, ok := stringOf(e); ok && s == "_self_" {
 			self = len(layers)
 			continue
+		}
+		if s, ok := stringOf(e); ok && strings.Contains(s, "@") {
+			return nil, nil, errAt(e.Pos(), path, at, "not supported yet: %s places a config group at another key (Hydra's @package); auxiliary deployments such as a judge nel would start are not read", s)
 		}
 		group, option, pos, ok := groupOption(e)
 		if !ok {
@@ -197,6 +200,13 @@ func groupOption(e ast.Expr) (group, option string, pos token.Pos, ok bool) {
 	return labelOf(f), option, f.Value.Pos(), ok && option != ""
 }
 
+// launcherOnly are the launcher's packaged options nel does not carry,
+// and why.
+var launcherOnly = map[string]string{
+	"execution/lepton/default": "execution on Lepton (nel runs locally and on SLURM)",
+	"deployment/vllm_ray":      "vLLM over a Ray cluster (nel's vllm deployment runs multi-node with execution.num_nodes)",
+}
+
 // groupFile reads a group's option: the config's own
 // <dir>/group/option.yaml first, as Hydra searches the primary config's
 // folder, then nel's copy of the launcher's packaged defaults.
@@ -207,6 +217,9 @@ func groupFile(path, group, option string, pos token.Pos, at []any) (*ast.Struct
 	if err != nil {
 		file = builtinPrefix + "launcher/" + name
 		src, err = fs.ReadFile(launcherFS, "launcher/"+name)
+	}
+	if why, ok := launcherOnly[group+"/"+option]; ok && err != nil {
+		return nil, "", errAt(pos, path, at, "not supported yet: %s", why)
 	}
 	if err != nil || !fs.ValidPath(name) {
 		return nil, "", errAt(pos, path, at, "%s %q not found next to the config (%s) or among the launcher's packaged %s options (%s)",
@@ -361,6 +374,33 @@ func mandatory(path string, x ast.Expr, at []any) Errors {
 		return lit, nil
 	})
 	return errs
+}
+
+// optionalMissing is st without the ??? the launcher never reads: a
+// deployment's checkpoint_path when it serves hf_model_handle (its command
+// takes the first that is set), and the export section, which translation
+// refuses whole.
+func optionalMissing(st *ast.StructLit) *ast.StructLit {
+	out := &ast.StructLit{Lbrace: st.Lbrace}
+	for f := range fields(st) {
+		switch labelOf(f) {
+		case "export":
+			continue
+		case "deployment":
+			d, ok := f.Value.(*ast.StructLit)
+			if ok && getIn(d, "hf_model_handle") != nil {
+				kept := &ast.StructLit{Lbrace: d.Lbrace}
+				for g := range fields(d) {
+					if labelOf(g) != "checkpoint_path" {
+						kept.Elts = append(kept.Elts, g)
+					}
+				}
+				f = &ast.Field{Label: f.Label, Value: kept}
+			}
+		}
+		out.Elts = append(out.Elts, f)
+	}
+	return out
 }
 
 // dotted writes a path as -O takes it: a.b.0.c.

@@ -49,13 +49,14 @@ func translateLauncher(path string, st *ast.StructLit) (ast.Expr, Errors, error)
 		return nil, nil, err
 	}
 	t := &v1{path: path, root: st}
-	t.known(st, nil, "defaults", "execution", "deployment", "target", "evaluation", "env_vars", "auxiliary_deployments")
+	t.known(st, nil, "defaults", "execution", "deployment", "target", "evaluation", "env_vars", "auxiliary_deployments", "export")
+	if ex := t.get("export"); ex != nil {
+		t.refuse(ex, []any{"export"}, "not supported yet: the launcher's export (MLflow, W&B): nel publish puts a run in a recipe store, and output.export names nel's exporters")
+	}
 	if aux, ok := t.get("auxiliary_deployments").(*ast.StructLit); ok && len(aux.Elts) > 0 {
 		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: auxiliary deployments (a judge nel starts beside the model): declare the judge as a service of a nel recipe")
 	}
-	if env, ok := t.get("env_vars").(*ast.StructLit); ok && len(env.Elts) > 0 {
-		t.refuse(env, []any{"env_vars"}, "not supported yet: top-level env_vars; set them under evaluation.env_vars or deployment.env_vars")
-	}
+	t.sharedEnv()
 	svc := t.service()
 	cluster := t.cluster()
 	benchmarks := t.benchmarks(reg)
@@ -118,6 +119,29 @@ func (t *v1) known(st *ast.StructLit, path []any, names ...string) {
 	for f := range fields(st) {
 		if name := labelOf(f); !slices.Contains(names, name) {
 			t.refuse(f, append(slices.Clip(path), name), "unknown field: nel reads %s here", strings.Join(names, ", "))
+		}
+	}
+}
+
+// sharedEnv lays the top-level env_vars under evaluation.env_vars and, for
+// a deployment, deployment.env_vars: the launcher gives them to both, the
+// sections' own winning.
+func (t *v1) sharedEnv() {
+	env, ok := t.get("env_vars").(*ast.StructLit)
+	if !ok || len(env.Elts) == 0 {
+		return
+	}
+	t.envMap(env, []any{"env_vars"}) // checked where it is written
+	for _, sec := range []string{"evaluation", "deployment"} {
+		st, ok := t.get(sec).(*ast.StructLit)
+		if !ok || sec == "deployment" && t.str("deployment.type") == "none" {
+			continue
+		}
+		merged := deepMerge(env, structOr(getIn(st, "env_vars")))
+		if f := fieldOf(st, "env_vars"); f != nil {
+			f.Value = merged
+		} else {
+			st.Elts = append(st.Elts, fld("env_vars", merged))
 		}
 	}
 }
@@ -205,10 +229,26 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	if env := t.envMap(getIn(d, "env_vars"), append(at, "env_vars")); env != nil {
 		out.Elts = append(out.Elts, fld("extra_env", env))
 	}
-	if m, ok := t.get("execution.mounts.deployment").(*ast.StructLit); ok && len(m.Elts) > 0 {
-		t.refuse(m, []any{"execution", "mounts", "deployment"}, "not supported yet: deployment mounts (write the service's container_mounts in a nel recipe)")
-	}
+	t.deploymentMounts(out)
 	return out
+}
+
+// deploymentMounts adds execution.mounts.deployment ({host: container}) to
+// the server's container_mounts (host:container), after the checkpoint's.
+func (t *v1) deploymentMounts(out *ast.StructLit) {
+	m, ok := t.get("execution.mounts.deployment").(*ast.StructLit)
+	if !ok || len(m.Elts) == 0 {
+		return
+	}
+	list, _ := valueAt(out, "container_mounts").(*ast.ListLit)
+	if list == nil {
+		list = &ast.ListLit{}
+		out.Elts = append(out.Elts, fld("container_mounts", list))
+	}
+	for f := range fields(m) {
+		inside, _ := stringOf(f.Value)
+		list.Elts = append(list.Elts, stringAt(labelOf(f)+":"+inside, f.Value.Pos()))
+	}
 }
 
 // serverArgs are the server's extra arguments: extra_args split as a shell
