@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"slices"
+	"strings"
 
 	"cuelang.org/go/cue/ast"
 )
@@ -167,15 +168,17 @@ func (t *v1) containerBenchmark(task *launcherTask, st, ev *ast.StructLit, cfg *
 	if c := getIn(st, "container"); c != nil {
 		image, _ = stringOf(c)
 	}
+	// The endpoint the config names is the one the task gets; a server
+	// nel starts offers every type, and the task takes the first it knows.
 	typ := "chat"
-	if t.protocol == "completions" || !task.takes("chat") && len(task.Endpoints) > 0 {
-		typ = task.Endpoints[0]
-		if t.protocol == "completions" {
-			typ = "completions"
-		}
+	if t.protocol == "completions" {
+		typ = "completions"
 	}
-	if !t.deployed && len(task.Endpoints) > 0 && !task.takes(typ) {
-		t.refuse(st, append(at, "name"), "task %s takes %s endpoints; target.api_endpoint.url is a %s endpoint", task.Name, task.Endpoints[0], typ)
+	if len(task.Endpoints) > 0 && !task.takes(typ) {
+		if !t.deployed {
+			t.refuse(st, append(at, "name"), "task %s takes %s endpoints; target.api_endpoint.url is a %s endpoint", task.Name, strings.Join(task.Endpoints, " or "), typ)
+		}
+		typ = task.Endpoints[0]
 	}
 	solver := obj(fld("type", ast.NewString("container")), fld("service", ast.NewString(v1Service)), fld("endpoint_type", ast.NewString(typ)))
 	appendField(solver, "adapter_config", getIn(cfg, "target.api_endpoint.adapter_config"))
