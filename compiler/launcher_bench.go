@@ -130,6 +130,9 @@ func (t *v1) task(reg *taskRegistry, ev *ast.StructLit, e ast.Expr, at []any) as
 			return nil
 		}
 		t.warn(native, append(at, "native"), "%s runs as nel's %s: %s", name, task.Native.Benchmark, task.Native.Note)
+		if getIn(st, "env_vars") != nil || getIn(ev, "env_vars") != nil || getIn(st, "container") != nil {
+			t.warn(native, append(at, "native"), "env_vars and container are the task's container's; nel's own %s runs without them", task.Native.Benchmark)
+		}
 		return t.nativeBenchmark(task, cfg, at)
 	}
 	return t.containerBenchmark(task, st, ev, cfg, at)

@@ -171,6 +171,11 @@ func (t *v1) apiService() ast.Expr {
 		return obj()
 	}
 	t.known(ep, []any{"target", "api_endpoint"}, "url", "model_id", "api_key_name", "adapter_config")
+	if ac := valueAt(ep, "adapter_config"); ac != nil {
+		// The launcher builds each task's endpoint from
+		// nemo_evaluator_config only: this one would do nothing there.
+		t.refuse(ac, []any{"target", "api_endpoint", "adapter_config"}, "the launcher does not read an adapter_config here: write it under evaluation.nemo_evaluator_config.target.api_endpoint (or a task's)")
+	}
 	url, _ := stringOf(valueAt(ep, "url"))
 	t.protocol = "chat_completions"
 	if strings.HasSuffix(strings.TrimRight(url, "/"), "/completions") && !strings.HasSuffix(strings.TrimRight(url, "/"), "/chat/completions") {
