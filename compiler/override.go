@@ -41,6 +41,9 @@ func OutputDirFlag(text, dir string) Override {
 // typed as in NeMo Evaluator: null/Null/NULL/~ → null, true/false in any case
 // → bool, then int, then float, else the text as a string.
 func ParseOverride(s string) (Override, error) {
+	if name, ok := strings.CutPrefix(s, "--task "); ok {
+		return TaskFlag(name), nil // a run's record keeps --task by its Text
+	}
 	key, val, ok := strings.Cut(s, "=")
 	if !ok {
 		return Override{}, fmt.Errorf("override %q: expected path=value", s)
