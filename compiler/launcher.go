@@ -109,16 +109,17 @@ func loadLauncher(path string, st *ast.StructLit, overrides []Override) (ast.Exp
 		}
 	}
 	st = x.(*ast.StructLit)
-	if err := selectTasks(path, st, tasks); err != nil {
+	keep, err := selectTasks(path, st, tasks)
+	if err != nil {
 		return nil, files, nil, err
 	}
 	if err := interpolate(st); err != nil {
 		return nil, files, nil, err
 	}
-	if errs := mandatory(path, optionalMissing(st), nil); len(errs) > 0 {
+	if errs := mandatory(path, optionalMissing(st), keep); len(errs) > 0 {
 		return nil, files, nil, errs.sorted().truncated()
 	}
-	out, warnings, err := translateLauncher(path, st)
+	out, warnings, err := translateLauncher(path, st, keep)
 	return out, files, warnings, err
 }
 
@@ -248,37 +249,44 @@ func packagedOptions(group string) []string {
 	return out
 }
 
-// selectTasks keeps the tasks --task names, in the config's order; a name
-// the config does not have is an error that lists those it has.
-func selectTasks(path string, st *ast.StructLit, sel []Override) error {
+// selectTasks returns which of evaluation.tasks --task names (by index;
+// nil: all of them, no --task given); a name the config does not have is
+// an error that lists those it has. The list itself is kept, so that every
+// task keeps the index -O and messages give it.
+func selectTasks(path string, st *ast.StructLit, sel []Override) (map[int]bool, error) {
 	if len(sel) == 0 {
-		return nil
+		return nil, nil
 	}
 	var list *ast.ListLit
-	if ev, ok := valueAt(st, "evaluation").(*ast.StructLit); ok {
+	if ev, ok := valueAt(st, "evaluation").(*ast.StructLit); ok && ev != nil {
 		list, _ = valueAt(ev, "tasks").(*ast.ListLit)
 	}
 	if list == nil {
-		return Errors{{File: path, Msg: sel[0].Text + ": the config has no evaluation.tasks to select from"}}
+		return nil, Errors{{File: path, Msg: sel[0].Text + ": the config has no evaluation.tasks to select from"}}
 	}
 	var names []string
 	for _, e := range list.Elts {
 		names = append(names, taskName(e))
 	}
-	var keep []ast.Expr
+	keep := map[int]bool{}
 	for _, o := range sel {
-		want := o.Value.(string)
-		i := slices.Index(names, want)
+		i := slices.Index(names, o.Value.(string))
 		if i < 0 {
-			return Errors{{File: path, Msg: fmt.Sprintf("%s: no such task in evaluation.tasks (it has %s)", o.Text, strings.Join(names, ", "))}}
+			return nil, Errors{{File: path, Msg: fmt.Sprintf("%s: no such task in evaluation.tasks (it has %s)", o.Text, strings.Join(names, ", "))}}
 		}
-		if !slices.Contains(keep, list.Elts[i]) {
-			keep = append(keep, list.Elts[i])
-		}
+		keep[i] = true
 	}
-	slices.SortStableFunc(keep, func(a, b ast.Expr) int { return slices.Index(list.Elts, a) - slices.Index(list.Elts, b) })
-	list.Elts = keep
-	return nil
+	return keep, nil
+}
+
+// deselected reports whether the value at path p is in a task --task
+// left out (keep as selectTasks returns it).
+func deselected(p []any, keep map[int]bool) bool {
+	if keep == nil || len(p) < 3 || p[0] != "evaluation" || p[1] != "tasks" {
+		return false
+	}
+	i, ok := p[2].(int)
+	return ok && !keep[i]
 }
 
 // taskName is a task entry's name ("" when it has none).
@@ -364,11 +372,11 @@ func typed(x ast.Expr) ast.Expr {
 }
 
 // mandatory reports every value still ??? (OmegaConf's "missing") with
-// the -O that sets it.
-func mandatory(path string, x ast.Expr, at []any) Errors {
+// the -O that sets it, but for tasks --task left out.
+func mandatory(path string, x ast.Expr, keep map[int]bool) Errors {
 	var errs Errors
-	_, _ = walkStrings(x, at, func(p []any, lit *ast.BasicLit) (ast.Expr, error) {
-		if s, _ := stringOf(lit); s == "???" {
+	_, _ = walkStrings(x, nil, func(p []any, lit *ast.BasicLit) (ast.Expr, error) {
+		if s, _ := stringOf(lit); s == "???" && !deselected(p, keep) {
 			errs = append(errs, errAt(lit.Pos(), path, p, "missing mandatory value (???): set it in the config or with -O %s=VALUE", dotted(p))...)
 		}
 		return lit, nil

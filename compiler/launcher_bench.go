@@ -97,6 +97,9 @@ func (t *v1) benchmarks(reg *taskRegistry) ast.Expr {
 	t.envMap(getIn(ev, "env_vars"), append(at, "env_vars"))
 	out := &ast.ListLit{}
 	for i, e := range list.Elts {
+		if deselected([]any{"evaluation", "tasks", i}, t.keep) {
+			continue
+		}
 		if b := t.task(reg, ev, e, append(at, "tasks", i)); b != nil {
 			out.Elts = append(out.Elts, b)
 		}
@@ -119,6 +122,7 @@ func (t *v1) task(reg *taskRegistry, ev *ast.StructLit, e ast.Expr, at []any) as
 		return nil
 	}
 	cfg := t.taskConfig(ev, st, at)
+	t.own = fieldSet(getIn(st, "nemo_evaluator_config"))
 	t.envMap(getIn(st, "env_vars"), append(slices.Clip(at), "env_vars"))
 	native := getIn(st, "native")
 	if native == nil {
@@ -223,17 +227,16 @@ var nativeParams = map[string]string{
 func (t *v1) nativeBenchmark(task *launcherTask, cfg *ast.StructLit, at []any) ast.Expr {
 	b := obj(fld("name", ast.NewString(task.Native.Benchmark)))
 	gen := obj()
-	pat := append(slices.Clip(at), "nemo_evaluator_config", "config", "params")
 	for f := range fields(structOr(getIn(cfg, "config.params"))) {
 		name := labelOf(f)
 		if name == "extra" {
-			t.nativeExtra(task, b, f.Value, append(slices.Clip(pat), name))
+			t.nativeExtra(task, b, f.Value, at)
 			continue
 		}
 		to, ok := nativeParams[name]
 		switch {
 		case !ok:
-			t.refuse(f, append(slices.Clip(pat), name), "not supported natively: nel's %s has no such setting (leave out native to run %s in its container)", task.Native.Benchmark, task.Name)
+			t.refuse(f, t.cfgPath(f, at, "config", "params", name), "not supported natively: nel's %s has no such setting (leave out native to run %s in its container)", task.Native.Benchmark, task.Name)
 		case isNull(f.Value):
 		case len(to) > 11 && to[:11] == "generation.":
 			gen.Elts = append(gen.Elts, fld(to[11:], f.Value))
@@ -241,7 +244,7 @@ func (t *v1) nativeBenchmark(task *launcherTask, cfg *ast.StructLit, at []any) a
 			b.Elts = append(b.Elts, fld(to, f.Value))
 		}
 	}
-	t.nativeAdapter(b, gen, getIn(cfg, "target.api_endpoint.adapter_config"), append(slices.Clip(at), "nemo_evaluator_config", "target", "api_endpoint", "adapter_config"))
+	t.nativeAdapter(b, gen, getIn(cfg, "target.api_endpoint.adapter_config"), at)
 	if len(gen.Elts) > 0 {
 		b.Elts = append(b.Elts, fld("generation", gen))
 	}
@@ -262,7 +265,7 @@ func (t *v1) nativeExtra(task *launcherTask, b *ast.StructLit, x ast.Expr, at []
 			b.Elts = append(b.Elts, fld("repeats", f.Value))
 		case name == "args" && slices.Contains(task.Native.Args, s):
 		default:
-			t.refuse(f, append(slices.Clip(at), name), "not supported natively: nel's %s has no such setting (leave out native to run %s in its container)", task.Native.Benchmark, task.Name)
+			t.refuse(f, t.cfgPath(f, at, "config", "params", "extra", name), "not supported natively: nel's %s has no such setting (leave out native to run %s in its container)", task.Native.Benchmark, task.Name)
 		}
 	}
 }
@@ -281,12 +284,38 @@ func (t *v1) nativeAdapter(b, gen *ast.StructLit, x ast.Expr, at []any) {
 			b.Elts = append(b.Elts, fld("system_prompt", f.Value))
 		case "use_system_prompt":
 			if v, ok := f.Value.(*ast.BasicLit); ok && v.Value == "true" && getIn(st, "custom_system_prompt") == nil {
-				t.refuse(f, append(slices.Clip(at), name), "use_system_prompt needs custom_system_prompt")
+				t.refuse(f, t.cfgPath(f, at, "target", "api_endpoint", "adapter_config", name), "use_system_prompt needs custom_system_prompt")
 			}
 		case "params_to_add":
 			gen.Elts = append(gen.Elts, fld("extra_body", f.Value))
 		default:
-			t.refuse(f, append(slices.Clip(at), name), "not supported yet (interceptors: issue 21)")
+			t.refuse(f, t.cfgPath(f, at, "target", "api_endpoint", "adapter_config", name), "not supported yet (interceptors: issue 21)")
 		}
 	}
+}
+
+// cfgPath is where a merged nemo_evaluator_config field f is written: the
+// task's own (at) or the evaluation's; rel is its path below either.
+func (t *v1) cfgPath(f *ast.Field, at []any, rel ...any) []any {
+	base := []any{"evaluation"}
+	if t.own[f] {
+		base = slices.Clone(at)
+	}
+	return append(append(base, "nemo_evaluator_config"), rel...)
+}
+
+// fieldSet is every field below x.
+func fieldSet(x ast.Expr) map[*ast.Field]bool {
+	out := map[*ast.Field]bool{}
+	var walk func(ast.Expr)
+	walk = func(x ast.Expr) {
+		if st, ok := x.(*ast.StructLit); ok && st != nil {
+			for f := range fields(st) {
+				out[f] = true
+				walk(f.Value)
+			}
+		}
+	}
+	walk(x)
+	return out
 }

@@ -38,17 +38,22 @@ type v1 struct {
 	root     *ast.StructLit
 	errs     Errors
 	warnings Errors
-	deployed bool   // a deployment nel starts (not none)
-	protocol string // the service's protocol
+	deployed bool         // a deployment nel starts (not none)
+	protocol string       // the service's protocol
+	keep     map[int]bool // the tasks --task selected (nil: all)
+	// own are the fields of the task being translated's own
+	// nemo_evaluator_config: a message about a merged value names the
+	// section it is written in.
+	own map[*ast.Field]bool
 }
 
 // translateLauncher is the recipe syntax of the composed config st.
-func translateLauncher(path string, st *ast.StructLit) (ast.Expr, Errors, error) {
+func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.Expr, Errors, error) {
 	reg, err := loadRegistry()
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &v1{path: path, root: st}
+	t := &v1{path: path, root: st, keep: keep}
 	t.known(st, nil, "defaults", "execution", "deployment", "target", "evaluation", "env_vars", "auxiliary_deployments", "export")
 	if ex := t.get("export"); ex != nil {
 		t.refuse(ex, []any{"export"}, "not supported yet: the launcher's export (MLflow, W&B): nel publish puts a run in a recipe store, and output.export names nel's exporters")
