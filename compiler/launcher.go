@@ -176,6 +176,13 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 			self += min(self+1, 1) // _self_ keeps its place after the inserted layer
 		}
 	}
+	return withSelf(layers, self, st), files, nil
+}
+
+// withSelf merges a defaults list's layers in order with the config st
+// itself at index self (_self_'s place; last when self < 0), as both
+// NeMo Evaluator's composition and Hydra's do.
+func withSelf(layers []*ast.StructLit, self int, st *ast.StructLit) *ast.StructLit {
 	if self < 0 {
 		self = len(layers)
 	}
@@ -184,7 +191,7 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 	for _, l := range layers {
 		out = deepMerge(out, l)
 	}
-	return out, files, nil
+	return out
 }
 
 // groupOption reads a {group: option} defaults entry.
@@ -226,13 +233,9 @@ func groupFile(path, group, option string, pos token.Pos, at []any) (*ast.Struct
 		return nil, "", errAt(pos, path, at, "%s %q not found next to the config (%s) or among the launcher's packaged %s options (%s)",
 			group, option, filepath.Join(filepath.Dir(path), name), group, strings.Join(packagedOptions(group), ", "))
 	}
-	x, err := parseData(file, src)
+	st, err := (&composer{}).read(file, src, pos, at) // as composition reads a fragment
 	if err != nil {
 		return nil, "", err
-	}
-	st, ok := x.(*ast.StructLit)
-	if !ok {
-		return nil, "", Errors{{File: file, Line: 1, Column: 1, Msg: "expected a mapping"}}
 	}
 	return &ast.StructLit{Elts: []ast.Decl{&ast.Field{Label: ast.NewIdent(group), Value: st}}}, file, nil
 }
