@@ -235,9 +235,9 @@ func (t *v1) nativeBenchmark(task *launcherTask, cfg *ast.StructLit, at []any) a
 		}
 		to, ok := nativeParams[name]
 		switch {
+		case isNull(f.Value): // unset, as the launcher's null is
 		case !ok:
 			t.refuse(f, t.cfgPath(f, at, "config", "params", name), "not supported natively: nel's %s has no such setting (leave out native to run %s in its container)", task.Native.Benchmark, task.Name)
-		case isNull(f.Value):
 		case len(to) > 11 && to[:11] == "generation.":
 			gen.Elts = append(gen.Elts, fld(to[11:], f.Value))
 		default:

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/spf13/cobra"
@@ -46,9 +48,12 @@ func (o *convertOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	out, err := l.Convert(o.file, o.overrides, o.format)
+	out, warnings, err := l.Convert(o.file, o.overrides, o.format)
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w.Error())
 	}
 	_, err = e.stdout.Write(out)
 	return err
