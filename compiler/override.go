@@ -181,7 +181,8 @@ func overrideFor(os []Override, sels []cue.Selector) (Override, bool) {
 		}
 	}
 	for i := len(os) - 1; i >= 0; i-- {
-		if len(os[i].Path) <= len(want) && slices.Equal(os[i].Path, want[:len(os[i].Path)]) {
+		// --task (no path) writes no value.
+		if len(os[i].Path) > 0 && len(os[i].Path) <= len(want) && slices.Equal(os[i].Path, want[:len(os[i].Path)]) {
 			return os[i], true
 		}
 	}
