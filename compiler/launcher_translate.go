@@ -158,13 +158,16 @@ func (t *v1) service() ast.Expr {
 	if typ == "none" {
 		return t.apiService()
 	}
-	kinds := map[string]string{"vllm": "vllm", "sglang": "sglang", "trtllm": "trt_llm", "nim": "nim"}
+	kinds := map[string]string{"vllm": "vllm", "sglang": "sglang", "trtllm": "trt_llm", "nim": "nim", "generic": "process"}
 	kind, ok := kinds[typ]
 	if !ok {
-		t.refuse(t.get("deployment.type"), []any{"deployment", "type"}, "not supported yet: deployment %s (nel starts vllm, sglang, trtllm and nim servers, or calls an endpoint with deployment none)", typ)
+		t.refuse(t.get("deployment.type"), []any{"deployment", "type"}, "not supported yet: deployment %s (nel starts vllm, sglang, trtllm, nim and generic servers, or calls an endpoint with deployment none)", typ)
 		return obj()
 	}
 	t.deployed, t.protocol = true, "chat_completions"
+	if kind == "process" {
+		return t.genericServer()
+	}
 	return t.managedServer(kind)
 }
 
@@ -239,6 +242,47 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	if env := t.envMap(getIn(d, "env_vars"), append(at, "env_vars")); env != nil {
 		out.Elts = append(out.Elts, fld("extra_env", env))
 	}
+	t.deploymentMounts(out)
+	return out
+}
+
+// genericServer is deployment: generic (any image and command serving the
+// OpenAI API) as a process service run in that image.
+func (t *v1) genericServer() ast.Expr {
+	d, _ := t.get("deployment").(*ast.StructLit)
+	at := []any{"deployment"}
+	t.known(d, at, "type", "image", "command", "port", "served_model_name", "extra_args", "env_vars", "checkpoint_path", "endpoints")
+	cmd := getIn(d, "command")
+	line, _ := stringOf(cmd)
+	if extra, _ := stringOf(getIn(d, "extra_args")); extra != "" {
+		line += " " + extra
+	}
+	if strings.ContainsAny(line, "|&;<>$`(){}") {
+		t.refuse(cmd, append(at, "command"), "not supported yet: a shell command line (nel runs the server's words without a shell): write one command and its arguments")
+		return obj()
+	}
+	words, err := splitWords(line)
+	if err != nil || len(words) == 0 {
+		t.refuse(cmd, append(at, "command"), "expected the server's command and its arguments")
+		return obj()
+	}
+	argv := &ast.ListLit{}
+	for _, w := range words {
+		argv.Elts = append(argv.Elts, stringAt(w, cmd.Pos()))
+	}
+	out := obj(fld("type", ast.NewString("process")), fld("command", argv), fld("model", getIn(d, "served_model_name")))
+	for _, k := range []string{"port", "image"} {
+		appendField(out, k, getIn(d, k))
+	}
+	appendField(out, "health_path", getIn(d, "endpoints.health"))
+	appendField(out, "startup_timeout", t.get("execution.endpoint_readiness_timeout"))
+	if t.str("execution.type") == "slurm" {
+		out.Elts = append(out.Elts, fld("node_pool", ast.NewString("gpu")))
+	}
+	if ckpt := getIn(d, "checkpoint_path"); ckpt != nil {
+		out.Elts = append(out.Elts, fld("container_mounts", &ast.ListLit{Elts: []ast.Expr{concat(ckpt, ":/checkpoint")}}))
+	}
+	appendField(out, "extra_env", t.envMap(getIn(d, "env_vars"), append(at, "env_vars")))
 	t.deploymentMounts(out)
 	return out
 }
