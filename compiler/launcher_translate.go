@@ -386,6 +386,11 @@ func (t *v1) envMap(x ast.Expr, at []any) ast.Expr {
 				continue
 			}
 			v = "${" + ref + "}"
+		case envRE.MatchString(raw):
+			// ${oc.env:VAR}, rewritten by interpolate: the launcher
+			// refuses it here, since it would put the value in the config.
+			t.refuse(f.Value, append(slices.Clip(at), name), "${oc.env:…} is not allowed in env var fields (it would write the variable's value into the config): write %q", "host:"+envRE.FindStringSubmatch(raw)[1])
+			continue
 		default:
 			hint := "lit:" + raw
 			if envNameRE.MatchString(strings.TrimPrefix(raw, "$")) {
