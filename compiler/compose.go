@@ -133,15 +133,7 @@ func (c *composer) config(file string, st *ast.StructLit) (*ast.StructLit, error
 		}
 		layers = append(layers, layer)
 	}
-	if self < 0 {
-		self = len(layers)
-	}
-	layers = slices.Insert(layers, self, st)
-	out := &ast.StructLit{Lbrace: st.Lbrace}
-	for _, l := range layers {
-		out = deepMerge(out, l)
-	}
-	return out, nil
+	return withSelf(layers, self, st), nil
 }
 
 // entry loads one entry of file's defaults list.

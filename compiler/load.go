@@ -222,6 +222,7 @@ func (l *Loader) Load(path string, src []byte, overrides []Override) (s *Source,
 		Value:     v,
 		Recipe:    r,
 
+		Warnings:     pd.warnings,
 		deferredRefs: pd.deferred,
 		defaultSlurm: l.defaultSlurm,
 		remotePaths:  l.RemotePaths,
@@ -271,6 +272,7 @@ type parsed struct {
 	data     cue.Value
 	files    fileSet // the recipe, then the files it composed
 	deferred [][]any // strings holding a literal ${VAR} written $${VAR}
+	warnings Errors  // what a launcher (v1) config does that nel leaves to the user
 }
 
 // parse returns the recipe's data: composed (YAML and JSON, compose.go),
@@ -286,19 +288,28 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 		if err != nil {
 			return pd, err
 		}
-		if err := checkShape(path, syntaxKeys(x)); err != nil {
+		keys := syntaxKeys(x)
+		if err := checkShape(path, keys); err != nil {
 			return pd, err
 		}
 		var files []string
-		expr, files, err = compose(path, x)
+		if isLauncher(keys) {
+			expr, files, pd.warnings, err = loadLauncher(path, x.(*ast.StructLit), overrides)
+			overrides = recipeOverrides(overrides)
+		} else {
+			expr, files, err = compose(path, x)
+		}
+		pd.files = files
 		if err != nil {
 			return pd, err
 		}
-		pd.files = files
 	default:
 		v, err := l.parseCUE(path, src)
 		if err == nil {
 			err = checkShape(path, valueKeys(v))
+		}
+		if err == nil && isLauncher(valueKeys(v)) {
+			err = Errors{{File: path, Line: 1, Column: 1, Msg: "a NeMo Evaluator launcher (v1) config is YAML: write it as a .yaml file, or write the nel recipe it means (nel convert prints it)"}}
 		}
 		if err != nil || len(overrides) == 0 && !needsDataPass(v) {
 			pd.data = v
@@ -316,6 +327,9 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 		expr = x
 	}
 	for _, o := range overrides {
+		if o.task {
+			return pd, Errors{{File: path, Msg: o.Text + ": --task selects a task of a NeMo Evaluator launcher (v1) config; this is a nel recipe (select its benchmarks with -O or edit them)"}}
+		}
 		var err error
 		if expr, err = o.apply(expr); err != nil {
 			return pd, Errors{{File: path, Msg: err.Error()}}

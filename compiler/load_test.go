@@ -187,12 +187,12 @@ cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {node
 `},
 
 	// Files in another format: one line that says which formats nel reads.
-	{name: "launcher v1 config", file: "r.yaml", src: "defaults:\n  - execution: local\n  - _self_\nexecution:\n  output_dir: out\ntarget:\n  api_endpoint: {url: http://h/v1}\nevaluation:\n  tasks: [{name: gsm8k}]\n",
-		want: []string{"r.yaml:4:1: a NeMo Evaluator launcher (v1) config (execution, target, evaluation): nel does not read that format yet (issue 26); nel reads a nel recipe (services, benchmarks"}},
+	{name: "launcher v1 config missing value", file: "r.yaml", src: "defaults:\n  - execution: local\n  - _self_\nexecution:\n  output_dir: out\ntarget:\n  api_endpoint:\n    url: ???\n    model_id: m\nevaluation:\n  tasks: [{name: gsm8k}]\n",
+		want: []string{"r.yaml:8:10: target.api_endpoint.url: missing mandatory value (???): set it in the config or with -O target.api_endpoint.url=VALUE"}},
 	{name: "launcher sections in cue", file: "r.cue", src: "deployment: type: \"none\"\nevaluation: tasks: []\n",
-		want: []string{"a NeMo Evaluator launcher (v1) config (deployment, evaluation): nel does not read that format yet (issue 26)"}},
+		want: []string{"r.cue:1:1: a NeMo Evaluator launcher (v1) config is YAML: write it as a .yaml file"}},
 	{name: "unknown yaml", file: "r.yaml", src: "_vars: 1\nmodel: m\nprompts:\n  - hi\n",
-		want: []string{"r.yaml:2:1: not a recipe: none of its top-level keys (model, prompts) is a recipe's; nel reads a nel recipe (services, benchmarks, and optionally sandboxes, cluster, output) or a NeMo Evaluator config"}},
+		want: []string{"r.yaml:2:1: not a recipe: none of its top-level keys (model, prompts) is a recipe's; nel reads a nel recipe (services, benchmarks, and optionally sandboxes, cluster, output), a NeMo Evaluator config (the same sections, composed with defaults: [group/name], _base_ and playbooks) or a NeMo Evaluator launcher (v1) config"}},
 	// One recipe section is enough to be a recipe: the other keys are
 	// misspellings, named one by one.
 	{name: "recipe with a launcher key", file: "r.yaml", src: ltAPI + "benchmarks:\n  - name: gsm8k\n    solver: {type: simple, service: m}\ntarget: x\n",

@@ -25,6 +25,9 @@ type Override struct {
 	// (OutputDirFlag), which is relative to the current directory where
 	// a path in the recipe is relative to the recipe's.
 	cwd bool
+	// task marks --task NAME (TaskFlag): it selects a launcher config's
+	// task rather than setting a value.
+	task bool
 }
 
 // OutputDirFlag is the override a command's output folder flag (-o DIR,
@@ -38,6 +41,9 @@ func OutputDirFlag(text, dir string) Override {
 // typed as in NeMo Evaluator: null/Null/NULL/~ → null, true/false in any case
 // → bool, then int, then float, else the text as a string.
 func ParseOverride(s string) (Override, error) {
+	if name, ok := strings.CutPrefix(s, "--task "); ok {
+		return TaskFlag(name), nil // a run's record keeps --task by its Text
+	}
 	key, val, ok := strings.Cut(s, "=")
 	if !ok {
 		return Override{}, fmt.Errorf("override %q: expected path=value", s)
@@ -175,7 +181,8 @@ func overrideFor(os []Override, sels []cue.Selector) (Override, bool) {
 		}
 	}
 	for i := len(os) - 1; i >= 0; i-- {
-		if len(os[i].Path) <= len(want) && slices.Equal(os[i].Path, want[:len(os[i].Path)]) {
+		// --task (no path) writes no value.
+		if len(os[i].Path) > 0 && len(os[i].Path) <= len(want) && slices.Equal(os[i].Path, want[:len(os[i].Path)]) {
 			return os[i], true
 		}
 	}

@@ -34,7 +34,7 @@ func checkRules(s *Source) Errors {
 	c.dynamoAndNim()
 	c.dynamoPorts()
 	c.slurmSandboxes()
-	s.Warnings = c.warns.sorted()
+	s.Warnings = append(s.Warnings, c.warns...).sorted()
 	return c.errs
 }
 

@@ -12,8 +12,9 @@ import (
 
 // readsFormats is what nel reads, said once wherever a file is not one of
 // them.
-const readsFormats = "nel reads a nel recipe (services, benchmarks, and optionally sandboxes, cluster, output) " +
-	"or a NeMo Evaluator config (the same sections, composed with defaults: [group/name], _base_ and playbooks)"
+const readsFormats = "nel reads a nel recipe (services, benchmarks, and optionally sandboxes, cluster, output), " +
+	"a NeMo Evaluator config (the same sections, composed with defaults: [group/name], _base_ and playbooks) " +
+	"or a NeMo Evaluator launcher (v1) config (execution, deployment, target, evaluation)"
 
 // recipeKeys are the sections of the formats nel reads; a file with one of
 // them is a recipe, and its other keys are typos the schema names. Both a
@@ -22,7 +23,7 @@ const readsFormats = "nel reads a nel recipe (services, benchmarks, and optional
 var recipeKeys = []string{"services", "sandboxes", "benchmarks", "cluster", "output"}
 
 // launcherKeys are the sections of NeMo Evaluator's v1 launcher (Hydra)
-// configs, which nel does not read yet (issue 26).
+// configs (launcher.go).
 var launcherKeys = []string{"execution", "deployment", "evaluation", "target"}
 
 // topKey is a top-level key and where it is written.
@@ -71,12 +72,7 @@ func checkShape(path string, keys []topKey) error {
 		return Errors{e}
 	}
 	if len(launcher) > 0 {
-		var ls []string
-		for _, k := range launcher {
-			ls = append(ls, k.name)
-		}
-		return at(launcher[0].pos, fmt.Sprintf("a NeMo Evaluator launcher (v1) config (%s): nel does not read that format yet (issue 26); %s",
-			strings.Join(ls, ", "), readsFormats))
+		return nil // a launcher (v1) config: launcher.go reads it
 	}
 	return at(first, fmt.Sprintf("not a recipe: none of its top-level keys (%s) is a recipe's; %s",
 		strings.Join(names, ", "), readsFormats))

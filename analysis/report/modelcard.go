@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,10 @@ type ModelCardOptions struct {
 	// benchmark key (gsm8k#cot) or name (gsm8k). Without one the category
 	// is the built-in benchmark's (bench.Benchmark.Category), or "—".
 	Categories map[string]string
+	// Reference are the values the model's own card publishes
+	// (modelcard_reference.go): with any, a column puts each beside
+	// nel's number, and the card lists their sources.
+	Reference []ReferenceValue
 }
 
 // Published is what nel publish records in a run folder
@@ -129,6 +134,9 @@ type ModelCardData struct {
 	Reproduce []string // nel reproduce commands, one per recipe hash
 	// NotPublished explains the missing links when no store is known.
 	NotPublished string
+	// References are the reference values' sources, one line per value
+	// the table shows; with none the table has no reference column.
+	References []string
 	// Validity says, per benchmark, what the table cannot: an INVALID
 	// benchmark (no result: its row's score says INVALID) and the
 	// infrastructure failures a valid one left unscored.
@@ -138,6 +146,9 @@ type ModelCardData struct {
 // ModelCardRow is one benchmark's row of the card.
 type ModelCardRow struct {
 	Benchmark, Score, CI, N, Category, Recipe string
+	// Reference is the model card's published value ("78.3"), "—" when
+	// it publishes none for the benchmark.
+	Reference string
 }
 
 const noCategory = "—"
@@ -153,6 +164,7 @@ func BuildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *ModelCardData 
 		}
 		s.add(b.Provenance)
 		c.addRow(b, o.Categories, &s)
+		c.addReference(b, o.Reference)
 	}
 	c.PerRow = len(s.hashes) > 1
 	if len(s.hashes) == 1 {
@@ -262,6 +274,21 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 		row.Score += " (simulated)"
 	}
 	c.Rows = append(c.Rows, row)
+}
+
+// addReference sets the last row's reference value, and notes its source.
+func (c *ModelCardData) addReference(b *metrics.Bundle, refs []ReferenceValue) {
+	if len(refs) == 0 {
+		return
+	}
+	row := &c.Rows[len(c.Rows)-1]
+	row.Reference = noCategory
+	r, ok := referenceFor(refs, view.Key(b))
+	if !ok {
+		return
+	}
+	row.Reference = strconv.FormatFloat(r.Value, 'f', 1, 64)
+	c.References = append(c.References, fmt.Sprintf("%s: %s %s (%s).", row.Benchmark, r.Benchmark, row.Reference, r.Source))
 }
 
 // distances is " ± h" for an interval symmetric about the score (as
@@ -418,18 +445,31 @@ func renderModelCard(w io.Writer, suite []*metrics.Bundle, opts Options) error {
 	}
 	head := []string{"Benchmark", "Score", c.Level, "n", "Category"}
 	align := "_rrr_"
+	refs := len(c.References) > 0
+	if refs {
+		head, align = slices.Insert(head, 2, "Model card"), "_rrrr_"
+	}
 	if c.PerRow {
 		head = append(head, "Recipe")
 	}
 	var rows [][]string
 	for _, r := range c.Rows {
 		row := []string{mdText(r.Benchmark), mdText(r.Score), mdText(r.CI), r.N, mdText(r.Category)}
+		if refs {
+			row = slices.Insert(row, 2, mdText(r.Reference))
+		}
 		if c.PerRow {
 			row = append(row, mdCode(r.Recipe, true))
 		}
 		rows = append(rows, row)
 	}
 	m.table(head, rows, align)
+	for _, r := range c.References {
+		m.printf("Model card value of %s  \n", mdText(r))
+	}
+	if refs {
+		m.printf("\n")
+	}
 	for _, v := range c.Validity {
 		m.printf("%s  \n", mdText(v))
 	}

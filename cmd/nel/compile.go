@@ -42,6 +42,7 @@ func newCompileCmd(e *env) *cobra.Command {
 	}
 	f := c.Flags()
 	addOverrides(f, &o.overrides, "override a field before validation")
+	addTasks(f, &o.overrides)
 	f.StringVarP(&o.target, "target", "t", "slurm", "target: slurm or make")
 	f.BoolVar(&o.locked, "locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
 	f.StringVar(&o.nelRun, "nel-run", "", "path of nel-run on the compute nodes (default: $NEL_RUN, else the nel-run beside nel)")
@@ -72,7 +73,7 @@ func (o *compileOptions) run(e *env) error {
 		repro = append(repro, "--locked")
 	}
 	for _, ov := range o.overrides {
-		repro = append(repro, "-O", ov.Text)
+		repro = append(repro, ov.Args()...)
 	}
 	out, err := compiler.Compile(s, compiler.CompileOptions{
 		Target:       o.target,

@@ -37,6 +37,25 @@ func addOverrides(fs *pflag.FlagSet, o *overrides, what string) {
 	fs.VarP(o, "override", "O", what+": path.to.field=value (repeatable)")
 }
 
+// taskFlag collects repeated --task NAME flags into the overrides, as
+// compiler.TaskFlag selections.
+type taskFlag struct{ o *overrides }
+
+func (t taskFlag) String() string { return "" }
+
+func (t taskFlag) Set(s string) error {
+	*t.o = append(*t.o, compiler.TaskFlag(s))
+	return nil
+}
+
+func (t taskFlag) Type() string { return "NAME" }
+
+// addTasks adds --task to fs: it keeps the named tasks of a launcher (v1)
+// config, like the launcher's -t.
+func addTasks(fs *pflag.FlagSet, o *overrides) {
+	fs.Var(taskFlag{o}, "task", "run only this task of a NeMo Evaluator launcher (v1) config, like its -t (repeatable)")
+}
+
 // addRemotePaths adds --remote-paths to fs.
 func addRemotePaths(fs *pflag.FlagSet, remote *bool) {
 	fs.BoolVar(remote, "remote-paths", false, "the recipe's local datasets may lie where only the compute nodes see them: one that is not here is a warning (as cluster.remote_paths: true)")

@@ -39,6 +39,7 @@ func newHashCmd(e *env) *cobra.Command {
 	}
 	f := c.Flags()
 	addOverrides(f, &o.overrides, "override a field before hashing")
+	addTasks(f, &o.overrides)
 	f.BoolVar(&o.plan, "plan", false, "print the plan hash")
 	f.BoolVar(&o.benchmarks, "benchmarks", false, "print each benchmark's hash")
 	f.BoolVar(&o.explain, "explain", false, "print the canonical JSON the hash covers")

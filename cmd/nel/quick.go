@@ -82,7 +82,6 @@ func loadQuick(q compiler.Quick, ovs []compiler.Override) (*compiler.Source, []b
 // each is accepted so that it can be refused with what to do instead.
 func nemoRunFlags() [][2]string {
 	return [][2]string{
-		{"dry-run", "nel compile prints the job without running it (nel compile FILE > job.sh)"},
 		{"submit", "nel compile FILE | sbatch, on the login node"},
 		{"background", "run nel run under nohup, screen or tmux, or as a job (nel compile FILE | sbatch)"},
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	reportpkg "github.com/nel-eval/nel/analysis/report"
 	"github.com/nel-eval/nel/analysis/report/render"
 	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/spf13/cobra"
@@ -43,7 +44,8 @@ humaneval: Coding, ...), "—" for others; --category NAME=Category sets it
 (NAME is the benchmark's key or name; repeatable). The link to the published
 run is STORE/results/<recipe hex>/RUN-ID/: --store and --run-id, defaulting
 to what DIR/.nel/published.json (written by nel publish) records; flags win.
-A simulated run is flagged above the table.
+A simulated run is flagged above the table. --reference adds a column with
+the value the model's own card publishes for each benchmark, and its source.
 
 Exit status: 0 success, 1 failure (DIR missing, no benchmarks under it, an
 unreadable bundle), 2 usage error.`
@@ -52,7 +54,7 @@ func newReportCmd(e *env) *cobra.Command {
 	req := render.Request{Categories: map[string]string{}}
 	c := &cobra.Command{
 		Use: "report DIR [-f markdown|html|json|csv|latex] [-o FILE] [--title TEXT]\n" +
-			"       nel report DIR -f model-card|model-card-html [-o FILE] [--store URL] [--run-id ID] [--category NAME=Category]...",
+			"       nel report DIR -f model-card|model-card-html [-o FILE] [--store URL] [--run-id ID] [--category NAME=Category]... [--reference NAME|FILE]",
 		Short: "a report over every benchmark of a run",
 		Long:  reportHelp,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -70,6 +72,7 @@ func newReportCmd(e *env) *cobra.Command {
 	f.StringVar(&req.Store, "store", "", "model card: the recipe store the run was published to (default: "+rundir.Dir("DIR").Published()+"'s)")
 	f.StringVar(&req.RunID, "run-id", "", "model card: the published run's id (default: "+rundir.Dir("DIR").Published()+"'s)")
 	f.Var(categoryFlag(req.Categories), "category", "model card: `NAME=Category` sets a benchmark's category (repeatable)")
+	f.StringVar(&req.Reference, "reference", "", "model card: put the values the model's own card publishes beside nel's: a table nel carries ("+strings.Join(reportpkg.References(), ", ")+") or a `FILE` in the same form")
 	return c
 }
 

@@ -83,7 +83,7 @@ func newRoot(e *env) *cobra.Command {
 		return err
 	}
 	root.AddCommand(
-		newValidateCmd(e), newHashCmd(e), newCompileCmd(e), newLockCmd(e),
+		newValidateCmd(e), newHashCmd(e), newCompileCmd(e), newConvertCmd(e), newLockCmd(e),
 		newRunCmd(e), newStatusCmd(e), newLogsCmd(e), newStopCmd(e),
 		newReportCmd(e), newExportCmd(e), newCompareCmd(e), newGateCmd(e),
 		newPublishCmd(e), newFetchCmd(e), newReproduceCmd(e), newVersionCmd(e),

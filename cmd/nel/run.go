@@ -8,6 +8,7 @@ import (
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/local"
+	"github.com/nel-eval/nel/runtime/shellquote"
 	"github.com/spf13/cobra"
 )
 
@@ -71,6 +72,7 @@ type runOptions struct {
 	locked    bool
 	resume    bool
 	remote    bool
+	dryRun    bool
 	file      string
 }
 
@@ -99,11 +101,13 @@ func newRunCmd(e *env) *cobra.Command {
 	addQuickFlags(f, &o.quick)
 	addNemoRunFlags(f)
 	addOverrides(f, &o.overrides, "override a field before validation")
+	addTasks(f, &o.overrides)
 	f.StringVarP(&o.output, "output", "o", "", "output `DIR`, relative to the current directory (overrides output.dir, which is relative to the recipe)")
 	f.DurationVar(&o.every, "progress", 0, "status line interval when stderr is not a terminal (default: output.progress_interval)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log what each shard does")
 	f.BoolVar(&o.locked, "locked", false, "refuse a recipe with a floating image tag or an unlocked dataset (see nel lock)")
 	addRemotePaths(f, &o.remote)
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan (services, benchmarks and their images, resources, output) and the sbatch script, and run nothing")
 	f.BoolVar(&o.resume, "resume", false, "also run again the samples that ended in infra_error, in finished shards too (scored and model_error samples are kept)")
 	return c
 }
@@ -120,6 +124,9 @@ func (o *runOptions) run(c *cobra.Command, e *env) error {
 		if err := checkLocked(s); err != nil {
 			return err
 		}
+	}
+	if o.dryRun {
+		return dryRun(s, o.overrides, e)
 	}
 	suite, err := local.Run(c.Context(), s, local.Options{
 		NelVersion: version, Every: o.every, Verbose: o.verbose, Resume: o.resume, Title: filepath.Base(s.Path),
@@ -159,4 +166,20 @@ func (o *runOptions) load(c *cobra.Command) (*compiler.Source, []byte, *local.Re
 	}
 	s, text, err := loadQuick(q, ovs)
 	return s, text, nil, err
+}
+
+// dryRun prints what the run would do (compiler.DryRun), with the job
+// compiled against the nel-run nel compile would use.
+func dryRun(s *compiler.Source, ovs []compiler.Override, e *env) error {
+	path, sum, err := locateNelRun("")
+	if err != nil {
+		return err
+	}
+	repro := []string{"nel", "compile", "-t", "slurm", s.Path}
+	for _, ov := range ovs {
+		repro = append(repro, ov.Args()...)
+	}
+	return compiler.DryRun(s, compiler.CompileOptions{
+		NelVersion: version, NelRun: path, NelRunSHA256: sum, Reproduce: shellquote.Join(repro),
+	}, e.stdout)
 }

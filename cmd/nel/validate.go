@@ -70,6 +70,7 @@ func newValidateCmd(e *env) *cobra.Command {
 	}
 	f := c.Flags()
 	addOverrides(f, &o.overrides, "override a field before validation")
+	addTasks(f, &o.overrides)
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing for valid recipes")
 	addQuickFlags(f, &o.quick)
 	f.IntVarP(&o.samples, "samples", "s", 5, "smoke test: run `N` samples of each benchmark against its endpoint")

@@ -38,13 +38,16 @@ code{font:.9em ui-monospace,monospace;overflow-wrap:anywhere}
 {{- end}}
 {{- if .Rows}}
 <table>
-<thead><tr><th>Benchmark</th><th>Score</th><th>{{.Level}}</th><th>n</th><th>Category</th>{{if .PerRow}}<th>Recipe</th>{{end}}</tr></thead>
+<thead><tr><th>Benchmark</th><th>Score</th>{{if .References}}<th>Model card</th>{{end}}<th>{{.Level}}</th><th>n</th><th>Category</th>{{if .PerRow}}<th>Recipe</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Rows}}
-<tr><td>{{.Benchmark}}</td><td class="num">{{.Score}}</td><td class="num">{{.CI}}</td><td class="num">{{.N}}</td><td>{{.Category}}</td>{{if $.PerRow}}<td><code>{{.Recipe}}</code></td>{{end}}</tr>
+<tr><td>{{.Benchmark}}</td><td class="num">{{.Score}}</td>{{if $.References}}<td class="num">{{.Reference}}</td>{{end}}<td class="num">{{.CI}}</td><td class="num">{{.N}}</td><td>{{.Category}}</td>{{if $.PerRow}}<td><code>{{.Recipe}}</code></td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
+{{- range .References}}
+<p class="note">Model card value of {{.}}</p>
+{{- end}}
 {{- range .Validity}}
 <p class="warn">{{.}}</p>
 {{- end}}

@@ -54,6 +54,9 @@ type Request struct {
 	// Dir/.nel/published.json records) and categories by benchmark.
 	Store, RunID string
 	Categories   map[string]string
+	// Reference names the model card values to put beside nel's: a
+	// table nel carries, or a file (report.ReadReference).
+	Reference string
 }
 
 // Format is the format req asks for: Format when set, else the one
@@ -100,6 +103,11 @@ func Write(ctx context.Context, req Request, stdout, stderr io.Writer) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	card := report.ModelCardOptions{Store: req.Store, RunID: req.RunID, Categories: req.Categories}
+	if req.Reference != "" {
+		if card.Reference, err = report.ReadReference(req.Reference); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	if format == report.ModelCard || format == report.ModelCardHTML {
 		for _, b := range suite {
 			if strings.HasPrefix(b.Provenance.RecipeHash, nemorun.HashPrefix) {
