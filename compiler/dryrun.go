@@ -61,7 +61,7 @@ func describeBenchmark(r *Recipe, bm *Benchmark) string {
 	if bm.MaxProblems != nil {
 		limit = fmt.Sprintf("at most %d items", *bm.MaxProblems)
 	}
-	if kind, task, _, ok := harnessOf(bm.Name); ok {
+	if kind, task, _, ok := harnessOf(bm); ok {
 		if l, ok := bm.Params["limit_samples"]; ok {
 			limit = fmt.Sprintf("limit_samples %v", l)
 		}
