@@ -146,7 +146,7 @@ func (f *fakeMLflow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
 	if r.Header.Get("Authorization") != "Bearer tok" {
-		http.Error(w, `{"error_code":"UNAUTHENTICATED","message":"no token"}`, 401)
+		http.Error(w, `{"error_code":"UNAUTHENTICATED","message":"no token"}`, http.StatusUnauthorized)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)

@@ -268,6 +268,3 @@ func ChangesRequest(name string) bool {
 	}
 	return true
 }
-
-// isChat says the path is a chat completions call.
-func isChat(path string) bool { return strings.HasSuffix(path, "/chat/completions") }
