@@ -114,10 +114,11 @@ func inspectSampleOf(r results.Row, t results.Trajectory, turns []results.Turn, 
 		served = model
 	}
 	reply := inspectMessage{Role: "assistant", Content: t.Response, Model: served}
-	conversation := append(append([]inspectMessage{}, input...), reply)
+	answer := []inspectMessage{reply}
 	if len(turns) > 0 {
-		conversation = append(append([]inspectMessage{}, input...), turnMessages(turns, served)...)
+		answer = turnMessages(turns, served)
 	}
+	conversation := append(append([]inspectMessage{}, input...), answer...)
 	u := usage(r.PromptTokens, r.CompletionTokens, r.ReasoningTokens)
 	secs := r.LatencyMS / 1000
 	s := inspectSample{

@@ -181,15 +181,7 @@ func (c *mlflowClient) upload(ctx context.Context, artifactURI string, files []k
 // call sends one request to /api/2.0/mlflow/<endpoint> with body as JSON
 // and decodes the answer into out (when not nil).
 func (c *mlflowClient) call(ctx context.Context, method, endpoint string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(data)
-	}
-	if err := c.do(ctx, method, "/api/2.0/mlflow/"+endpoint, r, "application/json", out); err != nil {
+	if err := c.doJSON(ctx, method, "/api/2.0/mlflow/"+endpoint, body, out); err != nil {
 		return fmt.Errorf("mlflow %s: %w", strings.SplitN(endpoint, "?", 2)[0], err)
 	}
 	return nil
@@ -200,6 +192,19 @@ func newAPI(base string, client *http.Client, auth func(*http.Request)) httpAPI 
 		client = http.DefaultClient
 	}
 	return httpAPI{base: strings.TrimRight(base, "/"), auth: auth, client: client}
+}
+
+// doJSON is do with body (when not nil) sent as JSON.
+func (c httpAPI) doJSON(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(data)
+	}
+	return c.do(ctx, method, path, r, "application/json", out)
 }
 
 // do sends one request to base+path and decodes a 2xx answer into out

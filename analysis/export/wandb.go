@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +85,7 @@ func postWandb(ctx context.Context, run *runData, o Options) ([]string, error) {
 			Message string `json:"message"`
 		} `json:"errors"`
 	}
-	if err := postJSON(ctx, api, "/graphql", map[string]any{"query": wandbUpsert, "variables": vars}, &got); err != nil {
+	if err := api.doJSON(ctx, "POST", "/graphql", map[string]any{"query": wandbUpsert, "variables": vars}, &got); err != nil {
 		return nil, fmt.Errorf("wandb upsertBucket: %w", err)
 	}
 	if len(got.Errors) > 0 {
@@ -106,16 +105,8 @@ func postWandb(ctx context.Context, run *runData, o Options) ([]string, error) {
 		"complete": true, "exitcode": exit,
 	}
 	path := "/files/" + url.PathEscape(entity) + "/" + url.PathEscape(project) + "/" + url.PathEscape(b.Name) + "/file_stream"
-	if err := postJSON(ctx, api, path, stream, nil); err != nil {
+	if err := api.doJSON(ctx, "POST", path, stream, nil); err != nil {
 		return nil, fmt.Errorf("wandb file_stream: %w", err)
 	}
 	return []string{entity + "/" + project + "/" + b.Name}, nil
-}
-
-func postJSON(ctx context.Context, api httpAPI, path string, body, out any) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	return api.do(ctx, "POST", path, bytes.NewReader(data), "application/json", out)
 }

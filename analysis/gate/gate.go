@@ -613,8 +613,7 @@ func needed(r *Result, rule Resolved, opts Options) *Needed {
 		return nd
 	}
 	n := float64(ps.n)
-	se := ps.ci.SE
-	nItems := NeededItems(ps.deltas, ps.h, se, damageOf(1, r.Direction), rule.MaxDrop, ps.ci, opts.Level)
+	nItems := NeededItems(ps.deltas, ps.h, damageOf(1, r.Direction), rule.MaxDrop, ps.ci, opts.Level)
 	if math.IsInf(nItems, 1) {
 		nd.Note = fmt.Sprintf("more items alone cannot decide it: the damage sits too close to max_drop %.4f", rule.MaxDrop)
 		return nd
@@ -660,18 +659,18 @@ func needed(r *Result, rule Resolved, opts Options) *Needed {
 // and floor move with n', so no closed form); the clustered one, whose
 // G−1 df more items do not raise, takes n' = n·(z·se/gap)² at the normal
 // quantile.
-func NeededItems(deltas []float64, h, se, sign, maxDrop float64, ci *compare.DeltaCI, level float64) float64 {
+func NeededItems(deltas []float64, h, sign, maxDrop float64, ci *compare.DeltaCI, level float64) float64 {
 	n := float64(len(deltas))
 	m := stats.Mean(deltas)
+	z := stats.NormalQuantile(1 - (1-level)/2)
 	if ci.Method != "adjusted_t" && ci.Method != "adjusted_wald" {
 		gap := math.Abs(sign*m - maxDrop)
-		z := stats.NormalQuantile(1 - (1-level)/2)
-		return math.Ceil(n * (z * se / gap) * (z * se / gap))
+		return math.Ceil(n * (z * ci.SE / gap) * (z * ci.SE / gap))
 	}
 	v := stats.Variance(deltas) * (n - 1) / n
 	clears := func(np float64) bool {
 		c, s := stats.AdjustedPaired(np, m, v, h)
-		q := stats.NormalQuantile(1 - (1-level)/2)
+		q := z
 		if ci.Method == "adjusted_t" {
 			q = stats.TQuantile(1-(1-level)/2, np-1)
 		}

@@ -72,12 +72,21 @@ func text(r *Report) string {
 	return b.String()
 }
 
-// formatP prints a p-value: "< 0.0001" when it is that small.
+// formatP prints a p-value after "p": "< 0.0001" when it is that small,
+// else "= " and the value.
 func formatP(p float64) string {
+	if p < 1e-4 {
+		return pText(p)
+	}
+	return "= " + pText(p)
+}
+
+// pText is a p-value on its own: "< 0.0001" when it is that small.
+func pText(p float64) string {
 	if p < 1e-4 {
 		return "< 0.0001"
 	}
-	return fmt.Sprintf("= %.4g", p)
+	return fmt.Sprintf("%.4g", p)
 }
 
 // testLines say what the paired numbers of x are, read aloud: what damage
@@ -95,7 +104,7 @@ func testLines(x *Result, level float64) []string {
 	t := x.MaxDropThreshold
 	holm := ""
 	if x.PHolm != nil {
-		holm = fmt.Sprintf(", Holm-adjusted %s", strings.TrimPrefix(formatP(*x.PHolm), "= "))
+		holm = fmt.Sprintf(", Holm-adjusted %s", pText(*x.PHolm))
 	}
 	return []string{
 		fmt.Sprintf("damage = %s; the %.4g%% CI and both tests: %s", damageDefinition(x.Direction), 100*level, cmp.Or(x.test, x.CIMethod)),
@@ -110,9 +119,9 @@ func pCell(p, holm *float64) string {
 	if p == nil {
 		return "–"
 	}
-	s := strings.TrimPrefix(formatP(*p), "= ")
+	s := pText(*p)
 	if holm != nil {
-		s += " (Holm " + strings.TrimPrefix(formatP(*holm), "= ") + ")"
+		s += " (Holm " + pText(*holm) + ")"
 	}
 	return s
 }

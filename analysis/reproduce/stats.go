@@ -14,14 +14,11 @@ const (
 )
 
 // adjusted is the centre and standard error of the adjusted paired
-// interval on mean(d): the n differences plus two pseudo-items d = +1 and
-// d = −1, mean' = Σd/(n+2), SE' = sqrt(var_pop(d')/(n+2)); the interval is
-// mean' ± z·SE'. For binary rewards with one
-// repeat it is Bonett & Price's (2012) adjusted Wald interval for paired
-// proportions: the pseudo-items add one discordant pair each way, so
-// p̃12 = (n12+1)/(n+2), p̃21 = (n21+1)/(n+2), mean' = p̃21 − p̃12 and
-// var_pop(d') = p̃12 + p̃21 − (p̃21 − p̃12)². The adjustment keeps two
-// runs that agree on every item from an interval of [0, 0].
+// interval on mean(d) (the interval is centre ± z·SE):
+// stats.AdjustedPaired with pseudo-items ±1, which for binary rewards with
+// one repeat is Bonett & Price's (2012) adjusted Wald interval for paired
+// proportions. The adjustment keeps two runs that agree on every item from
+// an interval of [0, 0].
 func adjusted(d []float64) (center, se float64) {
 	var s, q float64
 	for _, x := range d {
@@ -35,14 +32,7 @@ func adjusted(d []float64) (center, se float64) {
 	if len(d) > 0 {
 		v = q / float64(len(d))
 	}
-	return adjustedMoments(float64(len(d)), m, v)
-}
-
-// adjustedMoments is the adjusted interval's centre and standard error for
-// n real differences of mean m and population variance v: pseudo-items
-// ±1, Bonett & Price's one discordant pair each way.
-func adjustedMoments(n, m, v float64) (center, se float64) {
-	return stats.AdjustedPaired(n, m, v, 1)
+	return stats.AdjustedPaired(float64(len(d)), m, v, 1)
 }
 
 // within reports whether the adjusted interval at z of n differences of
@@ -50,7 +40,7 @@ func adjustedMoments(n, m, v float64) (center, se float64) {
 // z = z₁₋α, whether the equivalence test (TOST) would reject at α, as
 // tost's p < α does.
 func within(n, m, v, z, margin float64) bool {
-	c, se := adjustedMoments(n, m, v)
+	c, se := stats.AdjustedPaired(n, m, v, 1)
 	return math.Abs(c)+z*se < margin
 }
 

@@ -307,32 +307,26 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 		ci.Lo, ci.Hi = max(ci.Lo, 0), min(ci.Hi, 1)
 	}
 	s.CLT = ci
-	if ci.Clusters == 0 {
-		cluster = nil // one cluster among these items: resample items
-	}
-	s.Bootstrap = c.bootstrap(vals, cluster)
+	s.Bootstrap = c.bootstrap(vals, cluster, ci.Clusters)
 	return s
 }
 
 // bootstrap is the percentile bootstrap of the mean of vals: over whole
-// clusters when cluster is set (items of one category are correlated, and
-// resampling them one by one under-covers), expanded for few clusters,
-// else NeMo Evaluator's over items.
-func (c *computer) bootstrap(vals []float64, cluster []int) *Interval {
+// clusters when the items fall in g ≥ 2 clusters (items of one category
+// are correlated, and resampling them one by one under-covers), expanded
+// for few clusters, else (g = 0: no clusters, or one) NeMo Evaluator's
+// over items.
+func (c *computer) bootstrap(vals []float64, cluster []int, g int) *Interval {
 	iv := &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed}
-	if cluster == nil {
+	if g == 0 {
 		iv.Lo, iv.Hi = stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
 		return iv
 	}
 	// Few clusters: read the percentiles at Hesterberg's expanded level
 	// (the t(G−1) width the clustered analytic interval has); the plain
 	// percentile ends covered 87–94% at 10–30 clusters.
-	g := map[int]bool{}
-	for _, id := range cluster {
-		g[id] = true
-	}
 	iv.Method = "bootstrap_cluster_expanded"
-	iv.Lo, iv.Hi = stats.ClusterBootstrap(vals, cluster, c.in.Resamples, c.in.Seed, stats.ExpandedLevel(c.in.Level, len(g)))
+	iv.Lo, iv.Hi = stats.ClusterBootstrap(vals, cluster, c.in.Resamples, c.in.Seed, stats.ExpandedLevel(c.in.Level, g))
 	return iv
 }
 
