@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,12 +92,7 @@ func harborRepeats(samples []Sample) {
 	for _, s := range samples {
 		ids[s.ItemID] = 0
 	}
-	names := make([]string, 0, len(ids))
-	for id := range ids {
-		names = append(names, id)
-	}
-	sort.Strings(names)
-	for i, id := range names {
+	for i, id := range slices.Sorted(maps.Keys(ids)) {
 		ids[id] = int64(i)
 	}
 	next := map[string]int64{}
@@ -173,12 +170,7 @@ func harborReward(rewards map[string]any) (float64, error) {
 			return 0, fmt.Errorf("%s is %v, not a number", k, v)
 		}
 	}
-	keys := make([]string, 0, len(rewards))
-	for k := range rewards {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return 0, fmt.Errorf("no \"reward\" among %s", strings.Join(keys, ", "))
+	return 0, fmt.Errorf("no \"reward\" among %s", strings.Join(slices.Sorted(maps.Keys(rewards)), ", "))
 }
 
 // harborFailure is the category of a trial that ended without a verifier
