@@ -103,11 +103,7 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	// The engine's CLI dies with nel, even by kill -9 (a docker container
 	// then runs on until its harness ends, removed by --rm; docker kill
 	// nel-harness-… stops it sooner).
-	waited, err := serve.StartTied(cmd, serve.Tie{})
-	if err == nil {
-		err = <-waited
-	}
-	if err != nil {
+	if err := serve.RunTied(cmd, serve.Tie{}); err != nil {
 		return fmt.Errorf("its harness failed (%v); its log: %s", err, logPath)
 	}
 	res, err := harness.Ingest(ctx, harness.IngestOptions{Plan: p, Benchmark: b, OutDir: p.OutputDir, NelVersion: o.NelVersion, Started: started})

@@ -57,7 +57,6 @@ func New(code int, err error) error {
 	return &Error{Code: code, Err: err}
 }
 
-// Usagef is an invalid-input error (status 2).
 // NewVerdict returns err with the status code of a verdict (nil for a nil
 // err): ForCommand keeps it as it is.
 func NewVerdict(code int, err error) error {
@@ -87,6 +86,7 @@ func isVerdictCommand(command string) bool {
 	return command == "compare" || command == "gate" || command == "reproduce"
 }
 
+// Usagef is an invalid-input error (status 2).
 func Usagef(format string, args ...any) error {
 	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
 }

@@ -68,10 +68,7 @@ func (s *byobScorer) runCommand(ctx context.Context, _ *Env, it *Item, response 
 	// child it started may still hold open.
 	cmd.WaitDelay = s.timeout / 10
 	// Tied to this process: a scorer does not outlive a killed nel.
-	waited, err := serve.StartTied(cmd, serve.Tie{})
-	if err == nil {
-		err = <-waited
-	}
+	err = serve.RunTied(cmd, serve.Tie{})
 	switch {
 	case parent.Err() != nil:
 		// The sample's own budget ended (or the run stops), not the

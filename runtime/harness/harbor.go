@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,9 +45,9 @@ type harborTrial struct {
 
 // ReadHarbor reads the trials of the job the Harbor CLI wrote under dir:
 // one sample per trial folder (HarborJob/TRIAL/result.json), the item
-// being the task, its attempts the repeats. The reward is what the task's verifier wrote ("reward",
-// or the one number there is when it wrote another name); its other
-// numbers are kept as scores. A trial with no verifier result is a
+// being the task, its attempts the repeats. The reward is what the task's
+// verifier wrote ("reward", or the one number there is when it wrote
+// another name); its other numbers are kept as scores. A trial with no verifier result is a
 // failure, never a wrong answer: its exception says which (failure
 // categories, harborFailure).
 func ReadHarbor(dir string) (*Output, error) {
@@ -90,12 +92,7 @@ func harborRepeats(samples []Sample) {
 	for _, s := range samples {
 		ids[s.ItemID] = 0
 	}
-	names := make([]string, 0, len(ids))
-	for id := range ids {
-		names = append(names, id)
-	}
-	sort.Strings(names)
-	for i, id := range names {
+	for i, id := range slices.Sorted(maps.Keys(ids)) {
 		ids[id] = int64(i)
 	}
 	next := map[string]int64{}
@@ -130,11 +127,15 @@ func readHarborTrial(path string) (Sample, error) {
 	if s.Turns, err = readATIF(filepath.Join(filepath.Dir(path), "agent", "trajectory.json")); err != nil {
 		return Sample{}, err
 	}
+	if x := tr.ExceptionInfo; x != nil {
+		// Why the trial failed, or what cut the agent short before the
+		// verifier ran on what it left (e.g. the agent timed out).
+		s.Response = x.ExceptionType + ": " + x.ExceptionMessage
+	}
 	if tr.VerifierResult == nil || len(tr.VerifierResult.Rewards) == 0 {
 		s.Error = failure.SandboxError
 		if tr.ExceptionInfo != nil {
 			s.Error = harborFailure(tr.ExceptionInfo.ExceptionType)
-			s.Response = tr.ExceptionInfo.ExceptionType + ": " + tr.ExceptionInfo.ExceptionMessage
 		}
 		return s, nil
 	}
@@ -147,9 +148,6 @@ func readHarborTrial(path string) (Sample, error) {
 		if x, ok := number(v); ok {
 			s.Scores[k] = x
 		}
-	}
-	if tr.ExceptionInfo != nil { // e.g. the agent timed out, and the verifier ran on what it left
-		s.Response = tr.ExceptionInfo.ExceptionType + ": " + tr.ExceptionInfo.ExceptionMessage
 	}
 	return s, nil
 }
@@ -172,12 +170,7 @@ func harborReward(rewards map[string]any) (float64, error) {
 			return 0, fmt.Errorf("%s is %v, not a number", k, v)
 		}
 	}
-	keys := make([]string, 0, len(rewards))
-	for k := range rewards {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return 0, fmt.Errorf("no \"reward\" among %s", strings.Join(keys, ", "))
+	return 0, fmt.Errorf("no \"reward\" among %s", strings.Join(slices.Sorted(maps.Keys(rewards)), ", "))
 }
 
 // harborFailure is the category of a trial that ended without a verifier

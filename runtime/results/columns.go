@@ -153,10 +153,9 @@ func buildSchema[T any](fields []field[T]) (*schema.GroupNode, error) {
 		)
 		switch f.kind {
 		case kindString:
-			n, err = stringNode(f.name)
+			n, err = stringNode(f.name, req)
 		case kindOptString:
-			n, err = schema.NewPrimitiveNodeLogical(f.name, parquet.Repetitions.Optional,
-				schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)
+			n, err = stringNode(f.name, parquet.Repetitions.Optional)
 		case kindInt64:
 			n = schema.NewInt64Node(f.name, req, -1)
 		case kindFloat64:
@@ -167,7 +166,7 @@ func buildSchema[T any](fields []field[T]) (*schema.GroupNode, error) {
 			n = schema.NewBooleanNode(f.name, req, -1)
 		case kindScores:
 			var key schema.Node
-			if key, err = stringNode("key"); err == nil {
+			if key, err = stringNode("key", req); err == nil {
 				n, err = schema.MapOf(f.name, key, schema.NewFloat64Node("value", req, -1), req, -1)
 			}
 		default:
@@ -181,7 +180,7 @@ func buildSchema[T any](fields []field[T]) (*schema.GroupNode, error) {
 	return schema.NewGroupNode("schema", req, nodes, -1)
 }
 
-func stringNode(name string) (schema.Node, error) {
-	return schema.NewPrimitiveNodeLogical(name, parquet.Repetitions.Required,
+func stringNode(name string, rep parquet.Repetition) (schema.Node, error) {
+	return schema.NewPrimitiveNodeLogical(name, rep,
 		schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)
 }

@@ -249,21 +249,8 @@ func writeColumn[T any](b *columnBuffers, rg file.SerialRowGroupWriter, f field[
 		return err
 	}
 	switch f.kind {
-	case kindString:
-		b.bytes, b.strs = b.bytes[:0], b.strs[:0]
-		for i := range items {
-			b.bytes = append(b.bytes, *f.str(&items[i])...)
-		}
-		// Slice the one buffer only once it has stopped growing.
-		off := 0
-		for i := range items {
-			n := len(*f.str(&items[i]))
-			b.strs = append(b.strs, b.bytes[off:off+n:off+n])
-			off += n
-		}
-		_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(b.strs, nil, nil)
-	case kindOptString:
-		err = writeOptString(b, cw, f, items)
+	case kindString, kindOptString:
+		err = writeStrings(b, cw, f, items)
 	case kindInt64:
 		b.i64 = b.i64[:0]
 		for i := range items {
@@ -302,9 +289,10 @@ func writeColumn[T any](b *columnBuffers, rg file.SerialRowGroupWriter, f field[
 	return err
 }
 
-// writeOptString writes an optional string column: "" as NULL
-// (definition level 0, no value slot), anything else as a value.
-func writeOptString[T any](b *columnBuffers, cw file.ColumnChunkWriter, f field[T], items []T) error {
+// writeStrings writes a string column; an optional one (kindOptString)
+// writes "" as NULL (definition level 0, no value slot).
+func writeStrings[T any](b *columnBuffers, cw file.ColumnChunkWriter, f field[T], items []T) error {
+	nullEmpty := f.kind == kindOptString
 	b.bytes, b.strs, b.def = b.bytes[:0], b.strs[:0], b.def[:0]
 	for i := range items {
 		b.bytes = append(b.bytes, *f.str(&items[i])...)
@@ -313,15 +301,21 @@ func writeOptString[T any](b *columnBuffers, cw file.ColumnChunkWriter, f field[
 	off := 0
 	for i := range items {
 		n := len(*f.str(&items[i]))
-		if n == 0 {
-			b.def = append(b.def, 0)
-			continue
+		if nullEmpty {
+			if n == 0 {
+				b.def = append(b.def, 0)
+				continue
+			}
+			b.def = append(b.def, 1)
 		}
 		b.strs = append(b.strs, b.bytes[off:off+n:off+n])
-		b.def = append(b.def, 1)
 		off += n
 	}
-	_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(b.strs, b.def, nil)
+	var def []int16 // a required column has no definition levels
+	if nullEmpty {
+		def = b.def
+	}
+	_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(b.strs, def, nil)
 	return err
 }
 

@@ -65,10 +65,7 @@ func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
 	// docker CLI leaves is its container, which runs its command to the
 	// end and is removed then (--rm).
 	start := time.Now()
-	waited, err := serve.StartTied(cmd, serve.Tie{Group: true})
-	if err == nil {
-		err = <-waited
-	}
+	err := serve.RunTied(cmd, serve.Tie{Group: true})
 	dur := time.Since(start)
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)

@@ -102,7 +102,8 @@ func StartAll(ctx context.Context, p *plan.Plan, o StartOptions) ([]*Server, err
 
 // Start runs one managed service's command (no shell of the recipe's) in
 // its own process group, under a supervisor tied to this process
-// (supervised, StartTied), and waits until its health URL answers. A port that another process holds is an error that names it.
+// (supervised, StartTied), and waits until its health URL answers. A port
+// that another process holds is an error that names it.
 func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, error) {
 	if len(svc.Command) == 0 {
 		return nil, fmt.Errorf("service %s: no command to start", svc.Name)

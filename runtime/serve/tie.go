@@ -49,3 +49,13 @@ func StartTied(cmd *exec.Cmd, t Tie) (<-chan error, error) {
 	}
 	return exited, nil
 }
+
+// RunTied is cmd.Run for a child started with StartTied: it starts cmd
+// tied to this process and waits for it to exit.
+func RunTied(cmd *exec.Cmd, t Tie) error {
+	waited, err := StartTied(cmd, t)
+	if err != nil {
+		return err
+	}
+	return <-waited
+}

@@ -216,7 +216,7 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 	nextProgress := start.Add(opts.ProgressInterval)
 	last := ""
 	for attempt := 1; ; attempt++ {
-		status, ok := poll(ctx, client, opts, opts.URL)
+		status, ok := poll(ctx, client, opts)
 		if ok && opts.PID != 0 {
 			// A server that cannot bind its port exits within moments, while
 			// whatever already holds the port answers the poll: look again.
@@ -284,14 +284,13 @@ func firstDead(opts WaitOptions) int {
 	return 0
 }
 
-// poll sends one GET and reports whether it answered 200 (with a body
-// ready accepts, when ready is set), and otherwise a short description of
-// what happened.
-func poll(ctx context.Context, client *http.Client, opts WaitOptions, rawURL string) (status string, ok bool) {
-	ready := opts.Ready
+// poll sends one GET to opts.URL and reports whether it answered 200
+// (with a body opts.Ready accepts, when it is set), and otherwise a short
+// description of what happened.
+func poll(ctx context.Context, client *http.Client, opts WaitOptions) (status string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, opts.RequestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, opts.URL, nil)
 	if err != nil {
 		return err.Error(), false
 	}
@@ -305,8 +304,8 @@ func poll(ctx context.Context, client *http.Client, opts WaitOptions, rawURL str
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
-		if ready != nil {
-			if ok, why := ready(body); !ok {
+		if opts.Ready != nil {
+			if ok, why := opts.Ready(body); !ok {
 				return why, false
 			}
 		}
