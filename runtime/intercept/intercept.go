@@ -42,6 +42,15 @@ type Request struct {
 	Sample Sample
 }
 
+// bodyValue is the body as a JSON value: the decoded object, or the raw
+// text when the body is not a JSON object.
+func (r *Request) bodyValue() any {
+	if r.Body == nil {
+		return string(r.Raw)
+	}
+	return r.Body
+}
+
 // Response is the model's answer as the chain sees it.
 type Response struct {
 	Status int
