@@ -129,11 +129,7 @@ func (c *caching) Wrap(next Handler) Handler {
 // another item or repeat is another answer (a sampled model answers each
 // repeat anew; the cache must replay each, not one for all).
 func CacheKey(req *Request) (string, error) {
-	var body any = req.Body
-	if req.Body == nil {
-		body = string(req.Raw)
-	}
-	b, err := encodeJSON(map[string]any{"path": req.Path, "body": body, "sample": req.Sample})
+	b, err := encodeJSON(map[string]any{"path": req.Path, "body": req.bodyValue(), "sample": req.Sample})
 	if err != nil {
 		return "", err
 	}

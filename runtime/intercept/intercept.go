@@ -42,6 +42,15 @@ type Request struct {
 	Sample Sample
 }
 
+// bodyValue is the body as a JSON value: the decoded object, or the raw
+// text when the body is not a JSON object.
+func (r *Request) bodyValue() any {
+	if r.Body == nil {
+		return string(r.Raw)
+	}
+	return r.Body
+}
+
 // Response is the model's answer as the chain sees it.
 type Response struct {
 	Status int
@@ -203,44 +212,40 @@ func build(spec plan.Interceptor, env Env) (Interceptor, error) {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 	}
-	s := struct {
-		Name   string
-		Config []byte
-	}{spec.Name, raw}
-	switch s.Name {
+	switch spec.Name {
 	case "system_message":
-		return newSystemMessage(s.Config)
+		return newSystemMessage(raw)
 	case "drop_params":
-		return newDropParams(s.Config)
+		return newDropParams(raw)
 	case "payload_modifier":
-		return newPayloadModifier(s.Config)
+		return newPayloadModifier(raw)
 	case "consolidate_system":
-		return newConsolidateSystem(s.Config)
+		return newConsolidateSystem(raw)
 	case "modify_tools":
-		return newModifyTools(s.Config)
+		return newModifyTools(raw)
 	case "reasoning":
-		return responseOnly(s.Config, normalizeReasoning)
+		return responseOnly(raw, normalizeReasoning)
 	case "finish_reason":
-		return finishReason{log: env.Logger}, decodeConfig(s.Config, &struct{}{})
+		return finishReason{log: env.Logger}, decodeConfig(raw, &struct{}{})
 	case "streaming":
-		return responseOnly(s.Config, coalesceStream)
+		return responseOnly(raw, coalesceStream)
 	case "raise_client_errors":
-		return raiseClientErrors{}, decodeConfig(s.Config, &struct{}{})
+		return raiseClientErrors{}, decodeConfig(raw, &struct{}{})
 	case "caching":
-		return newCaching(s.Config)
+		return newCaching(raw)
 	case "http_pairs_dump":
-		return newPairsDump(s.Config, env.Scope)
+		return newPairsDump(raw, env.Scope)
 	case "turn_counter":
 		if env.Proxy {
-			return newTurnCounter(s.Config, env.Logger)
+			return newTurnCounter(raw, env.Logger)
 		}
 	case "log_tokens", "response_stats", "progress_tracking", "logging":
-		return newObserver(s.Name, s.Config, env.Logger)
+		return newObserver(spec.Name, raw, env.Logger)
 	}
-	if why, ok := RefusedReason(s.Name); ok {
+	if why, ok := RefusedReason(spec.Name); ok {
 		return nil, fmt.Errorf("not supported: %s", why)
 	}
-	return nil, fmt.Errorf("unknown interceptor %q", s.Name)
+	return nil, fmt.Errorf("unknown interceptor %q", spec.Name)
 }
 
 // RefusedReason says why nel does not run a NeMo interceptor it knows by

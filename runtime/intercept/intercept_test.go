@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -295,8 +296,8 @@ func TestCachingConcurrentShards(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				req := &Request{Method: "POST", Path: "/p", Header: http.Header{}, Body: map[string]any{"n": json.Number(itoa(i))},
-					Sample: Sample{Item: itoa(shard)}}
+				req := &Request{Method: "POST", Path: "/p", Header: http.Header{}, Body: map[string]any{"n": json.Number(strconv.Itoa(i))},
+					Sample: Sample{Item: strconv.Itoa(shard)}}
 				if _, err := c.Handler(e.handle)(context.Background(), req); err != nil {
 					t.Error(err)
 				}

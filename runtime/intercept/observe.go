@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 )
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // observer is the links that only watch: NeMo's log_tokens (usage per
 // response), response_stats (token and latency totals every `every`

@@ -70,17 +70,13 @@ func (p *pairsDump) Wrap(next Handler) Handler {
 		p.seen++
 		p.counts[strconv.Itoa(resp.Status)]++
 		if p.seen <= p.firstN || resp.Status != http.StatusOK {
-			var body any = req.Body
-			if req.Body == nil {
-				body = string(req.Raw)
-			}
 			var rbody any = string(resp.Body)
 			if m := decodeBody(resp.Body); m != nil {
 				rbody = m
 			}
 			p.pairs = append(p.pairs, map[string]any{
 				"request_id": strconv.Itoa(p.seen),
-				"request":    map[string]any{"path": req.Path, "headers": safeHeaders(req.Header), "body": body},
+				"request":    map[string]any{"path": req.Path, "headers": safeHeaders(req.Header), "body": req.bodyValue()},
 				"response": map[string]any{"status": resp.Status, "headers": safeHeaders(resp.Header), "body": rbody,
 					"latency_ms": time.Since(start).Milliseconds()},
 			})

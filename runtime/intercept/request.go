@@ -20,18 +20,22 @@ func (f requestEdit) Wrap(next Handler) Handler {
 	}
 }
 
-// messagesOf returns the body's chat messages that are objects; the body's
-// list itself is req.Body["messages"].
-func messagesOf(req *Request) []map[string]any {
-	list, _ := req.Body["messages"].([]any)
+// objects returns the elements of the JSON list v that are objects (none
+// when v is not a list).
+func objects(v any) []map[string]any {
+	list, _ := v.([]any)
 	out := make([]map[string]any, 0, len(list))
-	for _, m := range list {
-		if mm, ok := m.(map[string]any); ok {
-			out = append(out, mm)
+	for _, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
 		}
 	}
 	return out
 }
+
+// messagesOf returns the body's chat messages that are objects; the body's
+// list itself is req.Body["messages"].
+func messagesOf(req *Request) []map[string]any { return objects(req.Body["messages"]) }
 
 func setMessages(req *Request, msgs []map[string]any) {
 	list := make([]any, len(msgs))

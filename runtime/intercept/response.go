@@ -60,16 +60,8 @@ func responseOnly(raw []byte, f responseEdit) (Interceptor, error) {
 	return f, decodeConfig(raw, &struct{}{})
 }
 
-func choicesOf(body map[string]any) []map[string]any {
-	list, _ := body["choices"].([]any)
-	var out []map[string]any
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+// choicesOf returns the body's choices that are objects.
+func choicesOf(body map[string]any) []map[string]any { return objects(body["choices"]) }
 
 var thinkRE = regexp.MustCompile(`(?s)^\s*<think>(.*?)</think>`)
 

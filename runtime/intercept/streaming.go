@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -171,7 +172,7 @@ func buildChoices(choices map[int]*streamChoice) []any {
 			}
 			msg["tool_calls"] = calls
 		}
-		out = append(out, map[string]any{"index": json.Number(itoa(i)), "message": msg, "finish_reason": c.finish})
+		out = append(out, map[string]any{"index": json.Number(strconv.Itoa(i)), "message": msg, "finish_reason": c.finish})
 	}
 	return out
 }

@@ -83,11 +83,8 @@ func (t *Traffic) request(l *trafficLine, req *Request) {
 		l.Messages = t.clip(req.Body["messages"])
 	}
 	if t.cfg.CaptureRequestBody {
-		if req.Body != nil {
-			l.RequestBody = t.clip(deepCopy(req.Body))
-		} else {
-			l.RequestBody = t.clip(string(req.Raw))
-		}
+		// Encoded by write before the call returns: no copy needed.
+		l.RequestBody = t.clip(req.bodyValue())
 	}
 }
 

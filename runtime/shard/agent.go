@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -156,10 +154,10 @@ func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 	default:
 		return "", nil
 	}
-	if _, err := os.Stat(filepath.Join(task.Dir, "environment", "Dockerfile")); task.Config.DockerImage == "" && errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
 	img, err := task.Image()
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // neither docker_image nor a Dockerfile
+	}
 	if err != nil {
 		return "", err
 	}
