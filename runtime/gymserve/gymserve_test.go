@@ -56,20 +56,29 @@ func newServer(t testing.TB, n int) *httptest.Server {
 }
 
 func post(t testing.TB, url string, body any) (int, map[string]any) {
-	b, err := json.Marshal(body)
+	code, out, err := tryPost(url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return code, out
+}
+
+// tryPost is post for a goroutine, which may not call t.Fatal.
+func tryPost(url string, body any) (int, map[string]any, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, err
+	}
 	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	var out map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, out, nil
 }
 
 // TestVerifyScoresAsTheShard: the verdict has what a run's row has, the
@@ -112,7 +121,11 @@ func TestConcurrentVerify(t *testing.T) {
 			if want == 0 {
 				answer++
 			}
-			_, out := post(t, srv.URL+"/verify", map[string]any{"response": fmt.Sprintf("The answer is %d", answer), "metadata": map[string]any{"idx": idx}})
+			_, out, err := tryPost(srv.URL+"/verify", map[string]any{"response": fmt.Sprintf("The answer is %d", answer), "metadata": map[string]any{"idx": idx}})
+			if err != nil {
+				errs <- fmt.Sprintf("request %d: %v", i, err)
+				return
+			}
 			if out["reward"] != want {
 				errs <- fmt.Sprintf("request %d (idx %d, answer %d): reward %v, want %v", i, idx, answer, out["reward"], want)
 			}
