@@ -421,13 +421,7 @@ func unknownFieldMsg(v cue.Value, sels []cue.Selector, unknown func([]cue.Select
 		}
 	}
 	msg := fmt.Sprintf("unknown field %q", name)
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
+	if best := closest(name, known); best != "" {
 		return msg + fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	if len(known) > 0 && len(known) <= 30 {

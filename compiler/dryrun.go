@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -52,7 +53,7 @@ func describeService(sv *Service) string {
 		return fmt.Sprintf("process %s on port %d, model %s", strings.Join(sv.Command, " "), sv.Port, sv.Model)
 	}
 	return fmt.Sprintf("%s server of %s in %s, port %d, TP %d × PP %d × DP %d on %d node(s)",
-		sv.Type, sv.Model, orDefault(sv.Image, "its default image"), sv.Port,
+		sv.Type, sv.Model, cmp.Or(sv.Image, "its default image"), sv.Port,
 		sv.TensorParallelSize, sv.PipelineParallelSize, sv.DataParallelSize, sv.NumNodes)
 }
 
@@ -83,17 +84,10 @@ func describeCluster(c *Cluster) string {
 	var pools []string
 	for _, name := range sortedKeys(c.NodePools) {
 		p := c.NodePools[name]
-		pools = append(pools, fmt.Sprintf("%s: %d node(s) × %d task(s)%s", name, p.Nodes, p.NtasksPerNode, orDefault(prefixed(", gres ", p.Gres), "")))
+		pools = append(pools, fmt.Sprintf("%s: %d node(s) × %d task(s)%s", name, p.Nodes, p.NtasksPerNode, prefixed(", gres ", p.Gres)))
 	}
 	return fmt.Sprintf("SLURM account %s, partition %s, walltime %s; %s",
-		orDefault(c.Account, "(none)"), orDefault(c.Partition, "(default)"), c.Walltime, strings.Join(pools, "; "))
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+		cmp.Or(c.Account, "(none)"), cmp.Or(c.Partition, "(default)"), c.Walltime, strings.Join(pools, "; "))
 }
 
 func prefixed(prefix, s string) string {

@@ -489,7 +489,7 @@ func (srv *server) access(sv plan.Service, rs *Service) {
 		return
 	}
 	srv.HostEnv = serverHostEnv(sv.Name)
-	srv.Bound = a.bind && rs.PreCmd == ""
+	srv.Bound = a.binds(rs)
 	srv.Setup = rs.PreCmd != "" || len(rs.SetupCommands) > 0
 	if sv.APIKey != nil && a.keyed {
 		srv.KeyEnv = sv.APIKey.Name

@@ -238,8 +238,8 @@ func (t *v1) nativeBenchmark(task *launcherTask, cfg *ast.StructLit, at []any) a
 		case isNull(f.Value): // unset, as the launcher's null is
 		case !ok:
 			t.refuse(f, t.cfgPath(f, at, "config", "params", name), "not supported natively: nel's %s has no such setting (leave out native to run %s in its container)", task.Native.Benchmark, task.Name)
-		case len(to) > 11 && to[:11] == "generation.":
-			gen.Elts = append(gen.Elts, fld(to[11:], f.Value))
+		case strings.HasPrefix(to, "generation."):
+			gen.Elts = append(gen.Elts, fld(strings.TrimPrefix(to, "generation."), f.Value))
 		default:
 			b.Elts = append(b.Elts, fld(to, f.Value))
 		}

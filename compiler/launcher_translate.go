@@ -54,7 +54,7 @@ func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.E
 		return nil, nil, err
 	}
 	t := &v1{path: path, root: st, keep: keep}
-	t.known(st, nil, "defaults", "execution", "deployment", "target", "evaluation", "env_vars", "auxiliary_deployments", "export")
+	t.known(st, nil, launcherSections...)
 	if ex := t.get("export"); ex != nil {
 		t.refuse(ex, []any{"export"}, "not supported yet: the launcher's export (MLflow, W&B): nel publish puts a run in a recipe store, and output.export names nel's exporters")
 	}

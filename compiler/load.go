@@ -306,10 +306,11 @@ func (l *Loader) parse(path, format string, src []byte, overrides []Override) (p
 	default:
 		v, err := l.parseCUE(path, src)
 		if err == nil {
-			err = checkShape(path, valueKeys(v))
-		}
-		if err == nil && isLauncher(valueKeys(v)) {
-			err = Errors{{File: path, Line: 1, Column: 1, Msg: "a NeMo Evaluator launcher (v1) config is YAML: write it as a .yaml file, or write the nel recipe it means (nel convert prints it)"}}
+			keys := valueKeys(v)
+			err = checkShape(path, keys)
+			if err == nil && isLauncher(keys) {
+				err = Errors{{File: path, Line: 1, Column: 1, Msg: "a NeMo Evaluator launcher (v1) config is YAML: write it as a .yaml file, or write the nel recipe it means (nel convert prints it)"}}
+			}
 		}
 		if err != nil || len(overrides) == 0 && !needsDataPass(v) {
 			pd.data = v

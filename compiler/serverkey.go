@@ -56,6 +56,10 @@ func access(typ string) serverAccess {
 	return serverAccess{}
 }
 
+// binds says whether the job binds service rs to its node's address: an
+// engine whose --host it sets, unless a pre_cmd starts the server instead.
+func (a serverAccess) binds(rs *Service) bool { return a.bind && rs.PreCmd == "" }
+
 // serverHostEnv and serverKeyEnv name the variables that carry managed
 // service name's address and key in the job.
 func serverHostEnv(name string) string { return "NEL_SERVICE_" + templates.EnvName(name) + "_HOST" }
@@ -92,7 +96,7 @@ func guardServers(s *Source, p *plan.Plan) error {
 		if a.keyed {
 			sv.APIKey = &plan.EnvRef{Name: serverKeyEnv(sv.Name)}
 		}
-		if a.bind && rs.PreCmd == "" {
+		if a.binds(rs) {
 			for k := 0; k+1 < len(sv.Command); k++ {
 				if sv.Command[k] == "--host" && sv.Command[k+1] == "0.0.0.0" {
 					sv.Command[k+1] = "${" + serverHostEnv(sv.Name) + "}"

@@ -39,8 +39,7 @@ type topKey struct {
 func checkShape(path string, keys []topKey) error {
 	var names []string
 	var first token.Pos
-	var launcher []topKey
-	defaults := false
+	composed := false // defaults or a launcher section
 	for _, k := range keys {
 		if strings.HasPrefix(k.name, "_") {
 			continue // a user variable (NeMo's _common), stripped later
@@ -48,34 +47,26 @@ func checkShape(path string, keys []topKey) error {
 		if slices.Contains(recipeKeys, k.name) {
 			return nil
 		}
-		if k.name == "defaults" {
-			defaults = true
-		}
-		if slices.Contains(launcherKeys, k.name) {
-			launcher = append(launcher, k)
+		if k.name == "defaults" || slices.Contains(launcherKeys, k.name) {
+			composed = true
 		}
 		if len(names) == 0 {
 			first = k.pos
 		}
 		names = append(names, k.name)
 	}
-	if len(names) == 0 || defaults && len(launcher) == 0 {
-		// Only variables, or fragments that may hold the sections: the
-		// schema says what is missing once they are composed.
+	if len(names) == 0 || composed {
+		// Only variables; fragments that may hold the sections (the
+		// schema says what is missing once they are composed); or a
+		// launcher (v1) config, which launcher.go reads.
 		return nil
 	}
-	at := func(pos token.Pos, msg string) error {
-		e := Error{File: path, Msg: msg}
-		if pos.IsValid() {
-			e.Line, e.Column = pos.Line(), pos.Column()
-		}
-		return Errors{e}
+	e := Error{File: path, Msg: fmt.Sprintf("not a recipe: none of its top-level keys (%s) is a recipe's; %s",
+		strings.Join(names, ", "), readsFormats)}
+	if first.IsValid() {
+		e.Line, e.Column = first.Line(), first.Column()
 	}
-	if len(launcher) > 0 {
-		return nil // a launcher (v1) config: launcher.go reads it
-	}
-	return at(first, fmt.Sprintf("not a recipe: none of its top-level keys (%s) is a recipe's; %s",
-		strings.Join(names, ", "), readsFormats))
+	return Errors{e}
 }
 
 // syntaxKeys lists the top-level keys of a YAML or JSON recipe's syntax.

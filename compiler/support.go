@@ -313,9 +313,7 @@ func nodeResolves(r *Recipe, p []any) bool {
 		return false
 	}
 	switch p[2] {
-	case "pre_cmd":
-		return true
-	case "url":
+	case "url", "pre_cmd":
 		return true
 	case "model", "image":
 		name, _ := p[1].(string)

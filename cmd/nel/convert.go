@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/spf13/cobra"
@@ -52,9 +50,7 @@ func (o *convertOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w.Error())
-	}
+	printWarnings(e.stderr, warnings)
 	_, err = e.stdout.Write(out)
 	return err
 }

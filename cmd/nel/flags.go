@@ -73,12 +73,13 @@ func loadWarned(path string, ovs []compiler.Override, remote bool, stderr io.Wri
 	if err != nil {
 		return nil, err
 	}
-	printWarnings(stderr, s)
+	printWarnings(stderr, s.Warnings)
 	return s, nil
 }
 
-func printWarnings(stderr io.Writer, s *compiler.Source) {
-	for _, w := range s.Warnings {
+// printWarnings writes each warning on its own line of stderr.
+func printWarnings(stderr io.Writer, warnings compiler.Errors) {
+	for _, w := range warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w.Error())
 	}
 }

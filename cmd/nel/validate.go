@@ -105,14 +105,12 @@ func (o *validateOptions) run(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		printWarnings(e.stderr, s)
+		printWarnings(e.stderr, s.Warnings)
 		for _, n := range compiler.Unsupported(s) {
 			fmt.Fprintf(e.stderr, "note: %s\n", n.Error())
 		}
 		warnings, dataErrs := compiler.CheckData(ctx, s)
-		for _, w := range warnings {
-			fmt.Fprintf(e.stderr, "warning: %s\n", w.Error())
-		}
+		printWarnings(e.stderr, warnings)
 		if len(dataErrs) > 0 {
 			all = append(all, dataErrs...)
 			continue

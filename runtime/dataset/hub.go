@@ -549,31 +549,31 @@ func writeAtomic(p string, data []byte) error {
 	return atomicfile.WriteFile(p, data)
 }
 
-// loadURL reads a plain file URL through the cache
-// {cache}/nel-url/{sha256(url)[:16]}/{basename}. A cached copy is used
-// as is; the digest records what was read.
 // urlFile parses an http(s) dataset URL and returns the name of the file
 // it names, which must be of a known type.
-func urlFile(spec string) (*url.URL, string, error) {
+func urlFile(spec string) (string, error) {
 	u, err := url.Parse(spec)
 	if err != nil {
-		return nil, "", fmt.Errorf("dataset %s: %w", spec, err)
+		return "", fmt.Errorf("dataset %s: %w", spec, err)
 	}
 	if u.User != nil {
-		return nil, "", fmt.Errorf("dataset %s: credentials in URLs are not supported", redactURL(u))
+		return "", fmt.Errorf("dataset %s: credentials in URLs are not supported", redactURL(u))
 	}
 	base := path.Base(u.Path)
 	if base == "." || base == "/" || base == "" {
-		return nil, "", fmt.Errorf("dataset %s: the URL names no file", spec)
+		return "", fmt.Errorf("dataset %s: the URL names no file", spec)
 	}
 	if _, ok := formatOf(base); !ok {
-		return nil, "", fmt.Errorf("dataset %s: unknown file type %q (%s)", spec, base, supportedList())
+		return "", fmt.Errorf("dataset %s: unknown file type %q (%s)", spec, base, supportedList())
 	}
-	return u, base, nil
+	return base, nil
 }
 
+// loadURL reads a plain file URL through the cache
+// {cache}/nel-url/{sha256(url)[:16]}/{basename}. A cached copy is used
+// as is; the digest records what was read.
 func (l *Loader) loadURL(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
-	_, base, err := urlFile(spec)
+	base, err := urlFile(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -313,7 +313,7 @@ func CheckSpec(spec string) error {
 		_, err := parseHubSpec(spec)
 		return err
 	case scheme == "https", scheme == "http":
-		_, _, err := urlFile(spec)
+		_, err := urlFile(spec)
 		return err
 	}
 	return fmt.Errorf("dataset %s: unknown scheme %q: expected a local file or folder, hf://ORG/NAME?config=&split=&revision=, or an https:// file URL", spec, scheme+"://")
