@@ -46,14 +46,9 @@ func (t Target) Logs(ctx context.Context, s Slurm, w io.Writer, o LogOptions) er
 	if len(files) == 0 && !o.Follow {
 		return fmt.Errorf("no log files yet for %s", t)
 	}
-	offsets := map[string]int64{}
-	last := ""
-	for _, f := range files {
-		n, err := writeTail(w, f, o.Tail, keep(f))
-		if err != nil {
-			return err
-		}
-		offsets[f], last = n, f
+	offsets, last, err := showTails(w, files, o.Tail, keep)
+	if err != nil {
+		return err
 	}
 	if !o.Follow {
 		return nil
@@ -110,6 +105,24 @@ func (t Target) logFiles(ctx context.Context, s Slurm) ([]string, error) {
 	return files, nil
 }
 
+// showTails writes the tail of each file, and returns how far each was
+// read and the file whose lines were written last ("" for none).
+func showTails(w io.Writer, files []string, tail int, keep func(string) lineFilter) (map[string]int64, string, error) {
+	offsets := map[string]int64{}
+	last := ""
+	for _, f := range files {
+		n, wrote, err := writeTail(w, f, tail, keep(f))
+		if err != nil {
+			return nil, "", err
+		}
+		offsets[f] = n
+		if wrote {
+			last = f // a file filtered to nothing printed no header
+		}
+	}
+	return offsets, last, nil
+}
+
 // lineFilter keeps the lines of a file to show; nil keeps them all.
 type lineFilter func(line []byte) bool
 
@@ -119,7 +132,9 @@ func (t Target) shardFilter(shard *int) (func(file string) lineFilter, error) {
 	if shard == nil {
 		return func(string) lineFilter { return nil }, nil
 	}
-	own := map[string]bool{}
+	// Patterns, not the files there now: under --follow a shard's own
+	// log appears when SLURM starts the shard, after the first look.
+	var own []string
 	if t.Dir != "" {
 		p, err := LatestPlan(t.Dir)
 		if err != nil {
@@ -129,17 +144,16 @@ func (t Target) shardFilter(shard *int) (func(file string) lineFilter, error) {
 			return nil, fmt.Errorf("--shard %d: the run has shards 0 to %d", *shard, p.Shards-1)
 		}
 		for _, b := range p.Benchmarks {
-			matches, _ := filepath.Glob(t.Dir.Logs().Shard(b.Dir, *shard, "*"))
-			for _, m := range matches {
-				own[m] = true
-			}
+			own = append(own, t.Dir.Logs().Shard(b.Dir, *shard, "*"))
 		}
 	}
 	mark := []byte(fmt.Sprintf("shard=%d/", *shard))
 	names := func(line []byte) bool { return bytes.Contains(line, mark) }
 	return func(file string) lineFilter {
-		if own[file] {
-			return nil
+		for _, pat := range own {
+			if ok, _ := filepath.Match(pat, file); ok {
+				return nil
+			}
 		}
 		return names
 	}, nil
@@ -162,25 +176,26 @@ func filterLines(b []byte, keep lineFilter) []byte {
 }
 
 // writeTail writes the last n lines of file (all when n < 0) that keep
-// accepts after its header, and returns the size it read up to.
-func writeTail(w io.Writer, file string, n int, keep lineFilter) (int64, error) {
+// accepts after its header, and returns the size it read up to and
+// whether it wrote the header.
+func writeTail(w io.Writer, file string, n int, keep lineFilter) (int64, bool, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	size := int64(len(b))
 	b = filterLines(b, keep)
 	if keep != nil && len(b) == 0 {
-		return size, nil // nothing of the shard's: no header either
+		return size, false, nil // nothing of the shard's: no header either
 	}
 	if n >= 0 {
 		b = lastLines(b, n)
 	}
 	if _, err := fmt.Fprintf(w, "==> %s <==\n", file); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	_, err = w.Write(b)
-	return size, err
+	return size, true, err
 }
 
 // lastLines is the last n lines of b.
