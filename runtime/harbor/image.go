@@ -60,7 +60,7 @@ func baseImage(dockerfile string) (string, error) {
 			}
 		case "LABEL", "MAINTAINER":
 		case "COPY":
-			if len(args) == 2 && args[0] == "." && (args[1] == "/app" || args[1] == "/app/" || args[1] == "." && workdir == "/app") {
+			if len(args) == 2 && args[0] == "." && copiesToApp(workdir, args[1]) {
 				continue
 			}
 			fallthrough
@@ -72,6 +72,15 @@ func baseImage(dockerfile string) (string, error) {
 		return "", fmt.Errorf("no FROM line")
 	}
 	return from, nil
+}
+
+// copiesToApp reports whether COPY's destination dst, relative to
+// workdir when not absolute, is /app however it is spelt (/app/, ., ./).
+func copiesToApp(workdir, dst string) bool {
+	if !path.IsAbs(dst) {
+		dst = path.Join(workdir, dst)
+	}
+	return path.Clean(dst) == "/app"
 }
 
 // instruction is one Dockerfile instruction and the line it starts on.

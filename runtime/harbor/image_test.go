@@ -28,6 +28,8 @@ func TestBaseImage(t *testing.T) {
 	ok := map[string]string{
 		"FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\n":               "python:3.12-slim",
 		"# base\nFROM ubuntu:24.04\n\nLABEL a=b\nWORKDIR /app\nCOPY . .\n": "ubuntu:24.04",
+		"FROM ubuntu:24.04\nWORKDIR /app/\nCOPY . .\n":                     "ubuntu:24.04",
+		"FROM ubuntu:24.04\nWORKDIR /app\nCOPY . ./\n":                     "ubuntu:24.04",
 		"FROM \\\n  registry.example/img@sha256:abc\n":                     "registry.example/img@sha256:abc",
 		"from alpine:3\ncopy . /app/\n":                                    "alpine:3",
 	}
