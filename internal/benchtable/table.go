@@ -132,8 +132,11 @@ func num(v float64) string {
 // WriteText prints the table for a person.
 func (t Table) WriteText(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "\nnel's figures (GOMAXPROCS %d, %s; other load on the machine lowers the wall-clock figures)\n", t.GOMAXPROCS, orUnknown(t.CPU))
-	const format = "%-50s %-16s %-22s %-9s %-18s %s\n"
-	fmt.Fprintf(w, format, "figure", "nel", "peer", "ratio", "target", "")
+	const format = "%-50s %-20s %-22s %-8s %-18s %s"
+	line := func(cols ...any) { // no trailing blanks where the last columns are empty
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf(format, cols...), " "))
+	}
+	line("figure", "nel", "peer", "ratio", "target", "verdict")
 	for i, l := range t.Lines {
 		r := rows[i]
 		nel, peer, ratio := "", "", ""
@@ -153,7 +156,7 @@ func (t Table) WriteText(w io.Writer, rows []Row) {
 		if l.Nel == nil { // why there is no figure, in its place
 			nel, verdict = l.Verdict, ""
 		}
-		fmt.Fprintf(w, format, r.Label, nel, peer, ratio, l.Target, verdict)
+		line(r.Label, nel, peer, ratio, l.Target, verdict)
 	}
 }
 
