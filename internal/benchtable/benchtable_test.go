@@ -243,3 +243,29 @@ func keys[V any](m map[string]V) []string {
 	}
 	return ks
 }
+
+// ns/op shown in ms: 85,000,000 ns is 85 ms, within 100 ms; 120 ms is not.
+func TestScale(t *testing.T) {
+	res := &Results{Figures: map[string]map[string]float64{
+		"BenchmarkProcessCompileSuite": {"ns/op": 85e6},
+		"BenchmarkProcessValidate20":   {"ns/op": 120e6},
+	}}
+	want := map[string]struct {
+		ms      float64
+		verdict string
+	}{"BenchmarkProcessCompileSuite": {85, pass}, "BenchmarkProcessValidate20": {120, fail}}
+	seen := 0
+	for _, l := range Evaluate(Rows(), res).Lines {
+		w, ok := want[l.Benchmark]
+		if !ok {
+			continue
+		}
+		seen++
+		if !same(l.Nel, w.ms) || l.Verdict != w.verdict || l.Shown != "ms" {
+			t.Errorf("%s: %v %s %s, want %v ms %s", l.Benchmark, show(l.Nel), l.Shown, l.Verdict, w.ms, w.verdict)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d rows for the two benchmarks, want 2", seen)
+	}
+}

@@ -21,13 +21,15 @@ const (
 // A Line is a Row filled from one run: what the table prints and
 // bench.json holds. A figure that was not measured is nil, never zero.
 type Line struct {
-	Figure    string   `json:"figure"`
-	Benchmark string   `json:"benchmark"`
-	Unit      string   `json:"unit"`
-	Nel       *float64 `json:"nel"`
-	PeerName  string   `json:"peer_name,omitempty"`
-	PeerUnit  string   `json:"peer_unit,omitempty"`
-	Peer      *float64 `json:"peer,omitempty"`
+	Figure    string `json:"figure"`
+	Benchmark string `json:"benchmark"`
+	Unit      string `json:"unit"`
+	// Shown is the unit of Nel and Peer: Unit's, scaled (Row.Scale).
+	Shown    string   `json:"shown_unit,omitempty"`
+	Nel      *float64 `json:"nel"`
+	PeerName string   `json:"peer_name,omitempty"`
+	PeerUnit string   `json:"peer_unit,omitempty"`
+	Peer     *float64 `json:"peer,omitempty"`
 	// PeerState is "peer absent" when the row has a peer that did not
 	// report (the benchmark skips it with a log line when the program is
 	// not on the machine).
@@ -54,7 +56,11 @@ func Evaluate(rows []Row, res *Results) Table {
 }
 
 func evaluate(r Row, res *Results) Line {
-	l := Line{Figure: strings.TrimSpace(r.Label), Benchmark: r.Bench, Unit: r.Unit, PeerName: r.Peer, PeerUnit: r.PeerUnit, Target: target(r)}
+	l := Line{Figure: strings.TrimSpace(r.Label), Benchmark: r.Bench, Unit: r.Unit, Shown: r.Shown, PeerName: r.Peer, PeerUnit: r.PeerUnit, Target: target(r)}
+	scale := 1.0
+	if r.Scale != 0 {
+		scale = r.Scale
+	}
 	figs, ran := res.Figures[r.Bench]
 	if !ran {
 		l.Verdict = notRun
@@ -65,9 +71,11 @@ func evaluate(r Row, res *Results) Line {
 		l.Verdict = noFigure
 		return l
 	}
+	v *= scale
 	l.Nel = &v
 	if r.PeerUnit != "" {
 		if p, ok := figs[r.PeerUnit]; ok {
+			p *= scale
 			l.Peer = &p
 			if p != 0 {
 				ratio := v / p
