@@ -30,7 +30,8 @@ help:
 	@echo '  lint   gofmt, go vet, staticcheck $(STATICCHECK_VERSION), shellcheck .ci/run'
 	@echo '  tools  fetch and build the lint tools'
 	@echo '  bench  run the benchmarks; print nel vs peers (DuckDB, Python asyncio) against the targets, also as bin/bench.json;'
-	@echo '         fails when a benchmark fails to run, not when a target is missed (a FAIL row)'
+	@echo '         fails when a benchmark fails to run, not when a target is missed (a FAIL row);'
+	@echo '         BENCH=regexp BENCH_PKGS=./pkg runs a few (profile one: nel-run shard/merge --cpuprofile/--memprofile)'
 	@echo '  coverage  the Monte-Carlo coverage suite of the intervals and tests, in full: a table (docs/statistics.md)'
 	@echo '  fuzz   run each of FUZZ_TARGETS for FUZZTIME ($(FUZZTIME))'
 	@echo '  docs   regenerate docs/cli/ (the command reference) and the README'"'"'s exit-code table from the commands'
@@ -93,8 +94,12 @@ tools:
 # nel-run ones measure bin/nel-run as built above. The whole output is also
 # in bin/bench.txt. The exit status is go test's: a benchmark that fails to
 # run fails the target, a missed target is a FAIL row and does not.
+# BENCH and BENCH_PKGS narrow the run (make bench BENCH=Merge1M
+# BENCH_PKGS=./cmd/nel-run); the other rows then say "not run".
+BENCH ?= .
+BENCH_PKGS ?= ./...
 bench: build
-	@{ NEL_RUN_BIN=$(CURDIR)/bin/nel-run go test -p 1 -run '^$$' -bench . -benchtime 2s -benchmem ./... 2>&1; \
+	@{ NEL_RUN_BIN=$(CURDIR)/bin/nel-run go test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime 2s -benchmem $(BENCH_PKGS) 2>&1; \
 		echo $$? > bin/.bench-status; } | tee bin/bench.txt
 	@go run ./internal/benchtable -json bin/bench.json bin/bench.txt
 	@exit $$(cat bin/.bench-status)
