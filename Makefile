@@ -101,7 +101,7 @@ BENCH_PKGS ?= ./...
 bench: build
 	@{ NEL_RUN_BIN=$(CURDIR)/bin/nel-run go test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime 2s -benchmem $(BENCH_PKGS) 2>&1; \
 		echo $$? > bin/.bench-status; } | tee bin/bench.txt
-	@go run ./internal/benchtable -json bin/bench.json bin/bench.txt
+	@go run ./internal/benchtable -version $(VERSION) -json bin/bench.json bin/bench.txt
 	@exit $$(cat bin/.bench-status)
 
 # The Monte-Carlo check of every interval and paired test nel reports

@@ -163,7 +163,7 @@ func TestNoFigure(t *testing.T) {
 func TestRun(t *testing.T) {
 	jsonPath := filepath.Join(t.TempDir(), "bench.json")
 	var out, errb bytes.Buffer
-	if code := run([]string{"-json", jsonPath, filepath.Join("testdata", "synthetic.txt")}, nil, &out, &errb); code != 0 {
+	if code := run([]string{"-version", "v9-dirty", "-json", jsonPath, filepath.Join("testdata", "synthetic.txt")}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	text := out.String()
@@ -190,8 +190,8 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Lines) != len(Rows()) || got.GOMAXPROCS != 2 {
-		t.Fatalf("bench.json: %d rows, gomaxprocs %d; want %d, 2", len(got.Lines), got.GOMAXPROCS, len(Rows()))
+	if len(got.Lines) != len(Rows()) || got.GOMAXPROCS != 2 || got.Version != "v9-dirty" {
+		t.Fatalf("bench.json: %d rows, gomaxprocs %d, version %q; want %d, 2, v9-dirty", len(got.Lines), got.GOMAXPROCS, got.Version, len(Rows()))
 	}
 	if !strings.Contains(string(data), `"nel": null`) || !strings.Contains(string(data), `"target": "<= 256 MB"`) {
 		t.Errorf("bench.json lacks a null figure or an unescaped target:\n%s", data)

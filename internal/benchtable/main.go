@@ -4,7 +4,7 @@
 // (DuckDB, a Python asyncio client), their ratio, the target and PASS or
 // FAIL, and the same as JSON for tracking.
 //
-//	go run ./internal/benchtable -json bin/bench.json bin/bench.txt
+//	go run ./internal/benchtable -version v1.2.3 -json bin/bench.json bin/bench.txt
 //
 // A missed target is a FAIL in the table, not an error: it exits 0 once it
 // has read the output (1 when it cannot, 2 on a bad command line), so that
@@ -28,8 +28,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	jsonPath := fs.String("json", "", "also write the table as JSON to `FILE`")
+	version := fs.String("version", "", "the `VERSION` of nel measured, recorded in the JSON (make bench: git describe)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchtable [-json FILE] [BENCH-OUTPUT]  (go test -bench output; stdin when none)")
+		fmt.Fprintln(stderr, "usage: benchtable [-version VERSION] [-json FILE] [BENCH-OUTPUT]  (go test -bench output; stdin when none)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil || fs.NArg() > 1 {
@@ -53,6 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	rows := Rows()
 	t := Evaluate(rows, res)
+	t.Version = *version
 	t.WriteText(stdout, rows)
 	if *jsonPath != "" {
 		if err := atomicfile.Write(*jsonPath, t.WriteJSON); err != nil {

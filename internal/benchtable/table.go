@@ -41,6 +41,7 @@ type Line struct {
 
 // Table is bench.json: the run's figures row by row.
 type Table struct {
+	Version    string `json:"version,omitempty"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	CPU        string `json:"cpu,omitempty"`
 	Lines      []Line `json:"rows"`
