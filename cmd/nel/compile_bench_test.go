@@ -107,4 +107,3 @@ func stderrOf(err error) string {
 	}
 	return ""
 }
-
