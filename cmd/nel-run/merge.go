@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/nel-eval/nel/analysis/report"
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/merge"
 	"github.com/nel-eval/nel/runtime/metrics"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -29,11 +30,13 @@ renders (the command is printed).
   nel-run merge <output>          (the output folder of a compiled run)
 
 With --if-complete, do nothing (successfully) while shards are missing: the
-last shard of a job array to finish does the merge.`
+last shard of a job array to finish does the merge. --cpuprofile and
+--memprofile write pprof profiles of the merge (go tool pprof FILE).`
 
 type mergeOptions struct {
 	plan, out  string
 	ifComplete bool
+	prof       cli.Profiles
 }
 
 func newMergeCmd(e *env) *cobra.Command {
@@ -43,6 +46,7 @@ func newMergeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.plan, "plan", "", "compiled plan `FILE` (or give the output DIR as the argument)")
 	f.BoolVar(&o.ifComplete, "if-complete", false, "merge only if all shards have finished; otherwise exit 0")
 	f.StringVar(&o.out, "out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
+	o.prof.AddFlags(f)
 	return command(e, c, true, func(_ context.Context, args []string) int {
 		switch {
 		case o.plan == "" && len(args) == 1:
@@ -57,7 +61,7 @@ func newMergeCmd(e *env) *cobra.Command {
 		case len(args) > 0:
 			return usageError(e, c, "give either --plan or one output directory")
 		}
-		return o.run(e)
+		return profiled(e, &o.prof, func() int { return o.run(e) })
 	})
 }
 

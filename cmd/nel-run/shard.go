@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/shard"
 	"github.com/spf13/cobra"
 )
@@ -22,13 +23,15 @@ endpoint, network, sandbox or a judge failed) run again, and its scored
 samples and model errors are kept.
 
 Progress is logged every --progress (the plan's output.progress_interval by
-default).`
+default). --cpuprofile and --memprofile write pprof profiles of the run
+(go tool pprof FILE).`
 
 type shardOptions struct {
 	plan, benchmark, out string
 	shard, of            int
 	every                time.Duration
 	resume               bool
+	prof                 cli.Profiles
 }
 
 func newShardCmd(e *env) *cobra.Command {
@@ -42,6 +45,7 @@ func newShardCmd(e *env) *cobra.Command {
 	f.StringVar(&o.out, "out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
 	f.DurationVar(&o.every, "progress", 0, "log a progress line this often (default: the plan's progress_interval)")
 	f.BoolVar(&o.resume, "resume", false, "also run again the samples that ended in infra_error, in a complete shard too")
+	o.prof.AddFlags(f)
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
 		switch {
 		case o.plan == "":
@@ -53,7 +57,7 @@ func newShardCmd(e *env) *cobra.Command {
 		case o.shard < 0 || o.shard >= o.of:
 			return usageError(e, c, "--shard must be in [0, --of)")
 		}
-		return o.run(ctx, e)
+		return profiled(e, &o.prof, func() int { return o.run(ctx, e) })
 	})
 }
 

@@ -1,0 +1,137 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
+)
+
+// What one shard of many pays for its dataset (docs/scaling.md, m_d and
+// c_d): shard 0 of 1,000 of a 1,000,000-item local dataset runs its ~1,000
+// samples, but reads the whole file and holds every item before it keeps
+// its own, so its peak RSS and CPU grow with the dataset, not the shard.
+// The endpoint is an in-process stub answering every request at once, so
+// the figures are the dataset's and the shard's, not a model's.
+//
+// Metrics: peak-RSS-MB (the nel-run shard process's ru_maxrss, in 10^6
+// bytes), cpu-s (its user + system CPU), s/op (its wall time) and rows
+// (the samples the shard ran). The dataset is written once, outside the
+// timing.
+func BenchmarkShardDataset1M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("writes an 86 MB dataset; the shard takes ~2 GB")
+	}
+	const items, shards = 1_000_000, 1000
+	bin := buildNelRun(b)
+	dir := b.TempDir()
+	dataPath := filepath.Join(dir, "data.jsonl")
+	writeItems(b, dataPath, items)
+	srv := httptest.NewServer(http.HandlerFunc(stubCompletion))
+	b.Cleanup(srv.Close)
+	p := &plan.Plan{
+		PlanVersion: plan.Version, NelVersion: "bench", ScoringVersion: "1",
+		RecipeHash: "sha256:r", PlanHash: "sha256:d", Shards: shards,
+		Services: []plan.Service{{Name: "stub", Type: "api", Protocol: "chat_completions", Model: "stub", URL: srv.URL + "/v1"}},
+		Benchmarks: []plan.Benchmark{{
+			Key: "gsm8k", Name: "gsm8k", Dir: "gsm8k", Hash: "sha256:b",
+			Solver:  plan.Solver{Type: "simple", Service: "stub"},
+			Repeats: 1, MaxConcurrent: 64, Timeout: 120,
+			Params: map[string]any{"data_path": dataPath},
+		}},
+	}
+	out := filepath.Join(dir, "out")
+	p.OutputDir = out
+	planPath := rundir.Dir(out).Plan(p.PlanHash)
+	pj, err := json.Marshal(p)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(planPath), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(planPath, pj, 0o644)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	bench := rundir.Dir(out).Benchmark("gsm8k")
+	var cpu float64
+	var peak int64 // KiB
+	var rows int
+	for b.Loop() {
+		b.StopTimer()
+		// A complete shard is left alone: each run starts from none.
+		if err := os.RemoveAll(string(bench)); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", fmt.Sprint(shards))
+		cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
+		b.StartTimer()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("nel-run shard: %v\n%s", err, out)
+		}
+		b.StopTimer()
+		cpu += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss) // KiB on Linux
+		}
+		got, _, err := results.ReadRows(string(bench.Shard(0, shards)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Items go to shards by a hash of their content: about 1,000 each.
+		if len(got) < items/shards/2 || len(got) > items/shards*2 {
+			b.Fatalf("shard 0 of %d ran %d samples, want about %d", shards, len(got), items/shards)
+		}
+		rows = len(got)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(peak)*1024/1e6, "peak-RSS-MB")
+	b.ReportMetric(cpu/float64(b.N), "cpu-s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/op")
+	b.ReportMetric(float64(rows), "rows")
+}
+
+// writeItems writes n distinct GSM8K-format problems, streaming, so that
+// this process's peak RSS (which a child's ru_maxrss starts from) stays
+// small.
+func writeItems(b *testing.B, path string, n int) {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		fmt.Fprintf(w, `{"question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`+"\n", i, i%97, i, i%97, i+i%97, i+i%97)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// stubCompletion answers a chat completion at once with the same message;
+// anything else (the probe's GET /models) is a 404, which the probe takes
+// as a server without that route.
+func stubCompletion(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, `{"id":"c","object":"chat.completion","model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"The answer is 0."},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":5,"total_tokens":25}}`)
+}
