@@ -211,8 +211,7 @@ func groupOption(e ast.Expr) (group, option string, pos token.Pos, ok bool) {
 // launcherOnly are the launcher's packaged options nel does not carry,
 // and why.
 var launcherOnly = map[string]string{
-	"execution/lepton/default": "execution on Lepton (nel runs locally and on SLURM)",
-	"deployment/vllm_ray":      "vLLM over a Ray cluster (nel's vllm deployment runs multi-node with execution.num_nodes)",
+	"execution/lepton/default": "execution on Lepton, a cloud platform nel does not submit to (nel runs locally and on SLURM; to evaluate an endpoint already served there, use execution: local or slurm/default with deployment: none and its url)",
 }
 
 // groupFile reads a group's option: the config's own

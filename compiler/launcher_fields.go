@@ -73,3 +73,56 @@ func (t *v1) moveMisplaced(l *ast.StructLit, at []any) (*ast.StructLit, ast.Expr
 	}
 	return out, env
 }
+
+// parallelArgs adds what nel's vLLM command line does not say of the
+// launcher's parallelism: the executor backend on one node (nel's
+// multi-node vllm runs over Ray, which is the only backend it takes
+// there), and a per-node data-parallel share other than nel's even split.
+func (t *v1) parallelArgs(d *ast.StructLit, kind string, args *ast.ListLit) {
+	nodes, _ := intOf(t.get("execution.num_nodes"))
+	if v := getIn(d, "distributed_executor_backend"); v != nil {
+		backend, _ := stringOf(v)
+		switch {
+		case kind != "vllm":
+			t.refuse(v, []any{"deployment", "distributed_executor_backend"}, "not supported: distributed_executor_backend is vLLM's")
+		case nodes > 1 && backend != "ray":
+			t.refuse(v, []any{"deployment", "distributed_executor_backend"}, "not supported yet: %s across nodes (nel's multi-node vLLM runs over Ray)", backend)
+		case nodes <= 1:
+			args.Elts = append(args.Elts, stringAt("--distributed-executor-backend="+backend, v.Pos()))
+		}
+	}
+	v := getIn(d, "data_parallel_size_local")
+	if v == nil {
+		return
+	}
+	local, _ := intOf(v)
+	dp, ok := intOf(getIn(d, "data_parallel_size"))
+	switch {
+	case kind != "vllm":
+		t.refuse(v, []any{"deployment", "data_parallel_size_local"}, "not supported: data_parallel_size_local is vLLM's")
+	case !ok || local*max(nodes, 1) != dp:
+		t.refuse(v, []any{"deployment", "data_parallel_size_local"}, "not supported yet: a per-node share other than data_parallel_size over execution.num_nodes (%d over %d node(s)): nel spreads the ranks evenly", dp, max(nodes, 1))
+	}
+}
+
+// serverCommand reads a deployment's own command, which replaces the
+// server command the launcher builds from the deployment's fields: on one
+// node it is the service's pre_cmd (the script that starts the server, as
+// written); across nodes nel starts its own Ray cluster and refuses it
+// (its Ray workers would not run the script).
+func (t *v1) serverCommand(d *ast.StructLit, out *ast.StructLit) {
+	cmd := getIn(d, "command")
+	if cmd == nil {
+		return
+	}
+	at := []any{"deployment", "command"}
+	if nodes, _ := intOf(t.get("execution.num_nodes")); nodes > 1 {
+		t.refuse(cmd, at, "not supported yet: a custom server command across nodes (nel's multi-node vLLM starts its own Ray head and workers): set it to null (-O deployment.command=null) to serve the deployment's fields with nel's own command")
+		return
+	}
+	if _, ok := stringOf(cmd); !ok {
+		t.refuse(cmd, at, "expected the server's command line")
+		return
+	}
+	out.Elts = append(out.Elts, fld("pre_cmd", cmd))
+}

@@ -208,7 +208,7 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	at := []any{"deployment"}
 	t.known(d, at, "type", "image", "checkpoint_path", "hf_model_handle", "served_model_name", "port",
 		"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "gpu_memory_utilization",
-		"extra_args", "env_vars", "endpoints")
+		"extra_args", "env_vars", "endpoints", "distributed_executor_backend", "data_parallel_size_local", "command")
 	out := obj(fld("type", ast.NewString(kind)))
 	model := getIn(d, "hf_model_handle")
 	if ckpt := getIn(d, "checkpoint_path"); model == nil && ckpt != nil {
@@ -235,6 +235,7 @@ func (t *v1) managedServer(kind string) ast.Expr {
 			out.Elts = append(out.Elts, fld("num_nodes", v))
 		}
 	}
+	t.serverCommand(d, out)
 	args := t.serverArgs(d, kind)
 	if len(args.Elts) > 0 {
 		out.Elts = append(out.Elts, fld("extra_args", args))
@@ -315,6 +316,7 @@ func (t *v1) serverArgs(d *ast.StructLit, kind string) *ast.ListLit {
 			args.Elts = append(args.Elts, stringAt("--gpu-memory-utilization="+b.Value, v.Pos()))
 		}
 	}
+	t.parallelArgs(d, kind, args)
 	if v := getIn(d, "extra_args"); v != nil {
 		s, _ := stringOf(v)
 		words, err := splitWords(s)
