@@ -388,14 +388,11 @@ func mandatory(path string, x ast.Expr, keep map[int]bool) Errors {
 
 // optionalMissing is st without the ??? the launcher never reads: a
 // deployment's checkpoint_path when it serves hf_model_handle (its command
-// takes the first that is set), and the export section, which translation
-// refuses whole.
+// takes the first that is set).
 func optionalMissing(st *ast.StructLit) *ast.StructLit {
 	out := &ast.StructLit{Lbrace: st.Lbrace}
 	for f := range fields(st) {
 		switch labelOf(f) {
-		case "export":
-			continue
 		case "deployment":
 			d, ok := f.Value.(*ast.StructLit)
 			if ok && getIn(d, "hf_model_handle") != nil {

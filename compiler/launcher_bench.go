@@ -13,7 +13,7 @@ func (t *v1) cluster() ast.Expr {
 	at := []any{"execution"}
 	switch typ := t.str("execution.type"); typ {
 	case "local":
-		t.known(ex, at, "type", "output_dir", "extra_docker_args", "mode", "endpoint_readiness_timeout", "mounts")
+		t.known(ex, at, "type", "output_dir", "extra_docker_args", "mode", "endpoint_readiness_timeout", "mounts", "auto_export")
 		if s := t.str("execution.extra_docker_args"); s != "" {
 			t.refuse(t.get("execution.extra_docker_args"), append(at, "extra_docker_args"), "not supported yet: extra docker arguments")
 		}
@@ -35,7 +35,7 @@ func (t *v1) cluster() ast.Expr {
 func (t *v1) slurmCluster(ex *ast.StructLit, at []any) ast.Expr {
 	t.known(ex, at, "type", "hostname", "username", "account", "output_dir", "partition", "cpu_partition",
 		"num_nodes", "num_instances", "ntasks_per_node", "gres", "walltime", "max_walltime",
-		"endpoint_readiness_timeout", "subproject", "sbatch_comment", "sbatch_extra_flags", "deployment", "mounts", "proxy")
+		"endpoint_readiness_timeout", "subproject", "sbatch_comment", "sbatch_extra_flags", "deployment", "mounts", "proxy", "auto_export")
 	if h := t.get("execution.hostname"); h != nil {
 		host, _ := stringOf(h)
 		t.warn(h, append(at, "hostname"), "nel does not submit over ssh: on %s, run nel compile with this config and pipe it to sbatch (or nel run there)", host)

@@ -55,9 +55,7 @@ func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.E
 	}
 	t := &v1{path: path, root: st, keep: keep}
 	t.known(st, nil, launcherSections...)
-	if ex := t.get("export"); ex != nil {
-		t.refuse(ex, []any{"export"}, "not supported yet: the launcher's export (MLflow, W&B): nel publish puts a run in a recipe store, and output.export names nel's exporters")
-	}
+	t.export()
 	if aux, ok := t.get("auxiliary_deployments").(*ast.StructLit); ok && len(aux.Elts) > 0 {
 		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: auxiliary deployments (a judge nel starts beside the model): declare the judge as a service of a nel recipe")
 	}
