@@ -166,7 +166,11 @@ func (t *v1) service() ast.Expr {
 	if kind == "process" {
 		return t.genericServer()
 	}
-	return t.managedServer(kind)
+	managed := t.managedServer(kind)
+	if st, ok := managed.(*ast.StructLit); ok && t.dockerLocal(st) {
+		return t.localDocker(kind, st)
+	}
+	return managed
 }
 
 // apiService is target.api_endpoint as an api service.

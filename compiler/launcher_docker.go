@@ -1,0 +1,87 @@
+package compiler
+
+import (
+	"slices"
+	"strconv"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
+)
+
+// A deployment under execution: local runs in its image on this machine,
+// as the launcher's local executor runs it: docker run --gpus all with the
+// port published, the deployment's variables passed by name (-e NAME, so a
+// secret stays a reference the process service resolves), its mounts, and
+// the server's own command line. nel's local cluster starts servers as
+// processes, so the translation is a process service whose command is
+// that docker run: the same server, in the same image, as the launcher
+// would start.
+
+// localDocker is the deployment managed (the managed service the same
+// deployment is on SLURM, checked there) as a process service running it
+// in docker.
+func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
+	image, _ := stringOf(valueAt(managed, "image"))
+	s := &Service{Type: kind, Port: 8000, TensorParallelSize: 1, PipelineParallelSize: 1, DataParallelSize: 1}
+	s.Model, _ = stringOf(valueAt(managed, "model"))
+	s.ServedModelName, _ = stringOf(valueAt(managed, "served_model_name"))
+	for name, dst := range map[string]*int{"port": &s.Port, "tensor_parallel_size": &s.TensorParallelSize,
+		"pipeline_parallel_size": &s.PipelineParallelSize, "data_parallel_size": &s.DataParallelSize} {
+		if v := valueAt(managed, name); v != nil {
+			n, ok := intOf(v)
+			if !ok {
+				t.refuse(v, []any{"deployment", name}, "expected a whole number")
+			}
+			*dst = n
+		}
+	}
+	args := []string{"docker", "run", "--rm", "--shm-size=100g", "--gpus", "all", "--entrypoint", "",
+		"-p", strconv.Itoa(s.Port) + ":" + strconv.Itoa(s.Port)}
+	env, _ := valueAt(managed, "extra_env").(*ast.StructLit)
+	for f := range fields(structOr(env)) {
+		args = append(args, "-e", labelOf(f))
+	}
+	if mounts, ok := valueAt(managed, "container_mounts").(*ast.ListLit); ok {
+		for _, m := range mounts.Elts {
+			v, _ := stringOf(m)
+			args = append(args, "-v", v)
+		}
+	}
+	if kind == "nim" {
+		// A NIM reads its settings from NIM_* variables (as nel's SLURM
+		// step gives them) and starts with the script the launcher names.
+		args = append(args, "-e", "NIM_SERVED_MODEL_NAME="+servedName(s.Model, s), "-e", "NIM_SERVER_PORT="+strconv.Itoa(s.Port))
+	}
+	args = append(args, image)
+	switch cmd, _ := stringOf(valueAt(managed, "pre_cmd")); {
+	case cmd != "":
+		args = append(args, "bash", "-c", cmd)
+	case kind == "nim":
+		args = append(args, "/opt/nvidia/nvidia_entrypoint.sh", nimStart)
+	default:
+		if list, ok := valueAt(managed, "extra_args").(*ast.ListLit); ok {
+			for _, e := range list.Elts {
+				a, _ := stringOf(e)
+				s.ExtraArgs = append(s.ExtraArgs, a)
+			}
+		}
+		args = append(args, engineCommand(v1Service, s)...)
+	}
+	argv := &ast.ListLit{}
+	pos := valueAt(managed, "image").Pos()
+	for _, a := range args {
+		argv.Elts = append(argv.Elts, stringAt(a, pos))
+	}
+	out := obj(fld("type", ast.NewString("process")), fld("command", argv),
+		fld("model", stringAt(servedName(s.Model, s), valueAt(managed, "model").Pos())), fld("port", ast.NewLit(token.INT, strconv.Itoa(s.Port))))
+	for _, k := range []string{"health_path", "startup_timeout", "extra_env"} {
+		appendField(out, k, valueAt(managed, k))
+	}
+	return out
+}
+
+// dockerLocal reports whether the deployment runs in docker here: a
+// server in an image under execution: local.
+func (t *v1) dockerLocal(managed *ast.StructLit) bool {
+	return t.str("execution.type") == "local" && valueAt(managed, "image") != nil && !slices.Contains([]string{"", "process"}, t.str("deployment.type"))
+}
