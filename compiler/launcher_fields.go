@@ -77,7 +77,7 @@ func (t *v1) moveMisplaced(l *ast.StructLit, at []any) (*ast.StructLit, ast.Expr
 // parallelArgs adds what nel's vLLM command line does not say of the
 // launcher's parallelism: the executor backend on one node (nel's
 // multi-node vllm runs over Ray, which is the only backend it takes
-// there), and a per-node data-parallel share other than nel's even split.
+// there).
 func (t *v1) parallelArgs(d *ast.StructLit, kind string, args *ast.ListLit) {
 	nodes, _ := intOf(t.get("execution.num_nodes"))
 	if v := getIn(d, "distributed_executor_backend"); v != nil {
@@ -91,17 +91,11 @@ func (t *v1) parallelArgs(d *ast.StructLit, kind string, args *ast.ListLit) {
 			args.Elts = append(args.Elts, stringAt("--distributed-executor-backend="+backend, v.Pos()))
 		}
 	}
-	v := getIn(d, "data_parallel_size_local")
-	if v == nil {
-		return
-	}
-	local, _ := intOf(v)
-	dp, ok := intOf(getIn(d, "data_parallel_size"))
-	switch {
-	case kind != "vllm":
-		t.refuse(v, []any{"deployment", "data_parallel_size_local"}, "not supported: data_parallel_size_local is vLLM's")
-	case !ok || local*max(nodes, 1) != dp:
-		t.refuse(v, []any{"deployment", "data_parallel_size_local"}, "not supported yet: a per-node share other than data_parallel_size over execution.num_nodes (%d over %d node(s)): nel spreads the ranks evenly", dp, max(nodes, 1))
+	// The launcher's code never reads data_parallel_size_local: a command
+	// of the config's own refers to it (${deployment.…}, resolved by
+	// then); the server command it builds, like nel's, does not.
+	if v := getIn(d, "data_parallel_size_local"); v != nil && getIn(d, "command") == nil {
+		t.warn(v, []any{"deployment", "data_parallel_size_local"}, "not used: the launcher's server command does not take it, nor does nel's (only a deployment.command that refers to it would)")
 	}
 }
 
