@@ -57,7 +57,7 @@ func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.E
 	t.known(st, nil, launcherSections...)
 	t.export()
 	if aux, ok := t.get("auxiliary_deployments").(*ast.StructLit); ok && len(aux.Elts) > 0 {
-		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: auxiliary deployments (a judge nel starts beside the model): declare the judge as a service of a nel recipe")
+		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: %s", auxWhy)
 	}
 	t.sharedEnv()
 	svc := t.service()
