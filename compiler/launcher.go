@@ -150,6 +150,17 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 		if s, ok := stringOf(e); ok && strings.Contains(s, "@") {
 			return nil, nil, errAt(e.Pos(), path, at, "not supported yet: %s places a config group at another key (Hydra's @package): %s", s, auxWhy)
 		}
+		if s, ok := stringOf(e); ok && s != "" {
+			// A config of the primary config's own folder, merged at the
+			// top level, as Hydra places an entry without a group.
+			layer, file, err := ownConfig(path, s, e.Pos(), at)
+			if err != nil {
+				return nil, nil, err
+			}
+			files = append(files, file)
+			layers = append(layers, layer)
+			continue
+		}
 		group, option, pos, ok := groupOption(e)
 		if !ok {
 			return nil, nil, errAt(e.Pos(), path, at, "expected a {group: option} entry (execution: local, deployment: vllm, …) or _self_")
@@ -240,6 +251,18 @@ func groupFile(path, group, option string, pos token.Pos, at []any) (*ast.Struct
 		return nil, "", err
 	}
 	return &ast.StructLit{Elts: []ast.Decl{&ast.Field{Label: ast.NewIdent(group), Value: st}}}, file, nil
+}
+
+// ownConfig reads a defaults entry without a group: name.yaml next to the
+// config.
+func ownConfig(path, name string, pos token.Pos, at []any) (*ast.StructLit, string, error) {
+	file := filepath.Join(filepath.Dir(path), name+".yaml")
+	src, err := os.ReadFile(file)
+	if err != nil || !fs.ValidPath(name) {
+		return nil, "", errAt(pos, path, at, "%s not found next to the config (%s)", name, file)
+	}
+	st, err := (&composer{}).read(file, src, pos, at)
+	return st, file, err
 }
 
 // packagedOptions lists the options nel carries for a group.
