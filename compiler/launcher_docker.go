@@ -35,7 +35,7 @@ func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
 			*dst = n
 		}
 	}
-	args := []string{"docker", "run", "--rm", "--shm-size=100g", "--gpus", "all", "--entrypoint", "",
+	args := []string{"docker", "run", "--rm", "--shm-size=100g", "--gpus", "all", "--entrypoint=",
 		"-p", strconv.Itoa(s.Port) + ":" + strconv.Itoa(s.Port)}
 	env, _ := valueAt(managed, "extra_env").(*ast.StructLit)
 	for f := range fields(structOr(env)) {
