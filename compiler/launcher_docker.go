@@ -3,6 +3,7 @@ package compiler
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
@@ -22,6 +23,11 @@ import (
 // in docker.
 func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
 	image, _ := stringOf(valueAt(managed, "image"))
+	if !strings.Contains(image, "@sha256:") {
+		// nel lock pins the images of a recipe's image fields; this one
+		// is a word of a command.
+		t.warn(t.get("deployment.image"), []any{"deployment", "image"}, "runs with docker run on this machine, and nel lock does not pin an image inside a command: write it by digest (%s@sha256:…) to fix what runs", image)
+	}
 	s := &Service{Type: kind, Port: 8000, TensorParallelSize: 1, PipelineParallelSize: 1, DataParallelSize: 1}
 	s.Model, _ = stringOf(valueAt(managed, "model"))
 	s.ServedModelName, _ = stringOf(valueAt(managed, "served_model_name"))
