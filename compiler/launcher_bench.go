@@ -154,6 +154,9 @@ func (t *v1) taskConfig(ev *ast.StructLit, own ast.Expr, at []any) (cfg *ast.Str
 	}{{getIn(ev, "nemo_evaluator_config"), []any{"evaluation", "nemo_evaluator_config"}}, {own, append(slices.Clip(at), "nemo_evaluator_config")}} {
 		l, ok := layer.x.(*ast.StructLit)
 		if !ok {
+			if layer.x != nil {
+				t.refuse(layer.x, layer.at, "expected a mapping (config, target)")
+			}
 			continue
 		}
 		l, e := t.moveMisplaced(l, layer.at)

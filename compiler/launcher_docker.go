@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -18,22 +17,22 @@ import (
 // that docker run: the same server, in the same image, as the launcher
 // would start.
 
-// localDocker is the deployment managed (the managed service the same
-// deployment is on SLURM, checked there) as a process service running it
-// in docker.
-func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
-	image, _ := stringOf(valueAt(managed, "image"))
+// localDocker is the deployment's service svc (as it is on SLURM, checked
+// there: a managed server, or generic's process) as a process service
+// that runs it in docker.
+func (t *v1) localDocker(kind string, svc *ast.StructLit) ast.Expr {
+	image, _ := stringOf(valueAt(svc, "image"))
 	if !strings.Contains(image, "@sha256:") {
 		// nel lock pins the images of a recipe's image fields; this one
 		// is a word of a command.
 		t.warn(t.get("deployment.image"), []any{"deployment", "image"}, "runs with docker run on this machine, and nel lock does not pin an image inside a command: write it by digest (%s@sha256:…) to fix what runs", image)
 	}
 	s := &Service{Type: kind, Port: 8000, TensorParallelSize: 1, PipelineParallelSize: 1, DataParallelSize: 1}
-	s.Model, _ = stringOf(valueAt(managed, "model"))
-	s.ServedModelName, _ = stringOf(valueAt(managed, "served_model_name"))
+	s.Model, _ = stringOf(valueAt(svc, "model"))
+	s.ServedModelName, _ = stringOf(valueAt(svc, "served_model_name"))
 	for name, dst := range map[string]*int{"port": &s.Port, "tensor_parallel_size": &s.TensorParallelSize,
 		"pipeline_parallel_size": &s.PipelineParallelSize, "data_parallel_size": &s.DataParallelSize} {
-		if v := valueAt(managed, name); v != nil {
+		if v := valueAt(svc, name); v != nil {
 			n, ok := intOf(v)
 			if !ok {
 				t.refuse(v, []any{"deployment", name}, "expected a whole number")
@@ -43,11 +42,11 @@ func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
 	}
 	args := []string{"docker", "run", "--rm", "--shm-size=100g", "--gpus", "all", "--entrypoint=",
 		"-p", strconv.Itoa(s.Port) + ":" + strconv.Itoa(s.Port)}
-	env, _ := valueAt(managed, "extra_env").(*ast.StructLit)
+	env, _ := valueAt(svc, "extra_env").(*ast.StructLit)
 	for f := range fields(structOr(env)) {
 		args = append(args, "-e", labelOf(f))
 	}
-	if mounts, ok := valueAt(managed, "container_mounts").(*ast.ListLit); ok {
+	if mounts, ok := valueAt(svc, "container_mounts").(*ast.ListLit); ok {
 		for _, m := range mounts.Elts {
 			v, _ := stringOf(m)
 			args = append(args, "-v", v)
@@ -59,13 +58,20 @@ func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
 		args = append(args, "-e", "NIM_SERVED_MODEL_NAME="+servedName(s.Model, s), "-e", "NIM_SERVER_PORT="+strconv.Itoa(s.Port))
 	}
 	args = append(args, image)
-	switch cmd, _ := stringOf(valueAt(managed, "pre_cmd")); {
+	switch cmd, _ := stringOf(valueAt(svc, "pre_cmd")); {
+	case kind == "process":
+		// deployment: generic, its command already split into words.
+		list, _ := valueAt(svc, "command").(*ast.ListLit)
+		for _, e := range list.Elts {
+			w, _ := stringOf(e)
+			args = append(args, w)
+		}
 	case cmd != "":
 		args = append(args, "bash", "-c", cmd)
 	case kind == "nim":
 		args = append(args, "/opt/nvidia/nvidia_entrypoint.sh", nimStart)
 	default:
-		if list, ok := valueAt(managed, "extra_args").(*ast.ListLit); ok {
+		if list, ok := valueAt(svc, "extra_args").(*ast.ListLit); ok {
 			for _, e := range list.Elts {
 				a, _ := stringOf(e)
 				s.ExtraArgs = append(s.ExtraArgs, a)
@@ -74,20 +80,24 @@ func (t *v1) localDocker(kind string, managed *ast.StructLit) ast.Expr {
 		args = append(args, engineCommand(v1Service, s)...)
 	}
 	argv := &ast.ListLit{}
-	pos := valueAt(managed, "image").Pos()
+	pos := valueAt(svc, "image").Pos()
 	for _, a := range args {
 		argv.Elts = append(argv.Elts, stringAt(a, pos))
 	}
-	out := obj(fld("type", ast.NewString("process")), fld("command", argv),
-		fld("model", stringAt(servedName(s.Model, s), valueAt(managed, "model").Pos())), fld("port", ast.NewLit(token.INT, strconv.Itoa(s.Port))))
+	model := valueAt(svc, "model")
+	if kind != "process" {
+		model = stringAt(servedName(s.Model, s), model.Pos())
+	}
+	out := obj(fld("type", ast.NewString("process")), fld("command", argv), fld("model", model),
+		fld("port", ast.NewLit(token.INT, strconv.Itoa(s.Port))))
 	for _, k := range []string{"health_path", "startup_timeout", "extra_env"} {
-		appendField(out, k, valueAt(managed, k))
+		appendField(out, k, valueAt(svc, k))
 	}
 	return out
 }
 
 // dockerLocal reports whether the deployment runs in docker here: a
 // server in an image under execution: local.
-func (t *v1) dockerLocal(managed *ast.StructLit) bool {
-	return t.str("execution.type") == "local" && valueAt(managed, "image") != nil && !slices.Contains([]string{"", "process"}, t.str("deployment.type"))
+func (t *v1) dockerLocal(svc *ast.StructLit) bool {
+	return t.str("execution.type") == "local" && valueAt(svc, "image") != nil
 }

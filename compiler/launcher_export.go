@@ -29,7 +29,10 @@ var nelExporters = []string{"mlflow", "wandb"}
 // export reads execution.auto_export and the export section.
 func (t *v1) export() {
 	auto := t.autoExport()
-	ex, _ := t.get("export").(*ast.StructLit)
+	ex, ok := t.get("export").(*ast.StructLit)
+	if x := t.get("export"); x != nil && !ok {
+		t.refuse(x, []any{"export"}, "expected a mapping of exporters (mlflow, wandb)")
+	}
 	for _, dest := range auto {
 		if ex == nil || fieldOf(ex, dest.name) == nil {
 			t.exportNote(dest.name, dest.x, []any{"execution", "auto_export"}, obj(), true)

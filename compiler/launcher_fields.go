@@ -26,6 +26,8 @@ func (t *v1) taskLayer(st *ast.StructLit, at []any) ast.Expr {
 	if old := fieldOf(st, "config"); old != nil && !isNull(old.Value) {
 		if layer != nil {
 			t.refuse(old, append(slices.Clip(at), "config"), "config is the launcher's older name of nemo_evaluator_config: write one of them")
+		} else if _, ok := old.Value.(*ast.StructLit); !ok {
+			t.refuse(old.Value, append(slices.Clip(at), "config"), "expected a mapping (config, target), the launcher's older name of nemo_evaluator_config")
 		} else {
 			t.warn(old, append(slices.Clip(at), "config"), "read as nemo_evaluator_config (the launcher's older name of it; its current validation refuses config here)")
 			layer = old.Value

@@ -163,14 +163,16 @@ func (t *v1) service() ast.Expr {
 		return obj()
 	}
 	t.deployed, t.protocol = true, "chat_completions"
+	var svc ast.Expr
 	if kind == "process" {
-		return t.genericServer()
+		svc = t.genericServer()
+	} else {
+		svc = t.managedServer(kind)
 	}
-	managed := t.managedServer(kind)
-	if st, ok := managed.(*ast.StructLit); ok && t.dockerLocal(st) {
+	if st, ok := svc.(*ast.StructLit); ok && t.dockerLocal(st) {
 		return t.localDocker(kind, st)
 	}
-	return managed
+	return svc
 }
 
 // apiService is target.api_endpoint as an api service.
