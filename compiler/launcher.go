@@ -148,7 +148,18 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 			continue
 		}
 		if s, ok := stringOf(e); ok && strings.Contains(s, "@") {
-			return nil, nil, errAt(e.Pos(), path, at, "not supported yet: %s places a config group at another key (Hydra's @package); auxiliary deployments such as a judge nel would start are not read", s)
+			return nil, nil, errAt(e.Pos(), path, at, "not supported yet: %s places a config group at another key (Hydra's @package): %s", s, auxWhy)
+		}
+		if s, ok := stringOf(e); ok && s != "" {
+			// A config of the primary config's own folder, merged at the
+			// top level, as Hydra places an entry without a group.
+			layer, file, err := ownConfig(path, s, e.Pos(), at)
+			if err != nil {
+				return nil, nil, err
+			}
+			files = append(files, file)
+			layers = append(layers, layer)
+			continue
 		}
 		group, option, pos, ok := groupOption(e)
 		if !ok {
@@ -208,11 +219,13 @@ func groupOption(e ast.Expr) (group, option string, pos token.Pos, ok bool) {
 	return labelOf(f), option, f.Value.Pos(), ok && option != ""
 }
 
+// auxWhy is why auxiliary deployments are refused, and what to do instead.
+const auxWhy = "auxiliary deployments (a server the job starts beside the model, whose url the launcher writes into a task's config) are not started by nel yet; serve the judge apart and give its url in the task's params (extra.judge.url)"
+
 // launcherOnly are the launcher's packaged options nel does not carry,
 // and why.
 var launcherOnly = map[string]string{
-	"execution/lepton/default": "execution on Lepton (nel runs locally and on SLURM)",
-	"deployment/vllm_ray":      "vLLM over a Ray cluster (nel's vllm deployment runs multi-node with execution.num_nodes)",
+	"execution/lepton/default": "execution on Lepton, a cloud platform nel does not submit to (nel runs locally and on SLURM; to evaluate an endpoint already served there, use execution: local or slurm/default with deployment: none and its url)",
 }
 
 // groupFile reads a group's option: the config's own
@@ -238,6 +251,18 @@ func groupFile(path, group, option string, pos token.Pos, at []any) (*ast.Struct
 		return nil, "", err
 	}
 	return &ast.StructLit{Elts: []ast.Decl{&ast.Field{Label: ast.NewIdent(group), Value: st}}}, file, nil
+}
+
+// ownConfig reads a defaults entry without a group: name.yaml next to the
+// config.
+func ownConfig(path, name string, pos token.Pos, at []any) (*ast.StructLit, string, error) {
+	file := filepath.Join(filepath.Dir(path), name+".yaml")
+	src, err := os.ReadFile(file)
+	if err != nil || !fs.ValidPath(name) {
+		return nil, "", errAt(pos, path, at, "%s not found next to the config (%s)", name, file)
+	}
+	st, err := (&composer{}).read(file, src, pos, at)
+	return st, file, err
 }
 
 // packagedOptions lists the options nel carries for a group.
@@ -389,14 +414,11 @@ func mandatory(path string, x ast.Expr, keep map[int]bool) Errors {
 
 // optionalMissing is st without the ??? the launcher never reads: a
 // deployment's checkpoint_path when it serves hf_model_handle (its command
-// takes the first that is set), and the export section, which translation
-// refuses whole.
+// takes the first that is set).
 func optionalMissing(st *ast.StructLit) *ast.StructLit {
 	out := &ast.StructLit{Lbrace: st.Lbrace}
 	for f := range fields(st) {
 		switch labelOf(f) {
-		case "export":
-			continue
 		case "deployment":
 			d, ok := f.Value.(*ast.StructLit)
 			if ok && getIn(d, "hf_model_handle") != nil {

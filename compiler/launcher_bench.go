@@ -13,7 +13,7 @@ func (t *v1) cluster() ast.Expr {
 	at := []any{"execution"}
 	switch typ := t.str("execution.type"); typ {
 	case "local":
-		t.known(ex, at, "type", "output_dir", "extra_docker_args", "mode", "endpoint_readiness_timeout", "mounts")
+		t.known(ex, at, "type", "output_dir", "extra_docker_args", "mode", "endpoint_readiness_timeout", "mounts", "auto_export")
 		if s := t.str("execution.extra_docker_args"); s != "" {
 			t.refuse(t.get("execution.extra_docker_args"), append(at, "extra_docker_args"), "not supported yet: extra docker arguments")
 		}
@@ -35,13 +35,13 @@ func (t *v1) cluster() ast.Expr {
 func (t *v1) slurmCluster(ex *ast.StructLit, at []any) ast.Expr {
 	t.known(ex, at, "type", "hostname", "username", "account", "output_dir", "partition", "cpu_partition",
 		"num_nodes", "num_instances", "ntasks_per_node", "gres", "walltime", "max_walltime",
-		"endpoint_readiness_timeout", "subproject", "sbatch_comment", "sbatch_extra_flags", "deployment", "mounts", "proxy")
+		"endpoint_readiness_timeout", "subproject", "sbatch_comment", "sbatch_extra_flags", "deployment", "mounts", "proxy", "auto_export")
 	if h := t.get("execution.hostname"); h != nil {
 		host, _ := stringOf(h)
 		t.warn(h, append(at, "hostname"), "nel does not submit over ssh: on %s, run nel compile with this config and pipe it to sbatch (or nel run there)", host)
 	}
 	if n, ok := intOf(t.get("execution.num_instances")); ok && n > 1 {
-		t.refuse(t.get("execution.num_instances"), append(at, "num_instances"), "not supported yet: several deployment instances behind an HAProxy load balancer")
+		t.refuse(t.get("execution.num_instances"), append(at, "num_instances"), "not supported yet: several deployment instances behind an HAProxy load balancer (nel starts one server per job: leave num_instances out to serve one instance over execution.num_nodes, with data_parallel_size for its replicas)")
 	}
 	if v := t.get("execution.deployment.n_tasks"); v != nil {
 		tasks, _ := intOf(v)
@@ -75,7 +75,7 @@ func (t *v1) mountsKnown(at []any) {
 	if m, ok := t.get("execution.mounts").(*ast.StructLit); ok {
 		t.known(m, append(at, "mounts"), "deployment", "evaluation", "auxiliary", "mount_home")
 		if aux, ok := getIn(m, "auxiliary").(*ast.StructLit); ok && len(aux.Elts) > 0 {
-			t.refuse(aux, append(at, "mounts", "auxiliary"), "not supported yet: auxiliary deployments")
+			t.refuse(aux, append(at, "mounts", "auxiliary"), "not supported yet: %s", auxWhy)
 		}
 	}
 }
@@ -114,15 +114,16 @@ func (t *v1) task(reg *taskRegistry, ev *ast.StructLit, e ast.Expr, at []any) as
 		t.refuse(e, at, "expected a task: {name: TASK, …}")
 		return nil
 	}
-	t.known(st, at, "name", "nemo_evaluator_config", "env_vars", "container", "native")
+	t.known(st, at, "name", "nemo_evaluator_config", "env_vars", "container", "native", "config", "target")
 	name := taskName(st)
 	task, err := reg.lookup(name)
 	if err != nil {
 		t.refuse(st, append(at, "name"), "%v", err)
 		return nil
 	}
-	cfg := t.taskConfig(ev, st, at)
-	t.own = fieldSet(getIn(st, "nemo_evaluator_config"))
+	own := t.taskLayer(st, at)
+	cfg, env := t.taskConfig(ev, own, at)
+	t.own = fieldSet(own)
 	t.envMap(getIn(st, "env_vars"), append(slices.Clip(at), "env_vars"))
 	native := getIn(st, "native")
 	if native == nil {
@@ -134,25 +135,34 @@ func (t *v1) task(reg *taskRegistry, ev *ast.StructLit, e ast.Expr, at []any) as
 			return nil
 		}
 		t.warn(native, append(at, "native"), "%s runs as nel's %s: %s", name, task.Native.Benchmark, task.Native.Note)
-		if getIn(st, "env_vars") != nil || getIn(ev, "env_vars") != nil || getIn(st, "container") != nil {
+		if getIn(st, "env_vars") != nil || getIn(ev, "env_vars") != nil || env != nil || getIn(st, "container") != nil {
 			t.warn(native, append(at, "native"), "env_vars and container are the task's container's; nel's own %s runs without them", task.Native.Benchmark)
 		}
 		return t.nativeBenchmark(task, cfg, at)
 	}
-	return t.containerBenchmark(task, st, ev, cfg, at)
+	return t.containerBenchmark(task, st, ev, cfg, env, at)
 }
 
 // taskConfig is the task's nemo_evaluator_config: the evaluation's, then
-// the task's own laid over it, as the launcher merges them.
-func (t *v1) taskConfig(ev, st *ast.StructLit, at []any) *ast.StructLit {
-	cfg := obj()
+// the task's own (own) laid over it, as the launcher merges them. env is
+// the env_vars either wrote inside it (moveMisplaced), the task's own last.
+func (t *v1) taskConfig(ev *ast.StructLit, own ast.Expr, at []any) (cfg *ast.StructLit, env *ast.StructLit) {
+	cfg = obj()
 	for _, layer := range []struct {
 		x  ast.Expr
 		at []any
-	}{{getIn(ev, "nemo_evaluator_config"), []any{"evaluation", "nemo_evaluator_config"}}, {getIn(st, "nemo_evaluator_config"), append(slices.Clip(at), "nemo_evaluator_config")}} {
+	}{{getIn(ev, "nemo_evaluator_config"), []any{"evaluation", "nemo_evaluator_config"}}, {own, append(slices.Clip(at), "nemo_evaluator_config")}} {
 		l, ok := layer.x.(*ast.StructLit)
 		if !ok {
+			if layer.x != nil {
+				t.refuse(layer.x, layer.at, "expected a mapping (config, target)")
+			}
 			continue
+		}
+		l, e := t.moveMisplaced(l, layer.at)
+		if e != nil {
+			t.envMap(e, append(slices.Clip(layer.at), "env_vars"))
+			env = deepMerge(structOr(env), structOr(e))
 		}
 		t.known(l, layer.at, "config", "target")
 		if c, ok := getIn(l, "config").(*ast.StructLit); ok {
@@ -166,11 +176,11 @@ func (t *v1) taskConfig(ev, st *ast.StructLit, at []any) *ast.StructLit {
 		}
 		cfg = deepMerge(cfg, l)
 	}
-	return cfg
+	return cfg, env
 }
 
 // containerBenchmark runs the task in its eval-factory image.
-func (t *v1) containerBenchmark(task *launcherTask, st, ev *ast.StructLit, cfg *ast.StructLit, at []any) ast.Expr {
+func (t *v1) containerBenchmark(task *launcherTask, st, ev, cfg, inCfg *ast.StructLit, at []any) ast.Expr {
 	image := task.Image
 	if c := getIn(st, "container"); c != nil {
 		image, _ = stringOf(c)
@@ -191,7 +201,7 @@ func (t *v1) containerBenchmark(task *launcherTask, st, ev *ast.StructLit, cfg *
 	appendField(solver, "adapter_config", getIn(cfg, "target.api_endpoint.adapter_config"))
 	// Each map was checked where it is written (benchmarks, task); the
 	// merge is only converted.
-	env := deepMerge(structOr(getIn(ev, "env_vars")), structOr(getIn(st, "env_vars")))
+	env := deepMerge(deepMerge(structOr(getIn(ev, "env_vars")), structOr(inCfg)), structOr(getIn(st, "env_vars")))
 	appendField(solver, "env_vars", (&v1{path: t.path}).envMap(env, nil))
 	if m, ok := t.get("execution.mounts.evaluation").(*ast.StructLit); ok && len(m.Elts) > 0 {
 		solver.Elts = append(solver.Elts, fld("mounts", m))

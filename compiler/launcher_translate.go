@@ -55,11 +55,9 @@ func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.E
 	}
 	t := &v1{path: path, root: st, keep: keep}
 	t.known(st, nil, launcherSections...)
-	if ex := t.get("export"); ex != nil {
-		t.refuse(ex, []any{"export"}, "not supported yet: the launcher's export (MLflow, W&B): nel publish puts a run in a recipe store, and output.export names nel's exporters")
-	}
+	t.export()
 	if aux, ok := t.get("auxiliary_deployments").(*ast.StructLit); ok && len(aux.Elts) > 0 {
-		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: auxiliary deployments (a judge nel starts beside the model): declare the judge as a service of a nel recipe")
+		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: %s", auxWhy)
 	}
 	t.sharedEnv()
 	svc := t.service()
@@ -165,10 +163,16 @@ func (t *v1) service() ast.Expr {
 		return obj()
 	}
 	t.deployed, t.protocol = true, "chat_completions"
+	var svc ast.Expr
 	if kind == "process" {
-		return t.genericServer()
+		svc = t.genericServer()
+	} else {
+		svc = t.managedServer(kind)
 	}
-	return t.managedServer(kind)
+	if st, ok := svc.(*ast.StructLit); ok && t.dockerLocal(st) {
+		return t.localDocker(kind, st)
+	}
+	return svc
 }
 
 // apiService is target.api_endpoint as an api service.
@@ -208,7 +212,7 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	at := []any{"deployment"}
 	t.known(d, at, "type", "image", "checkpoint_path", "hf_model_handle", "served_model_name", "port",
 		"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "gpu_memory_utilization",
-		"extra_args", "env_vars", "endpoints")
+		"extra_args", "env_vars", "endpoints", "distributed_executor_backend", "data_parallel_size_local", "command")
 	out := obj(fld("type", ast.NewString(kind)))
 	model := getIn(d, "hf_model_handle")
 	if ckpt := getIn(d, "checkpoint_path"); model == nil && ckpt != nil {
@@ -235,6 +239,7 @@ func (t *v1) managedServer(kind string) ast.Expr {
 			out.Elts = append(out.Elts, fld("num_nodes", v))
 		}
 	}
+	t.serverCommand(d, out)
 	args := t.serverArgs(d, kind)
 	if len(args.Elts) > 0 {
 		out.Elts = append(out.Elts, fld("extra_args", args))
@@ -315,6 +320,7 @@ func (t *v1) serverArgs(d *ast.StructLit, kind string) *ast.ListLit {
 			args.Elts = append(args.Elts, stringAt("--gpu-memory-utilization="+b.Value, v.Pos()))
 		}
 	}
+	t.parallelArgs(d, kind, args)
 	if v := getIn(d, "extra_args"); v != nil {
 		s, _ := stringOf(v)
 		words, err := splitWords(s)
