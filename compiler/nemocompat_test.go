@@ -40,14 +40,13 @@ var compatFeatureIssue = map[string]string{
 	"proxy.extra_body":                   "issue 21",
 	"proxy.request_timeout":              "issue 21",
 	"proxy.verbose":                      "issue 21",
-	"interceptor turn_counter":           "issue 21",
-	"interceptor reasoning_replay":       "issue 21",
-	"solver type gym_delegation":         "issue 21",
-	"gym:// other than gym://HOST:PORT":  "issue 21",
-	"sandbox type ecs_fargate":           "issue 22",
-	"output.export":                      "issue 22",
-	"benchmark source vlmevalkit://":     "issue 19",
-	"image_detail":                       "issue 19",
+	"proxy.interceptors with a harness that calls the model itself": "issue 21",
+	"solver type gym_delegation":                                    "issue 21",
+	"gym:// other than gym://HOST:PORT":                             "issue 21",
+	"sandbox type ecs_fargate":                                      "issue 22",
+	"output.export":                                                 "issue 22",
+	"benchmark source vlmevalkit://":                                "issue 19",
+	"image_detail":                                                  "issue 19",
 	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
 	"remote submission": "none",
 	// nel reads Harbor tasks where the user put them; it downloads none
@@ -69,9 +68,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "interceptor reasoning_replay", "interceptor turn_counter", "output.export", "proxy.extra_body", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "proxy.extra_body", "proxy.interceptors with a harness that calls the model itself", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "interceptor turn_counter", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 
