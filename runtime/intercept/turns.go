@@ -79,7 +79,11 @@ func (tc *turnCounter) Wrap(next Handler) Handler {
 	return func(ctx context.Context, req *Request) (*Response, error) {
 		key, n := tc.turn(req)
 		if every := tc.cfg.Every; n == 1 || every == nil || n%*every == 0 {
-			tc.log.Info("agent turn", "session", key, "turn", n, "max_turns", tc.cfg.MaxTurns)
+			attrs := []any{"session", key, "turn", n}
+			if tc.cfg.MaxTurns != nil {
+				attrs = append(attrs, "max_turns", *tc.cfg.MaxTurns)
+			}
+			tc.log.Info("agent turn", attrs...)
 		}
 		if tc.cfg.MaxTurns == nil || req.Body == nil {
 			return next(ctx, req)
