@@ -206,9 +206,10 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 	kind, _, _, isHarness := harnessOf(b)
 	if isHarness {
 		harnessUnsupported(no, r, i, b)
-		if len(interceptorsOf(r.Services[b.Solver.Service])) > 0 {
-			no("proxy.interceptors with a harness that calls the model itself (lm-eval, NeMo-Skills, containers, VLMEvalKit and the Harbor CLI send their requests past nel's client, and the job starts no nel-run proxy for them yet: the chain would be left out without a word)", "benchmarks", i, "solver", "service")
+		if len(interceptorsOf(r.Services[b.Solver.Service])) > 0 && r.Cluster.Type == "local" {
+			no(localHarnessProxy, "benchmarks", i, "solver", "service")
 		}
+		harnessProxyPaths(no, b.Solver.Service, r.Services[b.Solver.Service])
 	} else {
 		if pythonBenchmark(b.Name) {
 			no("a Python benchmark file (NeMo Evaluator's path/file.py[:NAME]; nel-run runs no Python: declare it with byob, docs/byob.md)", "benchmarks", i, "name")

@@ -24,15 +24,15 @@ type ProxyConfig struct {
 	// any free port).
 	Listen string `json:"listen"`
 	// Upstream is the model endpoint's base URL, e.g. http://host:8000/v1.
-	Upstream string `json:"upstream"`
+	Upstream string `json:"upstream,omitempty"`
 	// UpstreamEnv, instead, names the variable that holds it on the node
 	// (a managed server's URL, known once it is up).
-	UpstreamEnv string `json:"upstream_env"`
+	UpstreamEnv string `json:"upstream_env,omitempty"`
 	// Model fills a request body's "model" when the agent sent none.
-	Model string `json:"model"`
+	Model string `json:"model,omitempty"`
 	// APIKeyEnv names the variable holding the upstream's key; the key is
 	// never in the file. An agent's own Authorization is replaced by it.
-	APIKeyEnv    string             `json:"api_key_env"`
+	APIKeyEnv    string             `json:"api_key_env,omitempty"`
 	Interceptors []plan.Interceptor `json:"interceptors"`
 }
 
