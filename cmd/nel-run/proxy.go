@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 
 	"github.com/spf13/cobra"
 
@@ -77,17 +75,5 @@ func newProxyCmd(e *env) *cobra.Command {
 
 // runAgent runs the agent behind the proxy and exits with its status.
 func runAgent(ctx context.Context, e *env, cfg intercept.ProxyConfig, a intercept.Agent) int {
-	err := intercept.RunAgent(ctx, cfg, os.Getenv, intercept.Env{Logger: e.log}, a)
-	var exit *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		e.errorf("proxy: stopped: %v", context.Cause(ctx))
-		return exitFailure
-	case errors.As(err, &exit):
-		return exit.ExitCode()
-	case err != nil:
-		e.errorf("proxy: %v", err)
-		return exitFailure
-	}
-	return exitOK
+	return childExit(ctx, e, "proxy", intercept.RunAgent(ctx, cfg, os.Getenv, intercept.Env{Logger: e.log}, a))
 }
