@@ -54,7 +54,8 @@ func harnessProxyOf(p *plan.Plan, b plan.Benchmark) (hp harnessProxy, ok bool) {
 	if b.Harness.Kind == harborKind {
 		listen = "0.0.0.0:0"
 	}
-	cfg := intercept.ProxyConfig{Listen: listen, UpstreamEnv: "NEL_HARNESS_URL", Model: sv.Model, Interceptors: sv.Interceptors}
+	cfg := intercept.ProxyConfig{Listen: listen, UpstreamEnv: "NEL_HARNESS_URL", Model: sv.Model, Interceptors: sv.Interceptors,
+		Scope: safeDir(b.Key)}
 	if sv.APIKey != nil {
 		cfg.APIKeyEnv = "NEL_HARNESS_API_KEY"
 	}

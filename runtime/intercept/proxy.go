@@ -32,7 +32,10 @@ type ProxyConfig struct {
 	Model string `json:"model,omitempty"`
 	// APIKeyEnv names the variable holding the upstream's key; the key is
 	// never in the file. An agent's own Authorization is replaced by it.
-	APIKeyEnv    string             `json:"api_key_env,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Scope names this proxy's files among others of one run (a harness
+	// benchmark's), as a shard's: pairs.json → pairs.<scope>.json.
+	Scope        string             `json:"scope,omitempty"`
 	Interceptors []plan.Interceptor `json:"interceptors"`
 }
 
@@ -87,6 +90,9 @@ type Proxy struct {
 // NewProxy builds the proxy; key is the upstream's API key ("" for none).
 func NewProxy(cfg ProxyConfig, key string, base http.RoundTripper, env Env) (*Proxy, error) {
 	env.Proxy = true
+	if cfg.Scope != "" {
+		env.Scope = cfg.Scope
+	}
 	chain, err := Build(cfg.Interceptors, env)
 	if err != nil {
 		return nil, err
@@ -129,6 +135,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if _, ok := req.Body["model"]; !ok {
 			req.Body["model"] = p.cfg.Model
 		}
+	}
+	if p.token != "" {
+		req.Header.Del("Authorization") // the run's token is for this proxy only
 	}
 	if p.key != "" {
 		req.Header.Set("Authorization", "Bearer "+p.key)

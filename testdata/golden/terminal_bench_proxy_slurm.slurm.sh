@@ -297,6 +297,7 @@ NEL_RUN_CONFIG_EOF
   "upstream_env": "NEL_HARNESS_URL",
   "model": "model",
   "api_key_env": "NEL_HARNESS_API_KEY",
+  "scope": "harbor_terminal-bench_2.0",
   "interceptors": [
     {
       "name": "turn_counter",
