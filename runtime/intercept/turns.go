@@ -90,10 +90,12 @@ func (tc *turnCounter) Wrap(next Handler) Handler {
 		}
 		max := *tc.cfg.MaxTurns
 		if n > max {
-			tc.log.Warn("agent turn refused: max_turns reached", "session", key, "turn", n, "max_turns", max)
 			if !tc.proxy {
+				// The sample's row says turn_budget: not a warning.
+				tc.log.Info("agent turn refused: max_turns reached", "session", key, "turn", n, "max_turns", max)
 				return nil, fmt.Errorf("%w: turn %d of a budget of %d", ErrTurnBudget, n, max)
 			}
+			tc.log.Warn("agent turn refused: max_turns reached", "session", key, "turn", n, "max_turns", max)
 			b, _ := encodeJSON(map[string]any{"error": map[string]any{
 				"message": fmt.Sprintf("turn budget exhausted: this session has used its %d turns (request %d); the evaluation ends it", max, n),
 				"type":    "invalid_request_error", "code": "session_budget_exhausted"}})
