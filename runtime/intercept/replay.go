@@ -27,7 +27,9 @@ import (
 // tag_open already; native sets both reasoning_content and reasoning
 // (servers read one or the other), unless the turn has one; both does
 // both. At most cache_max_entries turns are remembered, the least recently
-// used forgotten first.
+// used forgotten first. A caching link listed before this one keys its
+// entries by the request as the agent sent it (request edits run in
+// recipe order), so a replay hit does not change the cache key.
 type reasoningReplay struct {
 	cfg reasoningReplayConfig
 	log *slog.Logger
