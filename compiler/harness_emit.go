@@ -16,12 +16,15 @@ import (
 // image under Pyxis, then nel-run ingest. Every value is pre-quoted or
 // plain.
 type harnessStep struct {
-	Key, Kind, Image      string
-	Dir, Log, Shard       string // paths under $NEL_OUT, inside double quotes
-	Config, ConfigDelim   string
-	ConfigFile            string
-	Env                   []string // complete shell statements
-	SrunFlags, Pyxis, Cmd string
+	Key, Kind, Image    string
+	Dir, Log, Shard     string // paths under $NEL_OUT, inside double quotes
+	Config, ConfigDelim string
+	ConfigFile          string
+	// Proxy is nel-run proxy's config (JSON) when the step runs behind
+	// its service's chain, written to ProxyFile beside Config.
+	Proxy, ProxyDelim, ProxyFile string
+	Env                          []string // complete shell statements
+	SrunFlags, Pyxis, Cmd        string
 }
 
 // The script run in the harness's image (bash -c SCRIPT nel-harness ARGV):
@@ -115,8 +118,16 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 			"export "+harborTasksEnv)
 		names = append(names, harborTasksEnv)
 	}
-	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names)
+	hp, proxied := harnessProxyOf(p, b)
+	extra := ""
+	if proxied {
+		extra = proxyMounts(hp)
+	}
+	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names, extra)
 	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScript(h.Kind)) + " nel-harness " + shellquote.Join(h.Argv)
+	if proxied {
+		st.wrapProxy(hp)
+	}
 	return st
 }
 
@@ -192,6 +203,9 @@ type LocalHarness struct {
 	// TasksDir is a local Harbor dataset's folder, absolute: mounted
 	// read-only at its own path and named in TasksEnv.
 	TasksDir, TasksEnv string
+	// Unsupported, when set, says why nel run cannot run this harness as
+	// the recipe asks (a SLURM recipe's, which compile accepted).
+	Unsupported string
 }
 
 // HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
@@ -203,6 +217,9 @@ func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 		return lh, false
 	}
 	lh.Inside, lh.ConfigFile = harnessInside, harnessConfigFile
+	if len(interceptorsOf(s.Recipe.Services[rb.Solver.Service])) > 0 {
+		lh.Unsupported = "not supported yet: " + localHarnessProxy
+	}
 	lh.Script = harnessPrelude + harnessScript(kind)
 	lh.Mounts = solverMounts(rb)
 	if dir := harborTasksDir(s.Dir, rb); dir != "" {
@@ -248,8 +265,9 @@ func exportEnv(e plan.EnvVar) string {
 }
 
 // harnessPyxis are the srun flags that run the harness in its image: the
-// cluster's mounts, the harness's folder, the solver's mounts.
-func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string) string {
+// cluster's mounts, the harness's folder, the solver's mounts, then extra
+// (shell text: ",MOUNT…").
+func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string, extra string) string {
 	mounts := "--container-mounts="
 	if len(cl.ContainerMounts) > 0 {
 		mounts += shellquote.Quote(strings.Join(cl.ContainerMounts, ",") + ",")
@@ -261,10 +279,15 @@ func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string)
 			hmount += ",$" + harborTasksEnv + ":$" + harborTasksEnv + ":ro"
 		}
 	}
-	mounts += hmount + `"`
-	if extra := solverMounts(rb); len(extra) > 0 {
-		mounts += shellquote.Quote("," + strings.Join(extra, ","))
+	if strings.HasPrefix(extra, proxyBinMount) { // shell text for inside the double quotes
+		hmount += proxyBinMount
+		extra = strings.TrimPrefix(extra, proxyBinMount)
 	}
+	mounts += hmount + `"`
+	if sm := solverMounts(rb); len(sm) > 0 {
+		mounts += shellquote.Quote("," + strings.Join(sm, ","))
+	}
+	mounts += extra
 	f := []string{"--container-image=" + shellquote.Quote(h.Image), mounts}
 	if cl.MountHome {
 		f = append(f, "--container-mount-home")

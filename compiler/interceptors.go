@@ -83,7 +83,7 @@ func planInterceptors(s *Source, sv *Service) []plan.Interceptor {
 	var out []plan.Interceptor
 	for _, ic := range interceptorsOf(sv) {
 		cfg := ic.Config
-		key := map[string]string{"caching": "cache_dir", "http_pairs_dump": "dump_path"}[ic.Name]
+		key := pathKeys[ic.Name]
 		if d, ok := cfg[key].(string); ok && key != "" && !filepath.IsAbs(d) {
 			cfg = cloneMap(cfg)
 			cfg[key] = filepath.Join(s.Dir, d)

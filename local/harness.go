@@ -48,6 +48,9 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 		return nil
 	}
 	lh, _ := compiler.HarnessLocal(s, i)
+	if lh.Unsupported != "" {
+		return errors.New(lh.Unsupported)
+	}
 	dir, err := filepath.Abs(bench.Harness())
 	if err != nil {
 		return err

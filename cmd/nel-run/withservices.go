@@ -83,16 +83,22 @@ func (o *withServicesOptions) run(ctx context.Context, e *env, args []string) in
 	if err == nil {
 		err = <-waited
 	}
+	return childExit(ctx, e, "with-services", err)
+}
+
+// childExit is nel-run's status after a command it ran ended with err:
+// the command's own status, or a failure said on stderr (a signal that
+// stopped it, the command had SIGTERM: say which).
+func childExit(ctx context.Context, e *env, what string, err error) int {
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		// A signal stopped it (the command had SIGTERM): say which.
-		e.errorf("with-services: stopped: %v", context.Cause(ctx))
+		e.errorf("%s: stopped: %v", what, context.Cause(ctx))
 		return exitFailure
 	case errors.As(err, &exit):
 		return exit.ExitCode()
 	case err != nil:
-		e.errorf("with-services: %v", err)
+		e.errorf("%s: %v", what, err)
 		return exitFailure
 	}
 	return exitOK

@@ -88,6 +88,10 @@ type Result struct {
 func (r *Result) Category() failure.Category {
 	var f *failure.Error
 	switch {
+	case errors.Is(r.Err, intercept.ErrTurnBudget):
+		// The recipe's turn_counter refused the turn; the client carries
+		// that as an api_error, but it is the agent's budget, as max_turns.
+		return failure.TurnBudget
 	case errors.As(r.Err, &f):
 		return f.Category
 	case errors.Is(r.Err, context.Canceled):
@@ -269,6 +273,8 @@ func (r *run) ctxOutcome(ctx context.Context) Outcome {
 func (r *run) modelOutcome(ctx context.Context, err error) Outcome {
 	var f *failure.Error
 	switch {
+	case errors.Is(err, intercept.ErrTurnBudget):
+		return TurnBudget
 	case errors.As(err, &f) && f.Category == failure.ContextLength:
 		return ContextOverflow
 	case ctx.Err() != nil:

@@ -111,8 +111,9 @@ type Env struct {
 	// Scope names this chain among others of one run that write files
 	// (a shard: "gsm8k-0"); "" when it is the only one (nel-run proxy).
 	Scope string
-	// Proxy says the chain serves agents over HTTP (nel-run proxy), where
-	// turn_counter runs.
+	// Proxy says the chain serves agents over HTTP (nel-run proxy): there
+	// turn_counter counts a session's requests and answers 429 past its
+	// budget; in nel's client it reads the sample's turn.
 	Proxy bool
 }
 
@@ -139,6 +140,9 @@ func Build(specs []plan.Interceptor, env Env) (*Chain, error) {
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("interceptors[%d] (%s): %w", i, s.Name, err)
+		}
+		if rr, ok := link.(*reasoningReplay); ok {
+			rr.normalize = slices.Contains(c.names, "reasoning")
 		}
 		c.links = append(c.links, link)
 		c.names = append(c.names, s.Name)
@@ -236,9 +240,9 @@ func build(spec plan.Interceptor, env Env) (Interceptor, error) {
 	case "http_pairs_dump":
 		return newPairsDump(raw, env.Scope)
 	case "turn_counter":
-		if env.Proxy {
-			return newTurnCounter(raw, env.Logger)
-		}
+		return newTurnCounter(raw, env.Logger, env.Proxy)
+	case "reasoning_replay":
+		return newReasoningReplay(raw, env.Logger)
 	case "log_tokens", "response_stats", "progress_tracking", "logging":
 		return newObserver(spec.Name, raw, env.Logger)
 	}
@@ -252,10 +256,6 @@ func build(spec plan.Interceptor, env Env) (Interceptor, error) {
 // name; the compiler refuses it with the same reason.
 func RefusedReason(name string) (string, bool) {
 	switch name {
-	case "turn_counter":
-		return "nel's tool_calling solver has its own turn budget (solver max_turns), and nel's client would retry the budget's 429; `nel-run proxy` runs it for agents nel does not run", true
-	case "reasoning_replay":
-		return "re-injecting reasoning into later assistant turns is not implemented", true
 	case "endpoint":
 		return "the upstream call is always the chain's last step, not a link the recipe lists", true
 	}

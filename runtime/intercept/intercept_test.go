@@ -117,7 +117,8 @@ func TestBadConfigs(t *testing.T) {
 		{"payload_modifier", `{"headers_to_add":{"Host":"x"}}`, "hop-by-hop"},
 		{"response_stats", `{"every":0}`, "not a positive count"},
 		{"progress_tracking", `{"webhook_url":"http://x"}`, "webhook_url: not supported"},
-		{"turn_counter", `{}`, "not supported: nel's tool_calling solver"},
+		{"turn_counter", `{"max_turns":0}`, "not a positive count"},
+		{"endpoint", `{}`, "not supported: the upstream call is always the chain's last step"},
 		{"no_such", `{}`, `unknown interceptor "no_such"`},
 	} {
 		_, err := Build([]plan.Interceptor{{Name: "logging"}, {Name: tc.name, Config: configOf(t, tc.cfg)}}, Env{})

@@ -142,3 +142,66 @@ func TestHTTPPairsDump(t *testing.T) {
 		t.Errorf("headers %v", got.Pairs[0].Request.Headers)
 	}
 }
+
+// TestHTTPPairsDumpCrash: each kept pair is in the in-progress file as soon
+// as its call returns, with the counts so far; a chain built again over it
+// (the shard started after a crash) drops a line the crash cut short and
+// continues, and its final file holds both attempts' pairs, the
+// in-progress file gone.
+func TestHTTPPairsDumpCrash(t *testing.T) {
+	dir := t.TempDir()
+	specs := []plan.Interceptor{{Name: "http_pairs_dump", Config: map[string]any{"dump_path": dir + "/pairs.json", "first_n": 2}}}
+	call := func(c *Chain, e *recorder, status int) {
+		e.status = status
+		req := &Request{Method: "POST", Path: "/v1/chat/completions", Header: http.Header{}, Body: map[string]any{"n": 1.0}}
+		if _, err := c.Handler(e.handle)(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := Build(specs, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &recorder{body: `{"choices":[]}`}
+	for _, st := range []int{200, 200, 200, 500} {
+		call(first, e, st)
+	}
+	inprogress := filepath.Join(dir, "pairs.inprogress.jsonl")
+	b, err := os.ReadFile(inprogress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[2], `{"metrics":{"200":3,"500":1},"pair":{"request":`) ||
+		!strings.Contains(lines[2], `"request_id":"4"`) {
+		t.Fatalf("in-progress file after 4 calls (the 3rd, a 200 past first_n, not kept):\n%s", b)
+	}
+	// first is never closed: the process died. Its last write was cut.
+	os.WriteFile(inprogress, append(b, `{"metrics":{"200":4},"pa`...), 0o644)
+	second, err := Build(specs, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call(second, e, 502)
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(inprogress); !os.IsNotExist(err) {
+		t.Errorf("in-progress file left after close: %v", err)
+	}
+	var got struct {
+		Metrics map[string]int   `json:"metrics"`
+		Pairs   []map[string]any `json:"pairs"`
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "pairs.json"))
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range got.Pairs {
+		ids = append(ids, p["request_id"].(string))
+	}
+	if got.Metrics["200"] != 3 || got.Metrics["500"] != 1 || got.Metrics["502"] != 1 || strings.Join(ids, ",") != "1,2,4,5" {
+		t.Errorf("final dump: metrics %v, pairs %v", got.Metrics, ids)
+	}
+}

@@ -24,12 +24,18 @@ type ProxyConfig struct {
 	// any free port).
 	Listen string `json:"listen"`
 	// Upstream is the model endpoint's base URL, e.g. http://host:8000/v1.
-	Upstream string `json:"upstream"`
+	Upstream string `json:"upstream,omitempty"`
+	// UpstreamEnv, instead, names the variable that holds it on the node
+	// (a managed server's URL, known once it is up).
+	UpstreamEnv string `json:"upstream_env,omitempty"`
 	// Model fills a request body's "model" when the agent sent none.
-	Model string `json:"model"`
+	Model string `json:"model,omitempty"`
 	// APIKeyEnv names the variable holding the upstream's key; the key is
 	// never in the file. An agent's own Authorization is replaced by it.
-	APIKeyEnv    string             `json:"api_key_env"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Scope names this proxy's files among others of one run (a harness
+	// benchmark's), as a shard's: pairs.json → pairs.<scope>.json.
+	Scope        string             `json:"scope,omitempty"`
 	Interceptors []plan.Interceptor `json:"interceptors"`
 }
 
@@ -45,11 +51,15 @@ func LoadProxyConfig(path string) (ProxyConfig, error) {
 	if err := d.Decode(&c); err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
 	}
-	if c.Upstream == "" {
-		return c, fmt.Errorf("%s: upstream: required (the model endpoint's base URL)", path)
-	}
-	if !strings.HasPrefix(c.Upstream, "http://") && !strings.HasPrefix(c.Upstream, "https://") {
-		return c, fmt.Errorf("%s: upstream %q: want an http:// or https:// URL", path, c.Upstream)
+	switch {
+	case c.Upstream == "" && c.UpstreamEnv == "":
+		return c, fmt.Errorf("%s: upstream: required (the model endpoint's base URL), or upstream_env", path)
+	case c.Upstream != "" && c.UpstreamEnv != "":
+		return c, fmt.Errorf("%s: upstream and upstream_env: give one", path)
+	case c.Upstream != "":
+		if err := checkUpstream(c.Upstream); err != nil {
+			return c, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:4000"
@@ -57,12 +67,22 @@ func LoadProxyConfig(path string) (ProxyConfig, error) {
 	return c, nil
 }
 
+func checkUpstream(u string) error {
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return fmt.Errorf("upstream %q: want an http:// or https:// URL", u)
+	}
+	return nil
+}
+
 // Proxy serves the chain over HTTP: GET /health, and any POST through the
 // chain to the upstream. A path /s/<hex>/… names a session (NeMo's
 // routing): it keys the cache as a sample does, and is stripped.
 type Proxy struct {
-	cfg   ProxyConfig
-	key   string
+	cfg ProxyConfig
+	key string
+	// token, when set, is the only Authorization a client may send
+	// (RunAgent's agent): nothing else on the network uses the key.
+	token string
 	chain *Chain
 	base  http.RoundTripper
 }
@@ -70,6 +90,9 @@ type Proxy struct {
 // NewProxy builds the proxy; key is the upstream's API key ("" for none).
 func NewProxy(cfg ProxyConfig, key string, base http.RoundTripper, env Env) (*Proxy, error) {
 	env.Proxy = true
+	if cfg.Scope != "" {
+		env.Scope = cfg.Scope
+	}
 	chain, err := Build(cfg.Interceptors, env)
 	if err != nil {
 		return nil, err
@@ -95,6 +118,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProxyError(w, http.StatusMethodNotAllowed, "only POST is proxied")
 		return
 	}
+	if p.token != "" && r.Header.Get("Authorization") != "Bearer "+p.token {
+		writeProxyError(w, http.StatusUnauthorized, "this proxy serves the agent nel-run started; its Authorization is not this")
+		return
+	}
 	raw, err := readBody(r.Body)
 	if err != nil {
 		writeProxyError(w, http.StatusBadRequest, err.Error())
@@ -108,6 +135,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if _, ok := req.Body["model"]; !ok {
 			req.Body["model"] = p.cfg.Model
 		}
+	}
+	if p.token != "" {
+		req.Header.Del("Authorization") // the run's token is for this proxy only
 	}
 	if p.key != "" {
 		req.Header.Set("Authorization", "Bearer "+p.key)
@@ -168,13 +198,7 @@ func writeProxyError(w http.ResponseWriter, status int, msg string) {
 // Serve runs the proxy of cfg until ctx ends, calling ready with the
 // address it listens on once it does.
 func Serve(ctx context.Context, cfg ProxyConfig, getenv func(string) string, env Env, ready func(addr string)) error {
-	key := ""
-	if cfg.APIKeyEnv != "" {
-		if key = getenv(cfg.APIKeyEnv); key == "" {
-			return fmt.Errorf("api_key_env: $%s is not set", cfg.APIKeyEnv)
-		}
-	}
-	p, err := NewProxy(cfg, key, nil, env)
+	p, err := newProxyFrom(cfg, getenv, env)
 	if err != nil {
 		return err
 	}
@@ -192,6 +216,30 @@ func Serve(ctx context.Context, cfg ProxyConfig, getenv func(string) string, env
 		return err
 	case <-ctx.Done():
 	}
+	return shutdown(srv)
+}
+
+// newProxyFrom builds the proxy of cfg with its upstream and key read from
+// the environment where cfg names them.
+func newProxyFrom(cfg ProxyConfig, getenv func(string) string, env Env) (*Proxy, error) {
+	key := ""
+	if cfg.APIKeyEnv != "" {
+		if key = getenv(cfg.APIKeyEnv); key == "" {
+			return nil, fmt.Errorf("api_key_env: $%s is not set", cfg.APIKeyEnv)
+		}
+	}
+	if cfg.UpstreamEnv != "" {
+		if cfg.Upstream = getenv(cfg.UpstreamEnv); cfg.Upstream == "" {
+			return nil, fmt.Errorf("upstream_env: $%s is not set", cfg.UpstreamEnv)
+		}
+		if err := checkUpstream(cfg.Upstream); err != nil {
+			return nil, fmt.Errorf("upstream_env $%s: %w", cfg.UpstreamEnv, err)
+		}
+	}
+	return NewProxy(cfg, key, nil, env)
+}
+
+func shutdown(srv *http.Server) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {

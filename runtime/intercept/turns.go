@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,18 +12,25 @@ import (
 	"time"
 )
 
-// turnCounter is NeMo's turn_counter, for `nel-run proxy` only: it counts
-// an agent session's requests (its /s/<hex>/ session, else the hash of its
-// first non-system message), answers 429 session_budget_exhausted past
-// max_turns, and reminds the agent of the turns left: near the end
-// (trigger threshold: at 80% and 95% of max_turns) or every interval
-// turns (periodic), in a system message added last or at the end of the
-// last user message (position). In a recipe the compiler refuses it: nel's
-// own tool_calling solver has max_turns, and nel's client would retry the
-// 429 (see RefusedReason).
+// turnCounter is NeMo's turn_counter: a turn budget per agent session and
+// reminders of the turns left: near the end (trigger threshold: at 80% and
+// 95% of max_turns) or every interval turns (periodic), in a system
+// message added last or at the end of the last user message (position).
+//
+// In `nel-run proxy` a session is an agent's /s/<hex>/ path, else the hash
+// of its first non-system message; its requests are counted, and one past
+// max_turns is answered 429 session_budget_exhausted, which the agent sees.
+// In nel's own client (a recipe's chain) the session is the sample and its
+// turn is the one nel's loop says (WithTurn), not a count of requests, so
+// the client's retries of one turn are not turns; a turn past max_turns is
+// ErrTurnBudget, which the client does not retry and the agent loop ends
+// the sample on (outcome turn_budget), as its own max_turns does.
 type turnCounter struct {
 	cfg turnCounterConfig
 	log *slog.Logger
+	// proxy: count a session's requests and answer 429 past the budget;
+	// else the sample's turn, and ErrTurnBudget.
+	proxy bool
 
 	mu       sync.Mutex
 	sessions map[string]*turnSession
@@ -44,7 +52,11 @@ type turnSession struct {
 // staleSession is how long an idle session is remembered (NeMo's 900 s).
 const staleSession = 15 * time.Minute
 
-func newTurnCounter(raw []byte, log *slog.Logger) (Interceptor, error) {
+// ErrTurnBudget is the error of a request past turn_counter's max_turns in
+// nel's own client.
+var ErrTurnBudget = errors.New("turn_counter: turn budget exhausted")
+
+func newTurnCounter(raw []byte, log *slog.Logger, proxy bool) (Interceptor, error) {
 	var c turnCounterConfig
 	if err := decodeConfig(raw, &c); err != nil {
 		return nil, err
@@ -60,21 +72,29 @@ func newTurnCounter(raw []byte, log *slog.Logger) (Interceptor, error) {
 			return nil, fmt.Errorf("config.%s: %d is not a positive count", name, *v)
 		}
 	}
-	return &turnCounter{cfg: c, log: log, sessions: map[string]*turnSession{}}, nil
+	return &turnCounter{cfg: c, log: log, proxy: proxy, sessions: map[string]*turnSession{}}, nil
 }
 
 func (tc *turnCounter) Wrap(next Handler) Handler {
 	return func(ctx context.Context, req *Request) (*Response, error) {
-		key := tc.sessionKey(req)
-		n := tc.count(key, time.Now())
+		key, n := tc.turn(req)
 		if every := tc.cfg.Every; n == 1 || every == nil || n%*every == 0 {
-			tc.log.Info("agent turn", "session", key, "turn", n, "max_turns", tc.cfg.MaxTurns)
+			attrs := []any{"session", key, "turn", n}
+			if tc.cfg.MaxTurns != nil {
+				attrs = append(attrs, "max_turns", *tc.cfg.MaxTurns)
+			}
+			tc.log.Info("agent turn", attrs...)
 		}
 		if tc.cfg.MaxTurns == nil || req.Body == nil {
 			return next(ctx, req)
 		}
 		max := *tc.cfg.MaxTurns
 		if n > max {
+			if !tc.proxy {
+				// The sample's row says turn_budget: not a warning.
+				tc.log.Info("agent turn refused: max_turns reached", "session", key, "turn", n, "max_turns", max)
+				return nil, fmt.Errorf("%w: turn %d of a budget of %d", ErrTurnBudget, n, max)
+			}
 			tc.log.Warn("agent turn refused: max_turns reached", "session", key, "turn", n, "max_turns", max)
 			b, _ := encodeJSON(map[string]any{"error": map[string]any{
 				"message": fmt.Sprintf("turn budget exhausted: this session has used its %d turns (request %d); the evaluation ends it", max, n),
@@ -86,6 +106,20 @@ func (tc *turnCounter) Wrap(next Handler) Handler {
 		}
 		return next(ctx, req)
 	}
+}
+
+// turn is the request's session and its turn in it (from 1).
+func (tc *turnCounter) turn(req *Request) (string, int) {
+	if !tc.proxy {
+		s := req.Sample
+		n := s.Turn
+		if n == 0 {
+			n = 1 // a single-turn sample
+		}
+		return fmt.Sprintf("%s/%s#%d", s.Benchmark, s.Item, s.Repeat), n
+	}
+	key := tc.sessionKey(req)
+	return key, tc.count(key, time.Now())
 }
 
 func (tc *turnCounter) sessionKey(req *Request) string {

@@ -2,6 +2,7 @@ package intercept
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,15 +86,38 @@ func TestTurnCounterPeriodicUserMessage(t *testing.T) {
 	}
 }
 
-// TestTurnCounterOnlyInProxy: in nel's own client the link is refused.
-func TestTurnCounterOnlyInProxy(t *testing.T) {
-	_, err := Build([]plan.Interceptor{{Name: "turn_counter"}}, Env{})
-	if err == nil || !strings.Contains(err.Error(), "not supported: nel's tool_calling solver has its own turn budget") {
-		t.Errorf("error %v", err)
+// TestTurnCounterInClient: in nel's own client the turn is the sample's
+// (WithTurn), so a retry of one turn is not another turn, and a turn past
+// max_turns is ErrTurnBudget, not a 429 the client would retry; a
+// single-turn sample is at turn 1. Bad configs are refused either way.
+func TestTurnCounterInClient(t *testing.T) {
+	c, err := Build([]plan.Interceptor{{Name: "turn_counter", Config: map[string]any{"max_turns": 2.0}}}, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &recorder{body: `{}`}
+	send := func(turn int) error {
+		req := &Request{Method: "POST", Path: "/v1/chat/completions", Header: http.Header{}, Body: decodeBody([]byte(agentTurn)),
+			Sample: Sample{Benchmark: "b", Item: "i", Turn: turn}}
+		_, err := c.Handler(e.handle)(context.Background(), req)
+		return err
+	}
+	for _, turn := range []int{0, 1, 2, 2, 2} {
+		if err := send(turn); err != nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+	}
+	if err := send(3); !errors.Is(err, ErrTurnBudget) {
+		t.Errorf("turn 3: error %v, want ErrTurnBudget", err)
+	}
+	if e.calls() != 5 {
+		t.Errorf("the model got %d calls, want 5", e.calls())
 	}
 	for _, bad := range []map[string]any{{"position": "middle"}, {"trigger": "sometimes"}, {"interval": 0.0}} {
-		if _, err := Build([]plan.Interceptor{{Name: "turn_counter", Config: bad}}, Env{Proxy: true}); err == nil {
-			t.Errorf("config %v accepted", bad)
+		for _, proxy := range []bool{false, true} {
+			if _, err := Build([]plan.Interceptor{{Name: "turn_counter", Config: bad}}, Env{Proxy: proxy}); err == nil {
+				t.Errorf("config %v accepted (proxy %v)", bad, proxy)
+			}
 		}
 	}
 }

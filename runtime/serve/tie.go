@@ -59,3 +59,10 @@ func RunTied(cmd *exec.Cmd, t Tie) error {
 	}
 	return <-waited
 }
+
+// StopGroup asks a child started with Tie{Group: true} and everything it
+// started to stop (SIGTERM to its process group): an exec.Cmd's Cancel.
+func StopGroup(cmd *exec.Cmd) error {
+	signalGroup(cmd, false)
+	return nil
+}
