@@ -44,17 +44,13 @@ func decodeK8s(t *testing.T, out []byte) k8sObjects {
 		var err error
 		switch tm.APIVersion + " " + tm.Kind {
 		case "v1 ConfigMap":
-			objs.configMaps = append(objs.configMaps, corev1.ConfigMap{})
-			err = yaml.UnmarshalStrict([]byte(doc), &objs.configMaps[len(objs.configMaps)-1])
+			objs.configMaps, err = decodeAppend(doc, objs.configMaps)
 		case "apps/v1 Deployment":
-			objs.deployments = append(objs.deployments, appsv1.Deployment{})
-			err = yaml.UnmarshalStrict([]byte(doc), &objs.deployments[len(objs.deployments)-1])
+			objs.deployments, err = decodeAppend(doc, objs.deployments)
 		case "v1 Service":
-			objs.services = append(objs.services, corev1.Service{})
-			err = yaml.UnmarshalStrict([]byte(doc), &objs.services[len(objs.services)-1])
+			objs.services, err = decodeAppend(doc, objs.services)
 		case "batch/v1 Job":
-			objs.jobs = append(objs.jobs, batchv1.Job{})
-			err = yaml.UnmarshalStrict([]byte(doc), &objs.jobs[len(objs.jobs)-1])
+			objs.jobs, err = decodeAppend(doc, objs.jobs)
 		default:
 			t.Fatalf("unexpected object %s %s", tm.APIVersion, tm.Kind)
 		}
@@ -63,6 +59,13 @@ func decodeK8s(t *testing.T, out []byte) k8sObjects {
 		}
 	}
 	return objs
+}
+
+// decodeAppend decodes doc strictly into a T and appends it to list.
+func decodeAppend[T any](doc string, list []T) ([]T, error) {
+	var v T
+	err := yaml.UnmarshalStrict([]byte(doc), &v)
+	return append(list, v), err
 }
 
 func compileK8s(t *testing.T, src string, opts compiler.K8sOptions) ([]byte, error) {

@@ -2,11 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
@@ -31,7 +30,7 @@ type progressLog struct {
 const ttyRedraw = 250 * time.Millisecond
 
 func newProgressLog(e *env, every time.Duration) *progressLog {
-	tty := isTerminal(e.stderr)
+	tty := cli.IsTerminal(e.stderr)
 	if tty {
 		every = ttyRedraw
 	}
@@ -76,17 +75,6 @@ func (p *progressLog) print() {
 		return
 	}
 	fmt.Fprintf(p.e.stderr, "nel-run shard: %s\n", line)
-}
-
-// isTerminal reports whether w is a terminal that draws in place (not one
-// whose TERM says it cannot).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
 // formatProgress renders "gsm8k 0/4: 1200/1319 (91.0%) · 35.2/s · ETA 3s · 2 failed".

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
@@ -37,7 +38,7 @@ func TestProgressTerminal(t *testing.T) {
 // A pipe or a buffer is not a terminal: SLURM and Kubernetes logs get
 // plain lines.
 func TestProgressNotTerminal(t *testing.T) {
-	if isTerminal(&bytes.Buffer{}) {
+	if cli.IsTerminal(&bytes.Buffer{}) {
 		t.Error("a buffer is a terminal")
 	}
 	r, w, err := os.Pipe()
@@ -46,7 +47,7 @@ func TestProgressNotTerminal(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	if isTerminal(w) {
+	if cli.IsTerminal(w) {
 		t.Error("a pipe is a terminal")
 	}
 }
