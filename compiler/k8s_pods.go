@@ -20,6 +20,9 @@ const k8sGPU corev1.ResourceName = "nvidia.com/gpu"
 // only the samples in flight.
 const k8sShardRetries = 3
 
+// k8sImageGID is the group of the Dockerfile's images' user.
+const k8sImageGID = 65532
+
 // completionIndexAnnotation is where the Job controller writes a pod's
 // index; the shards read it through the downward API (the value the
 // controller also puts in JOB_COMPLETION_INDEX), so that the shard flag
@@ -176,10 +179,14 @@ func (k *k8sJob) shardJob(b plan.Benchmark) *batchv1.Job {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:  corev1.RestartPolicyNever,
-					InitContainers: inits,
-					Containers:     []corev1.Container{merge},
-					Volumes:        k.volumes(),
+					// The image's user (distroless nonroot, uid and gid 65532)
+					// writes the volume: one that honours fsGroup is made
+					// writable to that group.
+					SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr(int64(k8sImageGID))},
+					RestartPolicy:   corev1.RestartPolicyNever,
+					InitContainers:  inits,
+					Containers:      []corev1.Container{merge},
+					Volumes:         k.volumes(),
 				},
 			},
 		},

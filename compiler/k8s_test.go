@@ -257,6 +257,9 @@ func checkK8sJob(t *testing.T, j batchv1.Job, key string, p *plan.Plan, planSum 
 		t.Errorf("%s: completions %d, parallelism %d, want 3 and 3 (the shards)", key, *s.Completions, *s.Parallelism)
 	}
 	pod := s.Template.Spec
+	if sc := pod.SecurityContext; sc == nil || sc.FSGroup == nil || *sc.FSGroup != 65532 {
+		t.Errorf("%s: pod security context %+v, want fsGroup 65532 (the image's user)", key, sc)
+	}
 	if pod.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("%s: restart policy %q (backoffLimitPerIndex needs Never)", key, pod.RestartPolicy)
 	}
