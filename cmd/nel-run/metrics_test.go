@@ -176,3 +176,17 @@ func TestShardMetrics(t *testing.T) {
 		t.Errorf("shard's stderr:\n%s", shardErr.String())
 	}
 }
+
+// TestShardMetricsBadAddr: an address nel-run cannot listen on fails the
+// shard before it sends anything, naming the address.
+func TestShardMetricsBadAddr(t *testing.T) {
+	dir := t.TempDir()
+	planPath := metricsPlan(t, dir, metricsData(t, dir, 2), closedURL(t))
+	code, _, stderr := execCLI(t, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1", "--metrics-addr", "256.0.0.1:1")
+	if code != 1 || !strings.Contains(stderr, "nel-run: shard: metrics: listen on 256.0.0.1:1: ") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "gsm8k")); !os.IsNotExist(err) {
+		t.Errorf("the shard started: %v", err)
+	}
+}
