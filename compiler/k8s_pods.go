@@ -20,6 +20,10 @@ const k8sGPU corev1.ResourceName = "nvidia.com/gpu"
 // only the samples in flight.
 const k8sShardRetries = 3
 
+// k8sMetricsPort is where a shard serves its Prometheus metrics in its
+// pod (nel-run shard --metrics-addr).
+const k8sMetricsPort = 9400
+
 // k8sImageGID is the group of the Dockerfile's images' user.
 const k8sImageGID = 65532
 
@@ -164,8 +168,11 @@ func (k *k8sJob) shardJob(b plan.Benchmark) *batchv1.Job {
 			inits = append(inits, k.waitReady(sv))
 		}
 	}
-	inits = append(inits, k.nelRun("shard", "shard", "--plan", k8sPlanFile, "--benchmark", b.Key,
-		"--shard", "$(NEL_SHARD)", "--of", strconv.Itoa(k.p.Shards), "--out", k.outDir()))
+	sh := k.nelRun("shard", "shard", "--plan", k8sPlanFile, "--benchmark", b.Key,
+		"--shard", "$(NEL_SHARD)", "--of", strconv.Itoa(k.p.Shards), "--out", k.outDir(),
+		"--metrics-addr", ":"+strconv.Itoa(k8sMetricsPort))
+	sh.Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: k8sMetricsPort}}
+	inits = append(inits, sh)
 	merge := k.nelRun("merge", "merge", "--plan", k8sPlanFile, "--out", k.outDir(), "--if-complete")
 	podLabels := map[string]string{k8sRunLabel: k.id, k8sBenchmarkLabel: dnsLabel(b.Key)}
 	return &batchv1.Job{
@@ -177,7 +184,12 @@ func (k *k8sJob) shardJob(b plan.Benchmark) *batchv1.Job {
 			Parallelism:          &n,
 			BackoffLimitPerIndex: &retries,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				// The annotations most Prometheus setups scrape pods by.
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{
+					"prometheus.io/scrape": "true",
+					"prometheus.io/port":   strconv.Itoa(k8sMetricsPort),
+					"prometheus.io/path":   "/metrics",
+				}},
 				Spec: corev1.PodSpec{
 					// The image's user (distroless nonroot, uid and gid 65532)
 					// writes the volume: one that honours fsGroup is made

@@ -269,7 +269,7 @@ func checkK8sJob(t *testing.T, j batchv1.Job, key string, p *plan.Plan, planSum 
 	url := "http://" + svc.Name + ":8000"
 	wantArgs := [][]string{
 		{"wait-ready", "--name", "model", "--url", url + "/health", "--timeout", "600s", "--api-key-env", "NEL_SERVICE_MODEL_API_KEY"},
-		{"shard", "--plan", "/etc/nel/plan.json", "--benchmark", key, "--shard", "$(NEL_SHARD)", "--of", "3", "--out", "/workspace/lustre/runs/llama"},
+		{"shard", "--plan", "/etc/nel/plan.json", "--benchmark", key, "--shard", "$(NEL_SHARD)", "--of", "3", "--out", "/workspace/lustre/runs/llama", "--metrics-addr", ":9400"},
 		{"merge", "--plan", "/etc/nel/plan.json", "--out", "/workspace/lustre/runs/llama", "--if-complete"},
 	}
 	for i, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
@@ -297,6 +297,12 @@ func checkK8sJob(t *testing.T, j batchv1.Job, key string, p *plan.Plan, planSum 
 			c.VolumeMounts[1] != (corev1.VolumeMount{Name: "work", MountPath: "/workspace"}) {
 			t.Errorf("%s/%s: working dir %q, mounts %+v", key, c.Name, c.WorkingDir, c.VolumeMounts)
 		}
+	}
+	if p := pod.InitContainers[1].Ports; len(p) != 1 || p[0].ContainerPort != 9400 || p[0].Name != "metrics" {
+		t.Errorf("%s: shard ports %+v, want metrics 9400", key, p)
+	}
+	if a := s.Template.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9400" {
+		t.Errorf("%s: pod annotations %v, want Prometheus' scrape on 9400", key, a)
 	}
 	vols := pod.Volumes
 	if len(vols) != 2 || vols[0].ConfigMap == nil || vols[0].ConfigMap.Name != planCM ||
