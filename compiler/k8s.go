@@ -42,6 +42,10 @@ const (
 	k8sWorkspace = "/workspace"
 )
 
+// k8sConfigMapMax is the most a ConfigMap may hold (1 MiB, etcd's limit
+// on an object, as the API server enforces it).
+const k8sConfigMapMax = 1 << 20
+
 // Labels on every object: `kubectl get all -l nel-eval.io/run=ID` finds a
 // run's objects, and the shard Jobs' pods are found by benchmark.
 const (
@@ -88,6 +92,9 @@ func compileK8s(s *Source, p *plan.Plan, opts CompileOptions) ([]byte, error) {
 		return nil, fmt.Errorf("encode plan: %w", err)
 	}
 	pj = append(pj, '\n')
+	if len(pj) > k8sConfigMapMax {
+		return nil, fmt.Errorf("-t k8s: the plan is %d bytes, and a ConfigMap holds at most %d", len(pj), k8sConfigMapMax)
+	}
 	sum := sha256.Sum256(pj)
 	k.planSum = hex.EncodeToString(sum[:])
 	k.secrets = k.secretNames()
@@ -97,8 +104,14 @@ func compileK8s(s *Source, p *plan.Plan, opts CompileOptions) ([]byte, error) {
 			objs = append(objs, k.deployment(sv), k.service(sv))
 		}
 	}
+	jobs := map[string]string{}
 	for _, b := range p.Benchmarks {
-		objs = append(objs, k.shardJob(b))
+		j := k.shardJob(b)
+		if other, ok := jobs[j.Name]; ok {
+			return nil, fmt.Errorf("-t k8s: benchmarks %q and %q would both be Job %s (object names keep only lowercase letters, digits and hyphens): give one a different key", other, b.Key, j.Name)
+		}
+		jobs[j.Name] = b.Key
+		objs = append(objs, j)
 	}
 	return k.encode(objs, opts)
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -387,5 +389,47 @@ benchmarks:
 				t.Errorf("error %v\nwant one starting %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestK8sJobNameClash: two benchmarks whose keys make one object name are
+// refused, rather than one Job replacing the other on kubectl apply.
+func TestK8sJobNameClash(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "caps.jsonl")
+	if err := os.WriteFile(data, []byte(`{"country": "France", "capital": "Paris"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench := func(name string) string {
+		return `  - name: ` + name + `
+    byob: {dataset: "` + data + `", prompt: "Capital of {country}?", target: capital, scorer: exact_match}
+    solver: {type: simple, service: m}
+`
+	}
+	_, err := compileK8s(t, `services:
+  m: {type: api, url: "http://h/v1/chat/completions", model: m}
+benchmarks:
+`+bench("caps_x")+bench("caps.x"), compiler.K8sOptions{Image: "nel:1"})
+	if err == nil || !strings.Contains(err.Error(), `benchmarks "caps_x" and "caps.x" would both be Job nel-`) {
+		t.Errorf("error %v, want the clash named", err)
+	}
+}
+
+// TestK8sPlanTooLarge: a plan a ConfigMap cannot hold is refused with its
+// size, not left to the API server.
+func TestK8sPlanTooLarge(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "caps.jsonl")
+	if err := os.WriteFile(data, []byte(`{"country": "France", "capital": "Paris"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prompt := strings.Repeat("Answer briefly. ", 70000) + "Capital of {country}?" // 1.1 MB
+	_, err := compileK8s(t, `services:
+  m: {type: api, url: "http://h/v1/chat/completions", model: m}
+benchmarks:
+  - name: caps
+    byob: {dataset: "`+data+`", prompt: "`+prompt+`", target: capital, scorer: exact_match}
+    solver: {type: simple, service: m}
+`, compiler.K8sOptions{Image: "nel:1"})
+	if err == nil || !strings.Contains(err.Error(), "and a ConfigMap holds at most 1048576") {
+		t.Errorf("error %v, want the plan refused for its size", err)
 	}
 }
