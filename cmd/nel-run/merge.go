@@ -68,7 +68,14 @@ func (o *mergeOptions) run(e *env) int {
 		return exitFailure
 	}
 	dir := outDir(o.plan, o.out, p)
-	unlock, err := merge.Lock(rundir.Dir(dir).MergeLock())
+	lock := rundir.Dir(dir).MergeLock()
+	// A compiled script makes the run folder's .nel before any shard; a
+	// pod (-t k8s) reads its plan elsewhere and has no script to.
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		e.errorf("merge: %v", err)
+		return exitFailure
+	}
+	unlock, err := merge.Lock(lock)
 	if err != nil {
 		e.errorf("merge: %v", err)
 		return exitFailure
