@@ -20,8 +20,9 @@ import (
 )
 
 // startWatched starts cmd and returns the first submatch of re in a line
-// of its stderr; the rest of stderr is kept in *rest.
-func startWatched(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp, rest *strings.Builder) string {
+// of its stderr; the rest of stderr is kept in *rest, complete once read
+// is closed (cmd.Wait only after that: it closes the pipe).
+func startWatched(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp, rest *strings.Builder) (match string, read chan struct{}) {
 	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -32,7 +33,9 @@ func startWatched(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp, rest *strings.
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	found := make(chan string, 1)
+	read = make(chan struct{})
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
@@ -48,10 +51,10 @@ func startWatched(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp, rest *strings.
 	}()
 	select {
 	case s := <-found:
-		return s
+		return s, read
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s printed no line matching %s", cmd.Args, re)
-		return ""
+		return "", nil
 	}
 }
 
@@ -125,11 +128,11 @@ func TestShardMetrics(t *testing.T) {
 	dir := t.TempDir()
 	data := metricsData(t, dir, 8)
 	sim := nelRun(t, "sim-server", "--addr", "127.0.0.1:0", "--latency", "300ms", "--accuracy", "1", "--benchmark", "gsm8k="+data)
-	simURL := startWatched(t, sim, regexp.MustCompile(`listening on (http://\S+/v1)`), nil)
+	simURL, _ := startWatched(t, sim, regexp.MustCompile(`listening on (http://\S+/v1)`), nil)
 	planPath := metricsPlan(t, dir, data, simURL)
 	var shardErr strings.Builder
 	run := nelRun(t, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1", "--metrics-addr", "127.0.0.1:0", "--progress", "1s")
-	metricsURL := startWatched(t, run, regexp.MustCompile(`metrics on (http://\S+/metrics)`), &shardErr)
+	metricsURL, read := startWatched(t, run, regexp.MustCompile(`metrics on (http://\S+/metrics)`), &shardErr)
 	var fams map[string]*dto.MetricFamily
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		fams = scrape(t, metricsURL)
@@ -169,6 +172,7 @@ func TestShardMetrics(t *testing.T) {
 			t.Errorf("%d requests within %v s, want 1 (the probe)", b.GetCumulativeCount(), b.GetUpperBound())
 		}
 	}
+	<-read
 	if err := run.Wait(); err != nil {
 		t.Fatalf("shard: %v\n%s", err, shardErr.String())
 	}

@@ -77,6 +77,13 @@ func (o *shardOptions) run(ctx context.Context, e *env) int {
 	if interval <= 0 {
 		interval = 30 * time.Second
 	}
+	if o.out != "" {
+		// nel status finds the run by its plan, in the run folder.
+		if err := keepPlan(o.plan, o.out, p); err != nil {
+			e.errorf("shard: %v", err)
+			return exitFailure
+		}
+	}
 	prog := newProgressLog(e, interval)
 	defer prog.stop()
 	opts := shard.Options{

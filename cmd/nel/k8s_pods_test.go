@@ -155,6 +155,17 @@ output: {dir: out}
 			t.Errorf("pod %d of %d: merge said %q", index, *job.Spec.Completions, merge)
 		}
 	}
+	// The run folder keeps the plan, as a SLURM job's does, so nel status
+	// reads it.
+	var status bytes.Buffer
+	if code := run([]string{"status", "out"}, &status, &status); code != 0 {
+		t.Errorf("nel status out: exit %d\n%s", code, status.String())
+	}
+	for _, want := range []string{"state:  finished: every benchmark is merged\n", "gsm8k: 6 samples, merged, 0 failed"} {
+		if !strings.Contains(status.String(), want) {
+			t.Errorf("nel status out lacks %q:\n%s", want, status.String())
+		}
+	}
 	for _, f := range []string{"out/gsm8k/shards/shard-00000-of-00002.parquet", "out/gsm8k/shards/shard-00001-of-00002.parquet", "out/gsm8k/results.parquet", "out/report.md"} {
 		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
 			t.Errorf("after the pods: %v", err)
