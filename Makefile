@@ -16,13 +16,14 @@ STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 FUZZ_TARGETS ?= ./runtime/shellquote:FuzzQuote ./compiler:FuzzLoad ./compiler:FuzzInjectScript
 FUZZTIME ?= 30s
 
-.PHONY: all help build example test test-slurm testdeps lint tools bench coverage fuzz docs clean
+.PHONY: all help build image example test test-slurm testdeps lint tools bench coverage fuzz docs clean
 
 all: build
 
 help:
 	@echo 'Targets:'
 	@echo '  build  static binaries bin/nel and bin/nel-run (VERSION=$(VERSION))'
+	@echo '  image  the container images $(IMAGE) (nel and nel-run on distroless) and $(IMAGE)-sandbox (with bubblewrap), with docker'
 	@echo '  example  build, then run examples/quickstart.cue: a full local evaluation against the simulated endpoint'
 	@echo '  test   the whole suite (after testdeps): go test -count=1 ./..., skips listed at the end'
 	@echo '  test-slurm  the end-to-end scenarios on a real SLURM cluster (a private one, started and stopped; needs root)'
@@ -49,6 +50,14 @@ NELRUN_TAGS := noasm,arrow_json_stdlib
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/nel ./cmd/nel
 	CGO_ENABLED=0 go build -tags $(NELRUN_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o bin/nel-run ./cmd/nel-run
+
+# The container images (Dockerfile): the default target, and the one
+# with bubblewrap and python3 for the local sandbox.
+IMAGE ?= nel:$(VERSION)
+image:
+	@command -v docker >/dev/null 2>&1 || { echo 'make image: docker is not installed; build the Dockerfile with another OCI builder (podman build, buildah bud) or install docker' >&2; exit 1; }
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) --target sandbox -t $(IMAGE)-sandbox .
 
 # The README's main command: a full local evaluation (GSM8K-format problems,
 # 4 repeats, 2 shards) against nel's simulated endpoint; no GPU, network or

@@ -19,24 +19,28 @@ import (
 
 // CompileOptions are the inputs of Compile besides the recipe.
 type CompileOptions struct {
-	Target       string // "slurm" (default) or "make"
+	Target       string // "slurm" (default), "make" or "k8s"
 	NelVersion   string
 	NelRun       string // path of nel-run on the nodes
 	NelRunSHA256 string // its sha256 (hex)
 	Reproduce    string // the command line that compiles this again
+	K8s          K8sOptions
 }
 
-// Compile emits the job for a validated recipe: an sbatch script or a
-// Makefile. The output depends only on its inputs: the same recipe,
+// Compile emits the job for a validated recipe: an sbatch script, a
+// Makefile, or Kubernetes objects (k8s.go). The output depends only on its inputs: the same recipe,
 // options and nel version give the same bytes.
 func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 	h, _, err := ComputeHashes(s)
 	if err != nil {
 		return nil, err
 	}
-	p, err := BuildPlan(s, h, opts.NelVersion)
+	p, err := buildPlan(s, h, opts.NelVersion, opts.Target)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Target == "k8s" {
+		return compileK8s(s, p, opts)
 	}
 	if opts.Target == "" || opts.Target == "slurm" {
 		if err := guardServers(s, p); err != nil {
@@ -63,7 +67,7 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown target %q: expected slurm or make", opts.Target)
+		return nil, fmt.Errorf("unknown target %q: expected slurm, make or k8s", opts.Target)
 	}
 	var b bytes.Buffer
 	if err := t.ExecuteTemplate(&b, name, j); err != nil {
@@ -184,42 +188,7 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 		Shards:       p.Shards,
 		EvalNodes:    1,
 	}
-	for _, sv := range p.Services {
-		if sv.APIKey != nil && sv.APIKey.Default == nil && !sv.Managed { // a managed server's is the job's own
-			j.Secrets = append(j.Secrets, secret{Name: sv.APIKey.Name, Where: "services." + sv.Name + ".api_key"})
-		}
-		for _, e := range sv.Env {
-			if e.From != nil && e.From.Default == nil {
-				j.Secrets = append(j.Secrets, secret{Name: e.From.Name, Where: "services." + sv.Name + ".extra_env." + e.Name})
-			}
-		}
-		for _, name := range envRefsIn(sv.URL) {
-			if name != "" && !strings.Contains(sv.URL, "${"+name+":-") {
-				j.Secrets = append(j.Secrets, secret{Name: name, Where: "services." + sv.Name + ".url"})
-			}
-		}
-		for _, role := range []string{"prefill", "decode"} {
-			w := r.Services[sv.Name].role(role)
-			if w == nil {
-				continue
-			}
-			for _, k := range sortedKeys(w.ExtraEnv) {
-				if ref, ok := parseWholeEnvRef(w.ExtraEnv[k]); ok {
-					j.Secrets = append(j.Secrets, secret{Name: ref.Name, Where: "services." + sv.Name + "." + role + ".extra_env." + k})
-				}
-			}
-		}
-		if rs := r.Services[sv.Name]; refsInWords(rs) {
-			for _, f := range []struct{ field, v string }{{"model", rs.Model}, {"image", rs.Image}} {
-				for _, name := range envRefsIn(f.v) {
-					j.Secrets = append(j.Secrets, secret{Name: name, Where: "services." + sv.Name + "." + f.field})
-				}
-			}
-		}
-	}
-	// One check per variable, however many fields name it.
-	slices.SortStableFunc(j.Secrets, func(a, b secret) int { return strings.Compare(a.Name, b.Name) })
-	j.Secrets = slices.CompactFunc(j.Secrets, func(a, b secret) bool { return a.Name == b.Name })
+	j.Secrets = jobSecrets(r, p)
 	if opts.Target == "make" {
 		for _, sv := range p.Services {
 			if sv.Managed {
@@ -242,6 +211,50 @@ func newJob(s *Source, p *plan.Plan, opts CompileOptions) (*job, error) {
 	}
 	j.harnessSteps(s, p)
 	return j, nil
+}
+
+// jobSecrets are the variables the job takes from the environment it is
+// submitted in (by name, never by value): the keys, environment values and
+// url references of the plan's services, one each, sorted by name.
+func jobSecrets(r *Recipe, p *plan.Plan) []secret {
+	var secrets []secret
+	for _, sv := range p.Services {
+		if sv.APIKey != nil && sv.APIKey.Default == nil && !sv.Managed { // a managed server's is the job's own
+			secrets = append(secrets, secret{Name: sv.APIKey.Name, Where: "services." + sv.Name + ".api_key"})
+		}
+		for _, e := range sv.Env {
+			if e.From != nil && e.From.Default == nil {
+				secrets = append(secrets, secret{Name: e.From.Name, Where: "services." + sv.Name + ".extra_env." + e.Name})
+			}
+		}
+		for _, name := range envRefsIn(sv.URL) {
+			if name != "" && !strings.Contains(sv.URL, "${"+name+":-") {
+				secrets = append(secrets, secret{Name: name, Where: "services." + sv.Name + ".url"})
+			}
+		}
+		for _, role := range []string{"prefill", "decode"} {
+			w := r.Services[sv.Name].role(role)
+			if w == nil {
+				continue
+			}
+			for _, k := range sortedKeys(w.ExtraEnv) {
+				if ref, ok := parseWholeEnvRef(w.ExtraEnv[k]); ok {
+					secrets = append(secrets, secret{Name: ref.Name, Where: "services." + sv.Name + "." + role + ".extra_env." + k})
+				}
+			}
+		}
+		if rs := r.Services[sv.Name]; refsInWords(rs) {
+			for _, f := range []struct{ field, v string }{{"model", rs.Model}, {"image", rs.Image}} {
+				for _, name := range envRefsIn(f.v) {
+					secrets = append(secrets, secret{Name: name, Where: "services." + sv.Name + "." + f.field})
+				}
+			}
+		}
+	}
+	// One check per variable, however many fields name it.
+	slices.SortStableFunc(secrets, func(a, b secret) int { return strings.Compare(a.Name, b.Name) })
+	secrets = slices.CompactFunc(secrets, func(a, b secret) bool { return a.Name == b.Name })
+	return secrets
 }
 
 // layout decides the SLURM shape: which node pools become het-job
@@ -513,6 +526,16 @@ func (srv *server) access(sv plan.Service, rs *Service) {
 // and the names they export. The cluster's container_env applies to every
 // server; a server's own extra_env wins.
 func serverEnv(cl Cluster, sv plan.Service) (exports, names []string) {
+	for _, e := range serverEnvVars(cl, sv) {
+		names = append(names, e.Name)
+		exports = append(exports, exportEnv(e))
+	}
+	return exports, names
+}
+
+// serverEnvVars is sv's environment: its extra_env, then the cluster's
+// container_env for the names extra_env does not set.
+func serverEnvVars(cl Cluster, sv plan.Service) []plan.EnvVar {
 	env := slices.Clone(sv.Env)
 	for _, k := range sortedKeys(cl.ContainerEnv) {
 		if slices.ContainsFunc(env, func(e plan.EnvVar) bool { return e.Name == k }) {
@@ -524,11 +547,7 @@ func serverEnv(cl Cluster, sv plan.Service) (exports, names []string) {
 		}
 		env = append(env, e)
 	}
-	for _, e := range env {
-		names = append(names, e.Name)
-		exports = append(exports, exportEnv(e))
-	}
-	return exports, names
+	return env
 }
 
 // sandboxPools lays out the slurm sandboxes: one sandbox server per node of

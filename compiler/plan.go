@@ -14,7 +14,13 @@ import (
 // BuildPlan turns a validated recipe into the plan nel-run executes.
 // It refuses what this nel cannot run yet.
 func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
-	if errs := unsupported(s); len(errs) > 0 {
+	return buildPlan(s, h, nelVersion, "")
+}
+
+// buildPlan is BuildPlan for a compile target, which decides some of what
+// can run (a server's image, on a local cluster, only on Kubernetes).
+func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, error) {
+	if errs := unsupported(s, target); len(errs) > 0 {
 		return nil, errs.truncated()
 	}
 	r := s.Recipe

@@ -10,8 +10,9 @@ import (
 
 // Features that load (so NeMo Evaluator configs validate unchanged) but
 // that this nel cannot run yet. compile refuses them with the feature and
-// where it is; validate reports them as notes.
-func unsupported(s *Source) Errors {
+// where it is; validate reports them as notes. target is the compile
+// target ("" for none).
+func unsupported(s *Source, target string) Errors {
 	c := &ruleChecker{s: s, r: s.Recipe}
 	no := func(feature string, path ...any) {
 		c.at("not supported yet: "+feature, path...)
@@ -45,7 +46,9 @@ func unsupported(s *Source) Errors {
 		if c.dynamoNimSupport(no, name, sv) {
 			continue
 		}
-		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" {
+		// Kubernetes runs a server in its image wherever the recipe
+		// meant to run.
+		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" && target != "k8s" {
 			no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
 		}
 		if strings.Contains(sv.URL, "${") {
@@ -304,7 +307,7 @@ func envRefsIn(s string) []string {
 
 // Unsupported lists the features of a valid recipe that nel compile
 // refuses (it runs them in a later version); nel validate shows them as notes.
-func Unsupported(s *Source) Errors { return unsupported(s) }
+func Unsupported(s *Source) Errors { return unsupported(s, "") }
 
 // nodeResolves says whether the string at path p may keep a literal ${VAR}
 // (written $${VAR}) for the node to resolve: a service's url, a dynamo or

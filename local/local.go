@@ -27,6 +27,7 @@ import (
 	"github.com/nel-eval/nel/analysis/report"
 	"github.com/nel-eval/nel/analysis/report/render"
 	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runctl"
 	"github.com/nel-eval/nel/runtime/merge"
@@ -80,7 +81,7 @@ func Run(ctx context.Context, s *compiler.Source, o Options, stdout, stderr io.W
 			}
 		}()
 		stderr = io.MultiWriter(stderr, logFile)
-		if !isTerminal(ui) {
+		if !cli.IsTerminal(ui) {
 			ui = stderr
 		}
 	}

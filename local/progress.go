@@ -3,11 +3,11 @@ package local
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/shard"
 )
@@ -33,7 +33,7 @@ type progressUI struct {
 
 func newProgressUI(w io.Writer, p *plan.Plan, interval time.Duration) *progressUI {
 	u := &progressUI{
-		w: w, tty: isTerminal(w), start: time.Now(),
+		w: w, tty: cli.IsTerminal(w), start: time.Now(),
 		shards: map[string]map[int]shard.Progress{}, base: map[string]int{},
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -49,15 +49,6 @@ func newProgressUI(w io.Writer, p *plan.Plan, interval time.Duration) *progressU
 	}
 	go u.loop()
 	return u
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
 func (u *progressUI) update(s shard.Progress) {

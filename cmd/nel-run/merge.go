@@ -72,6 +72,12 @@ func (o *mergeOptions) run(e *env) int {
 		return exitFailure
 	}
 	dir := outDir(o.plan, o.out, p)
+	// A compiled script puts the plan in the run folder's .nel before any
+	// shard; a pod (-t k8s) reads it elsewhere and has no script to.
+	if err := keepPlan(o.plan, dir, p); err != nil {
+		e.errorf("merge: %v", err)
+		return exitFailure
+	}
 	unlock, err := merge.Lock(rundir.Dir(dir).MergeLock())
 	if err != nil {
 		e.errorf("merge: %v", err)

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 
+	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
 )
@@ -38,4 +40,37 @@ func outDir(planPath, flagOut string, p *plan.Plan) string {
 		return string(d)
 	}
 	return p.OutputDir
+}
+
+// keepPlan copies the plan read from planPath, byte for byte, into run
+// folder dir's .nel, where nel status and nel-run merge DIR look for a
+// run's plan, when it came from elsewhere (-t k8s mounts it from a
+// ConfigMap); a plan already there is left as it is.
+func keepPlan(planPath, dir string, p *plan.Plan) error {
+	d := rundir.Dir(dir)
+	if from, ok := rundir.OfPlan(planPath); ok && samePath(string(from), dir) {
+		return nil // already the run folder's, under whatever name
+	}
+	dst := d.Plan(p.PlanHash)
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(planPath)
+	if err != nil {
+		return fmt.Errorf("keep plan: %w", err)
+	}
+	if err := os.MkdirAll(d.Meta(), 0o755); err != nil {
+		return fmt.Errorf("keep plan: %w", err)
+	}
+	if err := atomicfile.WriteFile(dst, b); err != nil {
+		return fmt.Errorf("keep plan: %w", err)
+	}
+	return nil
+}
+
+// samePath reports whether a and b name one folder (cleaned, absolute).
+func samePath(a, b string) bool {
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
 }

@@ -5,13 +5,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
 // progressLog prints one status line every interval: the form that reads
-// well in a SLURM log file.
+// well in a SLURM log file. On a terminal it redraws one line in place
+// instead, a few times a second.
 type progressLog struct {
 	e        *env
+	tty      bool
+	drawMu   sync.Mutex // one line written at a time (the ticks, stop)
+	drawn    bool       // a line is on the terminal, not yet ended; under drawMu
 	mu       sync.Mutex
 	last     shard.Progress
 	started  time.Time
@@ -21,8 +26,15 @@ type progressLog struct {
 	stopOnce sync.Once
 }
 
+// ttyRedraw is how often the terminal's line is redrawn.
+const ttyRedraw = 250 * time.Millisecond
+
 func newProgressLog(e *env, every time.Duration) *progressLog {
-	p := &progressLog{e: e, started: time.Now(), ticker: time.NewTicker(every), quit: make(chan struct{}), base: -1}
+	tty := cli.IsTerminal(e.stderr)
+	if tty {
+		every = ttyRedraw
+	}
+	p := &progressLog{e: e, tty: tty, started: time.Now(), ticker: time.NewTicker(every), quit: make(chan struct{}), base: -1}
 	go func() {
 		for {
 			select {
@@ -52,7 +64,17 @@ func (p *progressLog) print() {
 	if s.Total == 0 {
 		return
 	}
-	fmt.Fprintf(p.e.stderr, "nel-run shard: %s\n", formatProgress(s, base, time.Since(p.started)))
+	line := formatProgress(s, base, time.Since(p.started))
+	p.drawMu.Lock()
+	defer p.drawMu.Unlock()
+	if p.tty {
+		// Back to the line's start, then clear it: the new line may be
+		// shorter than the last.
+		fmt.Fprintf(p.e.stderr, "\r\x1b[Knel-run shard: %s", line)
+		p.drawn = true
+		return
+	}
+	fmt.Fprintf(p.e.stderr, "nel-run shard: %s\n", line)
 }
 
 // formatProgress renders "gsm8k 0/4: 1200/1319 (91.0%) · 35.2/s · ETA 3s · 2 failed".
@@ -70,9 +92,19 @@ func formatProgress(s shard.Progress, base int, elapsed time.Duration) string {
 	return line
 }
 
+// stop ends the ticks; on a terminal it draws the last state and ends
+// the line, so that what is printed next starts on a line of its own.
 func (p *progressLog) stop() {
 	p.stopOnce.Do(func() {
 		p.ticker.Stop()
 		close(p.quit)
+		if p.tty {
+			p.print()
+			p.drawMu.Lock()
+			if p.drawn {
+				fmt.Fprintln(p.e.stderr)
+			}
+			p.drawMu.Unlock()
+		}
 	})
 }

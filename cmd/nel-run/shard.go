@@ -7,6 +7,7 @@ import (
 
 	"github.com/nel-eval/nel/internal/cli"
 	"github.com/nel-eval/nel/runtime/shard"
+	"github.com/nel-eval/nel/runtime/shardmetrics"
 	"github.com/spf13/cobra"
 )
 
@@ -22,9 +23,13 @@ alone (exit 0); with --resume its samples that ended in infra_error (the
 endpoint, network, sandbox or a judge failed) run again, and its scored
 samples and model errors are kept.
 
-Progress is logged every --progress (the plan's output.progress_interval by
-default). --cpuprofile and --memprofile write pprof profiles of the run
-(go tool pprof FILE).`
+Progress: on a terminal, one line redrawn in place (samples done, samples/s,
+ETA, failures so far); otherwise a line every --progress (the plan's
+output.progress_interval by default), the form that reads well in a log.
+With --metrics-addr, the same counters, the model requests in flight and
+their latency are served in Prometheus' text format on http://ADDR/metrics
+while the shard runs. --cpuprofile and --memprofile write pprof profiles of
+the run (go tool pprof FILE).`
 
 type shardOptions struct {
 	plan, benchmark, out string
@@ -32,6 +37,7 @@ type shardOptions struct {
 	every                time.Duration
 	resume               bool
 	prof                 cli.Profiles
+	metricsAddr          string
 }
 
 func newShardCmd(e *env) *cobra.Command {
@@ -46,6 +52,7 @@ func newShardCmd(e *env) *cobra.Command {
 	f.DurationVar(&o.every, "progress", 0, "log a progress line this often (default: the plan's progress_interval)")
 	f.BoolVar(&o.resume, "resume", false, "also run again the samples that ended in infra_error, in a complete shard too")
 	o.prof.AddFlags(f)
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics while the shard runs (HOST:PORT, e.g. :9400)")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
 		switch {
 		case o.plan == "":
@@ -74,17 +81,34 @@ func (o *shardOptions) run(ctx context.Context, e *env) int {
 	if interval <= 0 {
 		interval = 30 * time.Second
 	}
+	if o.out != "" {
+		// nel status finds the run by its plan, in the run folder.
+		if err := keepPlan(o.plan, o.out, p); err != nil {
+			e.errorf("shard: %v", err)
+			return exitFailure
+		}
+	}
 	prog := newProgressLog(e, interval)
 	defer prog.stop()
-	res, err := shard.Run(ctx, shard.Options{
+	opts := shard.Options{
 		Plan: p, Benchmark: o.benchmark, Shard: o.shard, Of: o.of,
 		OutDir:     outDir(o.plan, o.out, p),
 		NelVersion: version,
 		Logger:     e.log,
 		Progress:   prog.update,
 		RetryInfra: o.resume,
-	})
+	}
+	if o.metricsAddr != "" {
+		stop, err := serveMetrics(ctx, e, o.metricsAddr, &opts)
+		if err != nil {
+			e.errorf("shard: %v", err)
+			return exitFailure
+		}
+		defer stop()
+	}
+	res, err := shard.Run(ctx, opts)
 	if err != nil {
+		prog.stop() // ends a terminal's progress line before the error
 		e.errorf("shard: %v", err)
 		return exitFailure
 	}
@@ -96,4 +120,22 @@ func (o *shardOptions) run(ctx context.Context, e *env) int {
 		fmt.Fprintf(e.stderr, "nel-run shard: wrote %s (%d rows, %d resumed from the journal)\n", res.Path, res.Rows, res.Resumed)
 	}
 	return exitOK
+}
+
+// serveMetrics serves the shard's counters on addr's /metrics, fed by the
+// shard's progress and its model transport, until stop.
+func serveMetrics(ctx context.Context, e *env, addr string, opts *shard.Options) (stop func(), err error) {
+	m := shardmetrics.New()
+	bound, stop, err := shardmetrics.Serve(ctx, addr, m, e.log)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "nel-run shard: metrics on http://%s/metrics\n", bound)
+	progress := opts.Progress
+	opts.Progress = func(p shard.Progress) {
+		progress(p)
+		m.Update(p)
+	}
+	opts.ModelTransport = m.Wrap
+	return stop, nil
 }

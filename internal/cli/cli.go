@@ -7,6 +7,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -165,4 +166,16 @@ func Build(commit, date string) string {
 		date = "unknown"
 	}
 	return fmt.Sprintf("commit %s, built %s", commit, date)
+}
+
+// IsTerminal reports whether w is a terminal that can redraw a line in
+// place (a character device whose TERM is not "dumb"): nel run's and
+// nel-run shard's progress lines are drawn there, and logged elsewhere.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }

@@ -66,6 +66,10 @@ type Options struct {
 	// Progress, when set, is called after every finished sample (and once
 	// at the start); it must be cheap.
 	Progress func(Progress)
+	// ModelTransport, when set, wraps the model client's transport nearest
+	// the wire, under the interceptor chain: it sees each request the
+	// server gets (nel-run shard --metrics-addr counts them).
+	ModelTransport func(http.RoundTripper) http.RoundTripper
 	// BreakerThreshold is how many samples in a row may fail as if the
 	// endpoint were down (server_error, rate_limit, timeout) before the
 	// shard stops sending and probes it; 0 means 20.
@@ -1012,6 +1016,15 @@ func (r *runner) client() (*model.Client, error) {
 	mw, err := r.middleware(r.svc)
 	if err != nil {
 		return nil, err
+	}
+	if wrap := r.o.ModelTransport; wrap != nil {
+		chain := mw
+		mw = func(rt http.RoundTripper) http.RoundTripper {
+			if chain == nil {
+				return wrap(rt)
+			}
+			return chain(wrap(rt))
+		}
 	}
 	c, err := model.New(model.Config{
 		Middleware:    mw,
