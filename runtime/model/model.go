@@ -213,9 +213,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	ht := &hookTransport{base: base}
 	hc.Transport = ht
-	if cfg.RequestTimeout > 0 {
-		hc.Timeout = cfg.RequestTimeout
-	}
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
@@ -227,13 +224,14 @@ func New(cfg Config) (*Client, error) {
 // connections to a host: MaxConnsPerHost makes the n+1-th concurrent call
 // wait for a connection instead of dialing one, so an evaluation opens as
 // many connections as it runs samples in parallel, and no more.
-func newTransport(n int) *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+func newTransport(n int) http.RoundTripper {
+	dial := (&net.Dialer{
+		Timeout:   30 * time.Second,
+		KeepAlive: 30 * time.Second,
+	}).DialContext
+	fallback := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          n,
 		MaxIdleConnsPerHost:   n,
@@ -241,7 +239,12 @@ func newTransport(n int) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// Small buffers: one pair per connection, and a shard may hold
+		// thousands (the default is 4 KiB each).
+		ReadBufferSize:  2 << 10,
+		WriteBufferSize: 2 << 10,
 	}
+	return newPlainTransport(n, fallback, dial)
 }
 
 // Close releases the client's idle connections and what its middleware
@@ -275,7 +278,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	var last *failure.Error // the previous attempt's failure
 	for attempt := 1; ; attempt++ {
 		w := &wire{overlay: overlay}
-		resp, err := c.once(withWire(ctx, w), req, w)
+		resp, err := c.attempt(ctx, req, w)
 		if err == nil {
 			resp.Attempts = attempt
 			return resp, nil
@@ -337,6 +340,18 @@ func (c *Client) ctxFailure(ctx context.Context, last *failure.Error, attempts i
 		f.Status = last.Status
 	}
 	return f
+}
+
+// attempt makes one request within RequestTimeout. The timeout is a
+// context here rather than http.Client.Timeout, which starts a goroutine
+// per request to enforce it.
+func (c *Client) attempt(ctx context.Context, req Request, w *wire) (*Response, error) {
+	if c.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+	}
+	return c.once(withWire(ctx, w), req, w)
 }
 
 // once makes one request.
