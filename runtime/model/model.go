@@ -159,6 +159,7 @@ type Client struct {
 	oa        *openai.Client
 	transport *hookTransport
 	log       *slog.Logger
+	chatURL   string // where go-openai sends chat completions
 }
 
 // New returns a client for cfg.
@@ -217,7 +218,8 @@ func New(cfg Config) (*Client, error) {
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = &hc
-	return &Client{cfg: cfg, oa: openai.NewClientWithConfig(oc), transport: ht, log: log}, nil
+	return &Client{cfg: cfg, oa: openai.NewClientWithConfig(oc), transport: ht, log: log,
+		chatURL: oc.BaseURL + "/chat/completions"}, nil
 }
 
 // newTransport returns a keep-alive transport whose pool holds at most n
@@ -373,6 +375,10 @@ func (c *Client) once(ctx context.Context, req Request, w *wire) (*Response, err
 }
 
 func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, error) {
+	if r, err, ok := c.fastChat(ctx, req, w); ok {
+		return r, err
+	}
+	*w = wire{overlay: w.overlay} // a redirect: forget its answer
 	out, err := c.oa.CreateChatCompletion(ctx, chatRequest(c.cfg.Model, req))
 	if err != nil {
 		return nil, err
