@@ -529,6 +529,23 @@ func (s *Server) record(raw []byte) {
 	}
 }
 
+// promptOf is the text that picks the answer (the last user message, or
+// the completion's prompt) and the prompt's length in bytes.
+func promptOf(req *request, chat bool) (text string, promptLen int) {
+	if !chat {
+		text = promptText(req.Prompt)
+		return text, len(text)
+	}
+	for _, m := range req.Messages {
+		c := contentText(m.Content)
+		promptLen += len(c)
+		if m.Role == "user" {
+			text = c
+		}
+	}
+	return text, promptLen
+}
+
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	s.requests.Add(1)
 	h := w.Header()
@@ -544,25 +561,11 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
 		return
 	}
-	var text string
-	var promptLen int
-	if chat {
-		if len(req.Messages) == 0 {
-			writeError(w, http.StatusBadRequest, "BadRequestError", "messages: empty")
-			return
-		}
-		for _, m := range req.Messages {
-			c := contentText(m.Content)
-			promptLen += len(c)
-			if m.Role == "user" {
-				text = c
-			}
-		}
-	} else {
-		text = promptText(req.Prompt)
-		promptLen = len(text)
+	if chat && len(req.Messages) == 0 {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "messages: empty")
+		return
 	}
-
+	text, promptLen := promptOf(&req, chat)
 	if s.slots != nil {
 		select {
 		case s.slots <- struct{}{}:
