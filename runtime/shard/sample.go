@@ -22,11 +22,28 @@ import (
 // (reference §5.4): a wrong answer that reads like this is a refusal.
 var refusalRE = regexp.MustCompile(`(?i)I cannot|I'm unable|I can't|as an AI|I don't have the ability|I apologize`)
 
-// sample runs one (item, repeat) within the benchmark's per-sample time
-// budget. interrupted reports that the run itself was stopped (the sample
-// then has no result and runs again on resume).
+// sample runs one (item, repeat): ask, release, then conclude.
 // release is called as soon as the model has answered.
 func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Item, repeat, attempt int, release func()) (rec *sampleRecord, interrupted bool) {
+	a := r.ask(ctx, client, it, repeat, attempt)
+	release()
+	return r.conclude(ctx, a)
+}
+
+// answer is what the request of a sample brought back.
+type answer struct {
+	it              *bench.Item
+	repeat, attempt int
+	seed            int64
+	reqJSON         []byte
+	resp            *model.Response
+	err             error
+	latency         time.Duration
+}
+
+// ask sends the request of one (item, repeat) within the benchmark's
+// per-sample time budget.
+func (r *runner) ask(ctx context.Context, client *model.Client, it *bench.Item, repeat, attempt int) answer {
 	seed := Seed(r.p.RecipeHash, r.b.Key, it.ID, repeat)
 	req, reqJSON := r.request(it, seed)
 	budget := r.sampleBudget()
@@ -37,7 +54,14 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	resp, err := client.Complete(sctx, req)
 	latency := time.Since(start)
 	r.noteResponse(resp)
-	release()
+	return answer{it: it, repeat: repeat, attempt: attempt, seed: seed, reqJSON: reqJSON, resp: resp, err: err, latency: latency}
+}
+
+// conclude scores an answered sample and makes its record. interrupted
+// reports that the run itself was stopped (the sample then has no result
+// and runs again on resume).
+func (r *runner) conclude(ctx context.Context, a answer) (rec *sampleRecord, interrupted bool) {
+	it, repeat, attempt, seed, reqJSON, resp, err, latency := a.it, a.repeat, a.attempt, a.seed, a.reqJSON, a.resp, a.err, a.latency
 	if err != nil && ctx.Err() != nil {
 		return nil, true
 	}
