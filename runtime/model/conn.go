@@ -171,7 +171,20 @@ func (t *plainTransport) get(ctx context.Context, host string) (*plainConn, erro
 
 // dialConn opens a connection in a slot taken for it.
 func (t *plainTransport) dialConn(ctx context.Context, host string, h *hostConns) (*plainConn, error) {
-	c, err := t.dial(ctx, "tcp", host)
+	// The dial runs on a goroutine of its own: its call chain is deep,
+	// and the caller's stack, grown to hold it, would stay that size
+	// while the request waits for its answer.
+	type dialed struct {
+		c   net.Conn
+		err error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		c, err := t.dial(ctx, "tcp", host)
+		done <- dialed{c, err}
+	}()
+	d := <-done
+	c, err := d.c, d.err
 	if err != nil {
 		t.release(h)
 		return nil, err

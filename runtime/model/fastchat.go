@@ -84,37 +84,43 @@ func errorResponse(resp *http.Response, body []byte) error {
 	return er.Error
 }
 
-// chatReply is the part of a chat completion nel reads.
+// chatReply is the part of a chat completion nel reads (scanChat fills it;
+// the JSON tags say where each field is, and let the tests decode it with
+// encoding/json too).
 type chatReply struct {
-	Model             string `json:"model"`
-	SystemFingerprint string `json:"system_fingerprint"`
-	Choices           []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			// Some servers (vLLM ≥ 0.10 with a reasoning parser,
-			// OpenRouter) name the field "reasoning".
-			Reasoning string `json:"reasoning"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-	} `json:"choices"`
-	Usage struct {
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []chatChoice `json:"choices"`
+	Usage             struct {
 		PromptTokens            int                             `json:"prompt_tokens"`
 		CompletionTokens        int                             `json:"completion_tokens"`
 		CompletionTokensDetails *openai.CompletionTokensDetails `json:"completion_tokens_details"`
 	} `json:"usage"`
 }
 
+type chatChoice struct {
+	FinishReason string `json:"finish_reason"`
+	Message      struct {
+		Content          string `json:"content"`
+		ReasoningContent string `json:"reasoning_content"`
+		// Some servers (vLLM ≥ 0.10 with a reasoning parser,
+		// OpenRouter) name the field "reasoning".
+		Reasoning string         `json:"reasoning"`
+		ToolCalls []chatToolCall `json:"tool_calls"`
+	} `json:"message"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 func decodeChat(body []byte) (*Response, error) {
 	var out chatReply
-	if err := json.Unmarshal(body, &out); err != nil {
+	if err := scanChat(body, &out); err != nil {
 		return nil, err
 	}
 	if len(out.Choices) == 0 {

@@ -83,3 +83,49 @@ func TestDecodeChat(t *testing.T) {
 		t.Error("a truncated body decoded")
 	}
 }
+
+// scanChat reads what encoding/json reads into chatReply, and fails where
+// it fails: escapes (\u with surrogate pairs, \/), invalid UTF-8 (replaced),
+// nulls, unknown members of every kind, duplicate members (the last wins),
+// and bodies that are truncated, have trailing data or a wrong type.
+func TestScanChatAsJSON(t *testing.T) {
+	ok := []string{
+		`{"choices":[{"message":{"content":"plain"}}]}`,
+		`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"logprobs":null,"finish_reason":"stop","message":{"role":"assistant","content":"a\nb \"q\" \\ \/ \u00e9 \ud83d\ude00 \u2028","refusal":null,"tool_calls":[]}}],"usage":{"prompt_tokens":1,"total_tokens":3,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":null},"extra":{"a":[1,2.5e3,-0.1,true,false,null,{"b":"c"}]}}`,
+		"{\"choices\":[{\"message\":{\"content\":\"bad \xff utf8\"}}]}",
+		`{"choices":[{"message":{"content":null,"reasoning_content":null,"reasoning":"r","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]}}]}`,
+		`{"choices":[{"message":{"content":"first"}},{"message":{"content":"second"}}],"model":"a","model":"b"}`,
+		`{"choices":null,"usage":null}`,
+		`  {"usage":{"completion_tokens_details":{"reasoning_tokens":7,"accepted_prediction_tokens":0}}}  `,
+		`{}`,
+	}
+	bad := []string{
+		``, `{`, `{"choices":[{"message":{"content":"trunc`, `{"choices":[}`, `{"model":1}`,
+		`{"choices":[{"message":{"content":["part"]}}]}`, `{"usage":{"prompt_tokens":1.5}}`,
+		`{"a":tru}`, `{"a":01}`, `{} {}`, `{"a":1,}`, "{\"content\":\"ctl\x01\"}",
+	}
+	for _, body := range ok {
+		var want, got chatReply
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatalf("encoding/json refused %s: %v", body, err)
+		}
+		if err := scanChat([]byte(body), &got); err != nil {
+			t.Errorf("scanChat(%s): %v", body, err)
+			continue
+		}
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if string(wj) != string(gj) {
+			t.Errorf("scanChat(%s):\n got %s\nwant %s", body, gj, wj)
+		}
+	}
+	for _, body := range bad {
+		var want, got chatReply
+		if json.Unmarshal([]byte(body), &want) == nil {
+			t.Fatalf("encoding/json accepted %q", body)
+		}
+		if err := scanChat([]byte(body), &got); err == nil {
+			t.Errorf("scanChat accepted %q", body)
+		}
+	}
+}

@@ -771,14 +771,16 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 			done(jb, rec, interrupted)
 		default:
 			a := r.ask(ctx, client, it, jb.key.Repeat, jb.attempt)
-			release()
 			if a.err != nil {
 				// A failure is not scored, and the breaker watches
-				// failures: it sees this one before the next request.
+				// failures: it sees this one before the slot is freed, so
+				// that once it stops the shard, no more than the other
+				// requests in flight went out.
 				rec, interrupted := r.conclude(ctx, a)
 				done(jb, rec, interrupted)
-				return nil
+				return nil // the deferred release frees the slot
 			}
+			release()
 			return func() {
 				rec, interrupted := r.conclude(ctx, a)
 				done(jb, rec, interrupted)
