@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,22 +93,13 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 	}
 	var nel procCost
 	var asyncPeak int64
-	var outs []string
-	b.ResetTimer()
-	for b.Loop() {
-		out := filepath.Join(dir, fmt.Sprint("out", len(outs)))
-		outs = append(outs, out)
-		c := runMeasured(b, shardCmd(b, bin, p, out))
+	runs := runShards(b, bin, p, dir, items*repeats, func(c procCost) {
 		nel.wall, nel.cpu, nel.peakKiB = nel.wall+c.wall, nel.cpu+c.cpu, max(nel.peakKiB, c.peakKiB)
 		if py != "" {
 			asyncPeak = max(asyncPeak, runPeer(b, py, url, bodies, conc, items*repeats).peakKiB)
 		}
-	}
-	b.StopTimer()
-	for _, out := range outs {
-		checkShard(b, out, items*repeats)
-	}
-	per := nel.wall.Seconds() / float64(len(outs))
+	})
+	per := nel.wall.Seconds() / float64(runs)
 	samples := float64(items * repeats)
 	b.ReportMetric(nel.peakMB(), "peak-RSS-MB")
 	if py != "" {
@@ -117,6 +107,6 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 	}
 	b.ReportMetric(samples/per, "samples/s")
 	b.ReportMetric(100*(samples/conc)/per, "%efficiency")
-	b.ReportMetric(float64(nel.cpu.Microseconds())/(samples*float64(len(outs))), "client-cpu-us/sample")
+	b.ReportMetric(float64(nel.cpu.Microseconds())/(samples*float64(runs)), "client-cpu-us/sample")
 	b.ReportMetric(float64(lim.Max), "nofile-hard")
 }

@@ -149,6 +149,26 @@ func shardCmd(b *testing.B, bin string, p *plan.Plan, out string) *exec.Cmd {
 	return cmd
 }
 
+// runShards runs `nel-run shard` on p once per b.Loop iteration, each run
+// in a fresh output directory under dir, calls each with what it took,
+// and then checks every run's shard for want good rows (after the loop:
+// see above).
+func runShards(b *testing.B, bin string, p *plan.Plan, dir string, want int, each func(procCost)) (runs int) {
+	b.Helper()
+	var outs []string
+	b.ResetTimer()
+	for b.Loop() {
+		out := filepath.Join(dir, fmt.Sprint("out", len(outs)))
+		outs = append(outs, out)
+		each(runMeasured(b, shardCmd(b, bin, p, out)))
+	}
+	b.StopTimer()
+	for _, out := range outs {
+		checkShard(b, out, want)
+	}
+	return len(outs)
+}
+
 // checkShard fails b unless the shard in out has want rows, none of them
 // failed by the client or the endpoint.
 func checkShard(b *testing.B, out string, want int) {
@@ -224,23 +244,14 @@ func BenchmarkClientCost(b *testing.B) {
 		bodies = recordBodies(b, bin, data, *p, dir)
 	}
 	var nel, asy procCost
-	var outs []string
-	b.ResetTimer()
-	for b.Loop() {
-		out := filepath.Join(dir, fmt.Sprint("out", len(outs)))
-		outs = append(outs, out)
-		c := runMeasured(b, shardCmd(b, bin, p, out))
+	runs := runShards(b, bin, p, dir, items, func(c procCost) {
 		nel.wall, nel.cpu = nel.wall+c.wall, nel.cpu+c.cpu
 		if py != "" {
 			c = runPeer(b, py, url, bodies, conc, items)
 			asy.wall, asy.cpu = asy.wall+c.wall, asy.cpu+c.cpu
 		}
-	}
-	b.StopTimer()
-	for _, out := range outs {
-		checkShard(b, out, items)
-	}
-	samples := float64(items * len(outs))
+	})
+	samples := float64(items * runs)
 	b.ReportMetric(nel.cpu.Seconds()*1000/samples, "cpu-s/1000")
 	b.ReportMetric(samples/nel.wall.Seconds(), "samples/s")
 	if py != "" {
@@ -272,19 +283,9 @@ func BenchmarkEfficiencyCapped(b *testing.B) {
 				{Name: "reasoning"}, {Name: "finish_reason"}, {Name: "response_stats"},
 			}
 			var wall time.Duration
-			var outs []string
-			b.ResetTimer()
-			for b.Loop() {
-				out := filepath.Join(dir, fmt.Sprint("out", len(outs)))
-				outs = append(outs, out)
-				wall += runMeasured(b, shardCmd(b, bin, p, out)).wall
-			}
-			b.StopTimer()
-			for _, out := range outs {
-				checkShard(b, out, samples)
-			}
+			runs := runShards(b, bin, p, dir, samples, func(c procCost) { wall += c.wall })
 			ideal := float64(rounds) * latency.Seconds()
-			b.ReportMetric(100*ideal/(wall.Seconds()/float64(len(outs))), "%efficiency")
+			b.ReportMetric(100*ideal/(wall.Seconds()/float64(runs)), "%efficiency")
 		})
 	}
 }
