@@ -1,8 +1,10 @@
 // Package model is nel-run's client for OpenAI-compatible model endpoints
 // (vLLM, SGLang, TRT-LLM, hosted APIs).
 //
-// It is built on github.com/sashabaranov/go-openai, with two additions that
-// evaluation needs and go-openai does not give:
+// It is built on github.com/sashabaranov/go-openai (chat completions without
+// tools, the hot path, are written and read by fastchat.go instead, in the
+// same bytes; plain http:// endpoints go through conn.go's transport), with
+// two additions that evaluation needs and go-openai does not give:
 //
 //   - Exact generation parameters on the wire. go-openai's request structs
 //     tag temperature, top_p and the penalties `omitempty` and store them as
