@@ -46,6 +46,7 @@ func newSimServerCmd(e *env) *cobra.Command {
 	f.Float64Var(&o.cfg.OffFormat, "off-format", 0, "probability that an answer has no final answer a scorer reads (a model ignoring the prompt's format)")
 	f.DurationVar(&o.cfg.Latency, "latency", 0, "delay of every response")
 	f.DurationVar(&o.cfg.LatencyJitter, "latency-jitter", 0, "uniform jitter (±) of the delay")
+	f.IntVar(&o.cfg.MaxConcurrent, "max-concurrent", 0, "serve at most `N` completions at once, the others waiting in line (0: no cap)")
 	f.StringVar(&o.faults, "faults", "", "fault `SPEC`: per-request probabilities, e.g. 429=0.01,500=0.02,reset=0.01,slow=0.01,malformed=0.01,empty=0.01")
 	f.StringVar(&o.cfg.Model, "model", sim.DefaultModel, "model `NAME` it serves")
 	f.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the answers (with the prompt and the request's seed)")

@@ -1,8 +1,10 @@
 // Package model is nel-run's client for OpenAI-compatible model endpoints
 // (vLLM, SGLang, TRT-LLM, hosted APIs).
 //
-// It is built on github.com/sashabaranov/go-openai, with two additions that
-// evaluation needs and go-openai does not give:
+// It is built on github.com/sashabaranov/go-openai (chat completions without
+// tools, the hot path, are written and read by fastchat.go instead, in the
+// same bytes; plain http:// endpoints go through conn.go's transport), with
+// two additions that evaluation needs and go-openai does not give:
 //
 //   - Exact generation parameters on the wire. go-openai's request structs
 //     tag temperature, top_p and the penalties `omitempty` and store them as
@@ -159,6 +161,7 @@ type Client struct {
 	oa        *openai.Client
 	transport *hookTransport
 	log       *slog.Logger
+	chatURL   string // where go-openai sends chat completions
 }
 
 // New returns a client for cfg.
@@ -213,27 +216,26 @@ func New(cfg Config) (*Client, error) {
 	}
 	ht := &hookTransport{base: base}
 	hc.Transport = ht
-	if cfg.RequestTimeout > 0 {
-		hc.Timeout = cfg.RequestTimeout
-	}
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = &hc
-	return &Client{cfg: cfg, oa: openai.NewClientWithConfig(oc), transport: ht, log: log}, nil
+	return &Client{cfg: cfg, oa: openai.NewClientWithConfig(oc), transport: ht, log: log,
+		chatURL: oc.BaseURL + "/chat/completions"}, nil
 }
 
 // newTransport returns a keep-alive transport whose pool holds at most n
 // connections to a host: MaxConnsPerHost makes the n+1-th concurrent call
 // wait for a connection instead of dialing one, so an evaluation opens as
 // many connections as it runs samples in parallel, and no more.
-func newTransport(n int) *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+func newTransport(n int) http.RoundTripper {
+	dial := (&net.Dialer{
+		Timeout:   30 * time.Second,
+		KeepAlive: 30 * time.Second,
+	}).DialContext
+	fallback := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          n,
 		MaxIdleConnsPerHost:   n,
@@ -241,7 +243,12 @@ func newTransport(n int) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// Small buffers: one pair per connection, and a shard may hold
+		// thousands (the default is 4 KiB each).
+		ReadBufferSize:  2 << 10,
+		WriteBufferSize: 2 << 10,
 	}
+	return newPlainTransport(n, fallback, dial)
 }
 
 // Close releases the client's idle connections and what its middleware
@@ -275,7 +282,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 	var last *failure.Error // the previous attempt's failure
 	for attempt := 1; ; attempt++ {
 		w := &wire{overlay: overlay}
-		resp, err := c.once(withWire(ctx, w), req, w)
+		resp, err := c.attempt(ctx, req, w)
 		if err == nil {
 			resp.Attempts = attempt
 			return resp, nil
@@ -339,6 +346,18 @@ func (c *Client) ctxFailure(ctx context.Context, last *failure.Error, attempts i
 	return f
 }
 
+// attempt makes one request within RequestTimeout. The timeout is a
+// context here rather than http.Client.Timeout, which starts a goroutine
+// per request to enforce it.
+func (c *Client) attempt(ctx context.Context, req Request, w *wire) (*Response, error) {
+	if c.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+	}
+	return c.once(withWire(ctx, w), req, w)
+}
+
 // once makes one request.
 func (c *Client) once(ctx context.Context, req Request, w *wire) (*Response, error) {
 	var r *Response
@@ -358,6 +377,10 @@ func (c *Client) once(ctx context.Context, req Request, w *wire) (*Response, err
 }
 
 func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, error) {
+	if r, err, ok := c.fastChat(ctx, req, w); ok {
+		return r, err
+	}
+	*w = wire{overlay: w.overlay} // a redirect: forget its answer
 	out, err := c.oa.CreateChatCompletion(ctx, chatRequest(c.cfg.Model, req))
 	if err != nil {
 		return nil, err

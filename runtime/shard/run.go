@@ -754,22 +754,48 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 		cancel(err)
 	}
 	p := &workerPool{sem: make(chan struct{}, conc), jobs: make(chan pendingStart)}
-	p.run = func(jb pendingStart, release func()) {
-		var rec *sampleRecord
-		var interrupted bool
-		if r.agentic {
-			// The slot is held for the whole sample: max_concurrent
-			// bounds the sandboxes too.
-			rec, interrupted = r.agentSample(ctx, notingModel{r, client}, items[jb.key.Item], jb.key.Repeat, jb.attempt)
-		} else {
-			rec, interrupted = r.sample(ctx, client, items[jb.key.Item], jb.key.Repeat, jb.attempt, release)
-		}
+	done := func(jb pendingStart, rec *sampleRecord, interrupted bool) {
 		if interrupted {
 			return // infrastructure stopped it: it runs again next time
 		}
 		if err := r.finish(j, jb.key, jb.attempt, rec); err != nil {
 			fail(err)
 		}
+	}
+	p.run = func(jb pendingStart, release func()) func() {
+		it := items[jb.key.Item]
+		switch {
+		case r.agentic:
+			// The slot is held for the whole sample: max_concurrent
+			// bounds the sandboxes too.
+			rec, interrupted := r.agentSample(ctx, notingModel{r, client}, it, jb.key.Repeat, jb.attempt)
+			done(jb, rec, interrupted)
+		case p.then == nil:
+			rec, interrupted := r.sample(ctx, client, it, jb.key.Repeat, jb.attempt, release)
+			done(jb, rec, interrupted)
+		default:
+			a := r.ask(ctx, client, it, jb.key.Repeat, jb.attempt)
+			if a.err != nil {
+				// A failure is not scored, and the breaker watches
+				// failures: it sees this one before the slot is freed, so
+				// that once it stops the shard, no more than the other
+				// requests in flight went out.
+				rec, interrupted := r.conclude(ctx, a)
+				done(jb, rec, interrupted)
+				return nil // the deferred release frees the slot
+			}
+			release()
+			return func() {
+				rec, interrupted := r.conclude(ctx, a)
+				done(jb, rec, interrupted)
+			}
+		}
+		return nil
+	}
+	if !r.agentic && r.def.ScoreEnv == nil && (r.env == nil || len(r.env.Judges) == 0) {
+		// Scoring is local work: a few scorers do it (workerPool).
+		p.startScorers(conc)
+		defer close(p.then)
 	}
 	defer close(p.jobs) // idle workers exit; busy ones when their sample is done
 	r.dispatch(ctx, client, j, st, todo, p, fail)
@@ -880,12 +906,38 @@ func (r *runner) dispatch(ctx context.Context, client *model.Client, j *journal.
 // 2,000 in flight). A sample goes to an idle worker when there is one, or
 // to a new worker otherwise; there are at most as many as samples ever ran
 // at once.
+//
+// When scoring is local work (no judge, no sandbox), a sample's scoring,
+// journaling and recording run on a fixed set of scorers rather than on
+// its worker: scoring needs a deeper stack than a request, and a goroutine
+// keeps the stack it grew, so that scoring on the workers left each of
+// 10,000 goroutines waiting on the model with a 16-32 KiB stack (issue
+// 23). Answers waiting for a scorer cost their closure, not a goroutine.
 type workerPool struct {
 	sem  chan struct{}     // a slot per request in flight: max_concurrent
 	jobs chan pendingStart // to idle workers; closed when the shard is done
+	then chan func()       // to the scorers; nil: workers score
 	wg   sync.WaitGroup    // the samples started and not yet done
-	// run runs one sample, calling release once its request is answered.
-	run func(jb pendingStart, release func())
+	// run runs one sample, calling release once its request is answered,
+	// and returns what is left to do on a scorer (nil: nothing).
+	run func(jb pendingStart, release func()) (then func())
+}
+
+// scorers is how many goroutines score when scoring is local. They also
+// wait for the journal's fsync, which commits what all of them wrote.
+const scorers = 64
+
+// startScorers starts the scorers, with room for queue answers waiting.
+func (p *workerPool) startScorers(queue int) {
+	p.then = make(chan func(), queue)
+	for range scorers {
+		go func() {
+			for then := range p.then {
+				then()
+				p.wg.Done()
+			}
+		}()
+	}
 }
 
 // start runs jb, whose slot in sem the caller holds.
@@ -900,8 +952,11 @@ func (p *workerPool) start(jb pendingStart) {
 
 func (p *workerPool) worker(jb pendingStart) {
 	for {
-		p.do(jb)
-		p.wg.Done()
+		if then := p.do(jb); then != nil {
+			p.then <- then
+		} else {
+			p.wg.Done()
+		}
 		var ok bool
 		if jb, ok = <-p.jobs; !ok {
 			return
@@ -909,11 +964,11 @@ func (p *workerPool) worker(jb pendingStart) {
 	}
 }
 
-// do runs one sample, start to finish. The slot is held while the request
-// is in flight, not while the answer is scored and journaled:
-// max_concurrent bounds what the server sees, and the next request goes
-// out at once.
-func (p *workerPool) do(jb pendingStart) {
+// do runs one sample, or its request when a scorer does the rest. The
+// slot is held while the request is in flight, not while the answer is
+// scored and journaled: max_concurrent bounds what the server sees, and
+// the next request goes out at once.
+func (p *workerPool) do(jb pendingStart) func() {
 	released := false
 	release := func() {
 		if !released {
@@ -922,7 +977,7 @@ func (p *workerPool) do(jb pendingStart) {
 		}
 	}
 	defer release()
-	p.run(jb, release)
+	return p.run(jb, release)
 }
 
 // sleep waits for d or until ctx is done, and says whether d passed.

@@ -22,13 +22,29 @@ import (
 // (reference §5.4): a wrong answer that reads like this is a refusal.
 var refusalRE = regexp.MustCompile(`(?i)I cannot|I'm unable|I can't|as an AI|I don't have the ability|I apologize`)
 
-// sample runs one (item, repeat) within the benchmark's per-sample time
-// budget. interrupted reports that the run itself was stopped (the sample
-// then has no result and runs again on resume).
+// sample runs one (item, repeat): ask, release, then conclude.
 // release is called as soon as the model has answered.
 func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Item, repeat, attempt int, release func()) (rec *sampleRecord, interrupted bool) {
+	a := r.ask(ctx, client, it, repeat, attempt)
+	release()
+	return r.conclude(ctx, a)
+}
+
+// answer is what the request of a sample brought back.
+type answer struct {
+	it              *bench.Item
+	repeat, attempt int
+	seed            int64
+	resp            *model.Response
+	err             error
+	latency         time.Duration
+}
+
+// ask sends the request of one (item, repeat) within the benchmark's
+// per-sample time budget.
+func (r *runner) ask(ctx context.Context, client *model.Client, it *bench.Item, repeat, attempt int) answer {
 	seed := Seed(r.p.RecipeHash, r.b.Key, it.ID, repeat)
-	req, reqJSON := r.request(it, seed)
+	req := r.modelRequest(it, seed)
 	budget := r.sampleBudget()
 	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
@@ -37,7 +53,14 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 	resp, err := client.Complete(sctx, req)
 	latency := time.Since(start)
 	r.noteResponse(resp)
-	release()
+	return answer{it: it, repeat: repeat, attempt: attempt, seed: seed, resp: resp, err: err, latency: latency}
+}
+
+// conclude scores an answered sample and makes its record. interrupted
+// reports that the run itself was stopped (the sample then has no result
+// and runs again on resume).
+func (r *runner) conclude(ctx context.Context, a answer) (rec *sampleRecord, interrupted bool) {
+	it, repeat, attempt, seed, resp, err, latency := a.it, a.repeat, a.attempt, a.seed, a.resp, a.err, a.latency
 	if err != nil && ctx.Err() != nil {
 		return nil, true
 	}
@@ -61,7 +84,7 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 		ItemID:     it.ID,
 		ItemIdx:    int64(it.Index),
 		Repeat:     int64(repeat),
-		Request:    string(reqJSON),
+		Request:    string(r.requestJSON(it)),
 		Model:      r.svc.Model,
 		LatencyMS:  row.LatencyMS,
 	}
@@ -96,26 +119,48 @@ func (r *runner) sample(ctx context.Context, client *model.Client, it *bench.Ite
 }
 
 // request is what the solver sends for it, and its JSON for the
-// trajectory: the prompt (completions) or the messages (chat).
+// trajectory.
 func (r *runner) request(it *bench.Item, seed int64) (model.Request, []byte) {
+	return r.modelRequest(it, seed), r.requestJSON(it)
+}
+
+// modelRequest is what the solver sends for it: the prompt (completions)
+// or the messages (chat).
+func (r *runner) modelRequest(it *bench.Item, seed int64) model.Request {
 	req := model.Request{Generation: r.b.Solver.Generation, Seed: seed}
 	if r.svc.Protocol == "completions" {
 		req.Prompt = it.Prompt
-		reqJSON, _ := json.Marshal(map[string]string{"prompt": it.Prompt})
-		return req, reqJSON
+		return req
 	}
+	for _, m := range r.messages(it) {
+		req.Messages = append(req.Messages, model.Message{Role: m.Role, Content: m.Content})
+	}
+	return req
+}
+
+// requestJSON is the request's JSON for the trajectory. It is made apart
+// from the request, after the answer (conclude): encoding/json's
+// reflection would grow the stack of every goroutine waiting on the model.
+func (r *runner) requestJSON(it *bench.Item) []byte {
+	var b []byte
+	if r.svc.Protocol == "completions" {
+		b, _ = json.Marshal(map[string]string{"prompt": it.Prompt})
+	} else {
+		b, _ = json.Marshal(r.messages(it))
+	}
+	return b
+}
+
+// messages are the chat messages sent for it. Unlike NeMo Evaluator
+// (which ignores solver.system_prompt when the benchmark builds messages,
+// reference §3.1), the recipe's system prompt is sent: it is part of the
+// recipe hash.
+func (r *runner) messages(it *bench.Item) []bench.Message {
 	msgs := it.Messages
-	// Unlike NeMo Evaluator (which ignores solver.system_prompt when the
-	// benchmark builds messages, reference §3.1), the recipe's system
-	// prompt is sent: it is part of the recipe hash.
 	if sp := r.b.Solver.SystemPrompt; sp != nil && *sp != "" && (len(msgs) == 0 || msgs[0].Role != "system") {
 		msgs = append([]bench.Message{{Role: "system", Content: *sp}}, msgs...)
 	}
-	for _, m := range msgs {
-		req.Messages = append(req.Messages, model.Message{Role: m.Role, Content: m.Content})
-	}
-	reqJSON, _ := json.Marshal(msgs)
-	return req, reqJSON
+	return msgs
 }
 
 // failed records a request that ended in err (resp is what came back, if

@@ -77,8 +77,14 @@ type Config struct {
 	OffFormat float64
 	// Latency ± uniform LatencyJitter delays every response.
 	Latency, LatencyJitter time.Duration
-	Faults                 Faults
-	Seed                   uint64
+	// MaxConcurrent, when positive, caps the completions served at once,
+	// as a server's batch does (vLLM's max_num_seqs): the others wait in
+	// line, and their latency starts when they get a place. Its
+	// throughput is then at most MaxConcurrent / Latency, the ideal a
+	// client's efficiency is measured against.
+	MaxConcurrent int
+	Faults        Faults
+	Seed          uint64
 	// APIKey, when set, is the bearer token every /v1 request must carry,
 	// as a hosted endpoint would demand; others get 401. /health is open.
 	APIKey string
@@ -256,6 +262,7 @@ type Server struct {
 	faults                            [len(faultKinds)]atomic.Int64
 	ids                               atomic.Uint64
 	recordMu                          sync.Mutex
+	slots                             chan struct{} // MaxConcurrent; nil: no cap
 }
 
 // New returns a server answering the items of sets.
@@ -278,7 +285,13 @@ func New(cfg Config, sets ...Dataset) (*Server, error) {
 	if err := cfg.Faults.check(); err != nil {
 		return nil, fmt.Errorf("simulated endpoint: %w", err)
 	}
+	if cfg.MaxConcurrent < 0 {
+		return nil, fmt.Errorf("simulated endpoint: max concurrent %d, want 0 (no cap) or more", cfg.MaxConcurrent)
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, chat: map[string]entry{}, prompt: map[string]entry{}, fp: fingerprint(cfg)}
+	if cfg.MaxConcurrent > 0 {
+		s.slots = make(chan struct{}, cfg.MaxConcurrent)
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -516,6 +529,23 @@ func (s *Server) record(raw []byte) {
 	}
 }
 
+// promptOf is the text that picks the answer (the last user message, or
+// the completion's prompt) and the prompt's length in bytes.
+func promptOf(req *request, chat bool) (text string, promptLen int) {
+	if !chat {
+		text = promptText(req.Prompt)
+		return text, len(text)
+	}
+	for _, m := range req.Messages {
+		c := contentText(m.Content)
+		promptLen += len(c)
+		if m.Role == "user" {
+			text = c
+		}
+	}
+	return text, promptLen
+}
+
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	s.requests.Add(1)
 	h := w.Header()
@@ -531,25 +561,19 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
 		return
 	}
-	var text string
-	var promptLen int
-	if chat {
-		if len(req.Messages) == 0 {
-			writeError(w, http.StatusBadRequest, "BadRequestError", "messages: empty")
-			return
-		}
-		for _, m := range req.Messages {
-			c := contentText(m.Content)
-			promptLen += len(c)
-			if m.Role == "user" {
-				text = c
-			}
-		}
-	} else {
-		text = promptText(req.Prompt)
-		promptLen = len(text)
+	if chat && len(req.Messages) == 0 {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "messages: empty")
+		return
 	}
-
+	text, promptLen := promptOf(&req, chat)
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-r.Context().Done():
+			return // the client left while in line
+		}
+	}
 	f := s.fault()
 	delay := s.latency()
 	if f == fSlow {

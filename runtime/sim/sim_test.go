@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -336,6 +337,37 @@ func TestLatency(t *testing.T) {
 	}
 	if min < lat-jit || max > lat+jit+40*time.Millisecond {
 		t.Errorf("latencies in [%v, %v], want in [%v, %v + slack]", min, max, lat-jit, lat+jit)
+	}
+}
+
+// With MaxConcurrent 2, six requests sent at once are answered two at a
+// time: the last answer comes after three latencies (without the cap, after
+// one), and the first two after one latency, not later.
+func TestMaxConcurrent(t *testing.T) {
+	const lat, n = 60 * time.Millisecond, 6
+	f := start(t, Config{Latency: lat, MaxConcurrent: 2}, n)
+	c := f.client(t)
+	took := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for i := range n {
+		wg.Go(func() {
+			if _, err := c.Complete(context.Background(), chat(&f.items[i], 0)); err != nil {
+				t.Error(err)
+			}
+			took[i] = time.Since(begin)
+		})
+	}
+	wg.Wait()
+	slices.Sort(took)
+	if took[n-1] < 3*lat {
+		t.Errorf("the last of %d answers came after %v, want at least %v (3 rounds of 2)", n, took[n-1], 3*lat)
+	}
+	if took[2] < 2*lat {
+		t.Errorf("the third answer came after %v, want at least %v (it waited for a place)", took[2], 2*lat)
+	}
+	if _, err := New(Config{MaxConcurrent: -1}); err == nil {
+		t.Error("New accepted MaxConcurrent -1")
 	}
 }
 
