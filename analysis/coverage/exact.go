@@ -13,13 +13,14 @@ import (
 
 // binomial reports whether, in case c, the metric pass@Repeats holds one
 // 0/1 value per item with the same success probability, its truth:
-// independent items without clusters, outside paired and ratio cases.
+// independent items without clusters, outside paired cases (a ratio
+// case's instructions do not change pass@1).
 // (With one repeat that is pass@1 even when items vary: each item's one
 // reward is Bernoulli with the population mean, marginally.) Its interval
 // is then a function of the count x of successes alone, and its coverage
 // can be computed exactly, Σₓ P[X = x]·[truth ∈ interval(x)].
 func (c Case) binomial() bool {
-	return c.Clusters == 0 && !c.Paired && !c.Unpaired && !c.Ratio
+	return c.Clusters == 0 && !c.Paired && !c.Unpaired
 }
 
 // localHalf is the half-width, in true score, of the neighbourhood
