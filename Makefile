@@ -114,8 +114,8 @@ bench: build
 	@exit $$(cat bin/.bench-status)
 
 # The Monte-Carlo check of every interval and paired test nel reports
-# (analysis/coverage): the full grid, 2,000 simulated runs a case
-# (NEL_COVERAGE_REPS to change), a few minutes. Its table is the one in
+# (analysis/coverage): the full grid, 5,000 simulated runs a case
+# (NEL_COVERAGE_REPS to change), about 8 CPU-minutes (cases run in parallel). Its table is the one in
 # docs/statistics.md; `go test` runs a short form, `make bench` this one.
 coverage:
 	go test -run '^$$' -bench '^BenchmarkCoverage$$' -benchtime 1x -timeout 30m ./analysis/coverage

@@ -29,33 +29,47 @@ func TestShortGrid(t *testing.T) {
 	}
 	t.Logf("%d cases × %d runs in %v\n%s", len(ShortGrid()), reps, time.Since(start).Round(time.Millisecond), b.String())
 	seen := map[string]bool{}
+	exact := map[string]float64{}
 	for _, r := range rs {
-		if r.Reps != reps {
+		if r.Exact && r.Pointwise {
+			exact[r.Case+"\x00"+strings.TrimSuffix(r.Method, " exact")] = r.Rate()
+		}
+	}
+	for _, r := range rs {
+		if r.Reps != reps && !r.Exact {
 			t.Errorf("%s %s: %d replicates, want %d", r.Case, r.Method, r.Reps, reps)
 		}
 		tol := 4 * math.Sqrt(0.95*0.05/reps)
+		seen[r.Method] = true
 		switch {
 		case strings.Contains(r.Method, "before"):
 			seen[r.Case+" before"] = true
-		case r.Kind == "coverage" && strings.Contains(r.Method, "bootstrap") && strings.Contains(r.Case, "p=0.98"):
+		case r.Exact && !r.Pointwise:
+			// No Monte-Carlo error: the bench's target itself.
+			if r.Rate() < 0.94 || r.Rate() > 0.95+tol {
+				t.Errorf("%s: %s covers %.2f%%, want 94%% or more", r.Case, r.Method, 100*r.Rate())
+			}
+		case r.Pointwise && !r.Exact:
+			// The simulation must agree with the exact sum.
+			e, ok := exact[r.Case+"\x00"+r.Method]
+			if !ok || math.Abs(r.Rate()-e) > 4*math.Sqrt(e*(1-e)/reps) {
+				t.Errorf("%s: %s covers %.1f%% ± %.1f simulated, %.2f%% exactly (found: %v)", r.Case, r.Method, 100*r.Rate(), 100*r.MCSE(), 100*e, ok)
+			}
+		case r.Claimed() || r.Kind == "coverage" && strings.Contains(r.Method, "bootstrap") && !strings.Contains(r.Case, "p=0.98"):
 			// The percentile bootstrap (NeMo's ci_bootstrap, kept for
 			// parity) cannot cover near 1: when most items are always
 			// right its resamples are all 1. docs/statistics.md says so;
-			// the analytic interval beside it is the one nel stands by.
-			seen[r.Method] = true
-		case r.Kind == "coverage":
-			seen[r.Method] = true
+			// elsewhere it must not be grossly wrong either.
 			if math.Abs(r.Rate()-0.95) > tol {
 				t.Errorf("%s: %s covers %.1f%% ± %.1f, want 95%%", r.Case, r.Method, 100*r.Rate(), 100*r.MCSE())
 			}
 		case r.Kind == "rejection":
-			seen[r.Method] = true
 			if r.Rate() > alpha+4*math.Sqrt(alpha*(1-alpha)/reps) {
 				t.Errorf("%s: %s rejects a true null %.1f%% of the time", r.Case, r.Method, 100*r.Rate())
 			}
 		}
 	}
-	for _, m := range []string{"pass@1 wilson", "pass@1 wilson_effective", "pass@1 wilson_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 wilson_effective", "pass@4 wilson", "delta adjusted_wald", "delta unpaired_mover", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
+	for _, m := range []string{"pass@1 wilson", "pass@1 wilson exact, mean over truth ± 1/n", "pass@1 korn_graubard", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 korn_graubard", "pass@4 wilson", "pass@4 wilson exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
 		if !seen[m] {
 			t.Errorf("no result for %s", m)
 		}
@@ -88,11 +102,53 @@ func TestTruePassAtK(t *testing.T) {
 	}
 }
 
+// TestTruePassAtKClustered checks the clustered truth by hand: pass@1 is
+// the mean; with cluster means uniform (mean 1/2, concentration 2) and
+// items Beta(2μ, 2(1−μ)), E[(1−p)² | μ] = (2x)(2x+1)/(2·3) with x = 1 − μ
+// uniform, whose mean is (4/3 + 1)/6 = 7/18, so pass@2 = 11/18; without
+// item spread pass@2 is 1 − E[x²] = 2/3.
+func TestTruePassAtKClustered(t *testing.T) {
+	for _, c := range []struct {
+		mean, cconc, iconc float64
+		k                  int
+		want               float64
+	}{
+		{0.8, 20, 4, 1, 0.8},
+		{0.5, 2, 2, 2, 11.0 / 18},
+		{0.5, 2, 0, 2, 2.0 / 3},
+	} {
+		if got := truePassAtKClustered(c.mean, c.cconc, c.iconc, c.k); math.Abs(got-c.want) > 1e-14 {
+			t.Errorf("truePassAtKClustered(%v, %v, %v, %d) = %v, want %v", c.mean, c.cconc, c.iconc, c.k, got, c.want)
+		}
+	}
+}
+
+// TestTango checks the reference interval by hand: with no discordant
+// pair among n the likelihood puts πv at 0 for Δ > 0 and the statistic is
+// −√(nΔ/(1−Δ)), which reaches −z at Δ = z²/(n+z²); the interval is
+// symmetric when the discordant pairs are.
+func TestTango(t *testing.T) {
+	const z = 1.959963984540054
+	lo, hi := tango(0, 0, 50, z)
+	if want := z * z / (50 + z*z); math.Abs(hi-want) > 1e-9 || math.Abs(lo+want) > 1e-9 {
+		t.Errorf("tango(0, 0, 50) = [%v, %v], want ±%v", lo, hi, want)
+	}
+	lo, hi = tango(3, 3, 100, z)
+	if math.Abs(lo+hi) > 1e-9 || !(hi > 0.03) {
+		t.Errorf("tango(3, 3, 100) = [%v, %v], want symmetric about 0 and wider than one discordant share", lo, hi)
+	}
+}
+
 // BenchmarkCoverage runs the full grid once and prints its table: `make
 // coverage`, and part of `make bench`. NEL_COVERAGE_REPS sets the runs
-// per case (2,000 by default: a Monte-Carlo SE of 0.5 points at 95%).
+// per case: 5,000 by default, a Monte-Carlo SE of 0.31 points at 95%, so
+// that an interval that covers 95% stays above the 94% target in each of
+// the grid's ~80 simulated rows that count (2,000 runs, an SE of 0.49,
+// put one or two of them below 94% by chance alone; 1 point is 3.2 SEs
+// at 5,000). The bootstrap column is NeMo Evaluator's parity figure, not
+// nel's claim, and is not in the worst case (Result.Claimed).
 func BenchmarkCoverage(b *testing.B) {
-	reps := 2000
+	reps := 5000
 	if s := os.Getenv("NEL_COVERAGE_REPS"); s != "" {
 		if _, err := fmt.Sscan(s, &reps); err != nil {
 			b.Fatalf("NEL_COVERAGE_REPS=%q: %v", s, err)
@@ -106,9 +162,13 @@ func BenchmarkCoverage(b *testing.B) {
 		if err := Format(os.Stdout, rs); err != nil {
 			b.Fatal(err)
 		}
+		// The worst coverage of the intervals nel claims (Result.Claimed):
+		// not the bootstrap column, NeMo's parity figure, and for a
+		// binomial count its exact local average, not the pointwise value
+		// (docs/statistics.md says why; both stay in the table).
 		worst := 1.0
 		for _, r := range rs {
-			if r.Kind == "coverage" && !strings.Contains(r.Method, "before") && !strings.Contains(r.Method, "bootstrap") {
+			if r.Claimed() {
 				worst = min(worst, r.Rate())
 			}
 		}

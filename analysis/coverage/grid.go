@@ -14,7 +14,7 @@ func ShortGrid() []Case {
 	return []Case{
 		{Name: "n=30 k=1 p=0.9", Items: 30, Repeats: 1, Mean: 0.9},
 		{Name: "n=50 k=4 p=0.98 items vary", Items: 50, Repeats: 4, ItemConc: 5, Mean: 0.98},
-		{Name: "n=200 k=1 p=0.7 20 clusters", Items: 200, Repeats: 1, Clusters: 20, ClusterConc: 20, ItemConc: 5, Mean: 0.7},
+		{Name: "n=200 k=2 p=0.7 20 clusters", Items: 200, Repeats: 2, Clusters: 20, ClusterConc: 20, ItemConc: 5, Mean: 0.7},
 		{Name: "paired n=100 k=1 p=0.7 null", Items: 100, Repeats: 1, ItemConc: 2, Mean: 0.7, Paired: true},
 		{Name: "unpaired n=100 k=1 p=0.8 effect 0.02", Items: 100, Repeats: 1, Mean: 0.8, Unpaired: true, Effect: 0.02},
 	}
@@ -102,8 +102,8 @@ func edgeCases() []Case {
 }
 
 // Format writes results as a Markdown table: case, method, coverage or
-// rejection rate ± Monte-Carlo SE (in percent), and the mean width of an
-// interval.
+// rejection rate ± Monte-Carlo SE (in percent; an exact rate to two
+// decimals), and the mean width of an interval.
 func Format(w io.Writer, rs []Result) error {
 	var b strings.Builder
 	b.WriteString("| case | method | rate ± MC SE (%) | mean width |\n|---|---|---:|---:|\n")
@@ -114,6 +114,10 @@ func Format(w io.Writer, rs []Result) error {
 			width = fmt.Sprintf("%.4f", r.MeanWidth())
 		} else {
 			what = "rejects"
+		}
+		if r.Exact {
+			fmt.Fprintf(&b, "| %s | %s | %s %.2f (exact) | %s |\n", r.Case, r.Method, what, 100*r.Rate(), width)
+			continue
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s %.1f ± %.1f | %s |\n", r.Case, r.Method, what, 100*r.Rate(), 100*r.MCSE(), width)
 	}

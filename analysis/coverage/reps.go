@@ -20,9 +20,8 @@ const (
 )
 
 // truth is the true value of a bundle metric in case c, and whether the
-// harness knows it: pass@1 is Mean; pass@k is the Beta moment when items
-// are not clustered (with clusters it is an integral the harness does not
-// compute, so pass@k is left out there).
+// harness knows it: pass@1 is Mean; pass@k is a Beta moment (with
+// clusters, its mean over the clusters' Beta).
 func (c Case) truth(metric string) (float64, bool) {
 	if metric == "pass@1" || metric == RatioMetric {
 		// The instructions' count is independent of the item, so
@@ -30,8 +29,11 @@ func (c Case) truth(metric string) (float64, bool) {
 		return c.Mean, true
 	}
 	k, err := strconv.Atoi(strings.TrimPrefix(metric, "pass@"))
-	if err != nil || !strings.HasPrefix(metric, "pass@") || c.Clusters > 0 {
+	if err != nil || !strings.HasPrefix(metric, "pass@") {
 		return 0, false
+	}
+	if c.Clusters > 0 {
+		return truePassAtKClustered(c.Mean, c.ClusterConc, c.ItemConc, k), true
 	}
 	return truePassAtK(c.Mean, c.ItemConc, k), true
 }
@@ -127,7 +129,9 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 }
 
 // deltaReferences records, beside compare's adjusted t interval, the
-// plain t interval it replaced and nel reproduce's interval (its formula,
+// plain t interval it replaced, with one repeat Tango's score interval
+// (the literature's reference for paired proportions), and nel
+// reproduce's interval (its formula,
 // stats.AdjustedPaired with pseudo-differences ±1 and z, on the same
 // per-item mean-reward differences; reproduce gates one repeat).
 func deltaReferences(c Case, pair compare.Pair, acc *accumulator) {
@@ -139,9 +143,19 @@ func deltaReferences(c Case, pair compare.Pair, acc *accumulator) {
 	_, _, lo, hi := stats.TInterval(d, level)
 	acc.interval("delta before: t", lo, hi, -c.Effect)
 	if c.Repeats == 1 {
+		u, v := 0, 0
+		for _, x := range d {
+			if x > 0 {
+				u++
+			} else if x < 0 {
+				v++
+			}
+		}
+		z := stats.NormalQuantile((1 + level) / 2)
+		tlo, thi := tango(u, v, len(d), z)
+		acc.interval("delta reference: Tango score", tlo, thi, -c.Effect)
 		n, m := float64(len(d)), stats.Mean(d)
 		centre, se := stats.AdjustedPaired(n, m, stats.Variance(d)*(n-1)/n, 1)
-		z := stats.NormalQuantile((1 + level) / 2)
 		acc.interval("delta reproduce adjusted_paired (z)", centre-z*se, centre+z*se, -c.Effect)
 	}
 }

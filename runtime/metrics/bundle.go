@@ -114,8 +114,10 @@ type Score struct {
 	// when each has one 0/1 value ("wilson", with Brown, Cai & DasGupta's
 	// exact Poisson bounds within 2 or 3 counts of either end), else on
 	// the effective sample size (capped at the samples, for pass@k at the
-	// disjoint k-sample blocks) with a t critical value ("wilson_effective", or
-	// "wilson_clustered" over G clusters); for other metrics mean ±
+	// disjoint k-sample blocks) Korn & Graubard's Clopper–Pearson interval,
+	// df-adjusted ("korn_graubard", or "korn_graubard_clustered" over G
+	// clusters; "wilson_effective" and "wilson_clustered", Wilson with t,
+	// in older bundles); for other metrics mean ±
 	// t_{n−1}·SE ("t"), or with the clustered
 	// standard error mean ± t_{G−1}·SE ("clt_clustered") when items carry
 	// clusters; clipped to [0, 1] when every per-item value lies there.
@@ -131,11 +133,12 @@ type Score struct {
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "t", "clt_clustered", "wilson", "wilson_effective",
-	// "wilson_clustered",
-	// "wilson_ratio" (a ratio metric Σnum/Σden over items whose num lies
-	// in [0, den]: Wilson on the effective sample size from the delta
-	// method's SE, t at m−1 df), "clt_ratio" (other ratio metrics: the
+	// Method is "t", "clt_clustered", "wilson", "korn_graubard",
+	// "korn_graubard_clustered",
+	// "korn_graubard_ratio" (a ratio metric Σnum/Σden over items whose num
+	// lies in [0, den]: Korn & Graubard on the effective sample size from
+	// the delta method's SE, m−1 df; "wilson_effective", "wilson_clustered"
+	// and "wilson_ratio" in older bundles), "clt_ratio" (other ratio metrics: the
 	// delta method, t at m−1 df; z before df was set),
 	// "bootstrap_percentile" or "bootstrap_cluster_expanded"
 	// ("bootstrap_cluster", the plain percentile ends, in bundles of
@@ -152,7 +155,8 @@ type Interval struct {
 	// DF is the degrees of freedom of the t critical value (n−1 items or
 	// G−1 clusters).
 	DF int `json:"df,omitempty"`
-	// EffectiveN is the effective sample size a Wilson interval is on.
+	// EffectiveN is the effective sample size a Wilson or Korn & Graubard
+	// interval is on (before Korn & Graubard's df adjustment).
 	EffectiveN float64 `json:"effective_n,omitempty"`
 	// Resamples and Seed describe a bootstrap.
 	Resamples int    `json:"resamples,omitempty"`

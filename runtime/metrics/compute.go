@@ -291,14 +291,16 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 		x := int(math.Round(mean * float64(len(vals))))
 		ci.Lo, ci.Hi = stats.WilsonCounts(x, len(vals), c.in.Level)
 	case trials > 0:
-		// Repeats or clusters make the trials correlated: Wilson on the
-		// effective sample size p̂(1−p̂)/SE², with the t critical value of
-		// the variance estimate's df (Korn & Graubard 1998).
+		// Repeats or clusters make the trials correlated: Korn &
+		// Graubard's (1998) Clopper–Pearson interval on the effective
+		// sample size p̂(1−p̂)/SE², adjusted for the variance estimate's
+		// df. Wilson's on the same size covered 93.3–93.5% near 1 (100
+		// items × 4 repeats at 0.98, 10 clusters at 0.95).
 		ci.EffectiveN = stats.EffectiveN(mean, ci.SE, trials, len(vals))
-		ci.Lo, ci.Hi = stats.Wilson(mean, ci.EffectiveN, q)
-		ci.Method = "wilson_effective"
+		ci.Lo, ci.Hi = stats.KornGraubard(mean, ci.EffectiveN, q, c.in.Level)
+		ci.Method = "korn_graubard"
 		if ci.Clusters > 0 {
-			ci.Method = "wilson_clustered"
+			ci.Method = "korn_graubard_clustered"
 		}
 	}
 	// A t interval can reach past the scale (0.99 ± 0.02 on a score);
@@ -479,13 +481,13 @@ func (c *computer) ratio(name string) Score {
 	if unit {
 		// A share of instructions followed is a proportion whose trials
 		// come in clusters (an item's instructions): the ratio estimator
-		// of cluster sampling, for which Korn & Graubard's (1998) Wilson
+		// of cluster sampling, for which Korn & Graubard's (1998)
 		// interval on the effective sample size holds near 0 and 1 where
 		// r ± t·SE covered 85–90% (n = 30–100 items at 0.95 in nel's
 		// suite); the trials are the instructions.
-		s.CLT.Method = "wilson_ratio"
+		s.CLT.Method = "korn_graubard_ratio"
 		s.CLT.EffectiveN = stats.EffectiveN(r, se, total, len(num))
-		s.CLT.Lo, s.CLT.Hi = stats.Wilson(r, s.CLT.EffectiveN, q)
+		s.CLT.Lo, s.CLT.Hi = stats.KornGraubard(r, s.CLT.EffectiveN, q, c.in.Level)
 	}
 	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
 	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}

@@ -140,3 +140,26 @@ func TestExpandedLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestKornGraubard checks the interval against Clopper–Pearson's by hand:
+// with crit = z and integer counts it is Clopper–Pearson's; at 0 of 10
+// the upper end solves (1−p)^10 = 0.025, 1 − 0.025^(1/10) = 0.30850, and
+// at 10 of 10 the lower end is 0.025^(1/10) = 0.69150; 5 of 10 gives the
+// textbook [0.18709, 0.81291]. With crit = t the trials shrink by (z/t)²:
+// 0 of 10 at t = 2z is 0 of 2.5, upper end 1 − 0.025^(1/2.5).
+func TestKornGraubard(t *testing.T) {
+	z := NormalQuantile(0.975)
+	for _, c := range []struct {
+		phat, n, crit, lo, hi float64
+	}{
+		{0, 10, z, 0, 1 - math.Pow(0.025, 0.1)},
+		{1, 10, z, math.Pow(0.025, 0.1), 1},
+		{0.5, 10, z, 0.18709, 0.81291},
+		{0, 10, 2 * z, 0, 1 - math.Pow(0.025, 1/2.5)},
+	} {
+		lo, hi := KornGraubard(c.phat, c.n, c.crit, 0.95)
+		if math.Abs(lo-c.lo) > 5e-6 || math.Abs(hi-c.hi) > 5e-6 {
+			t.Errorf("KornGraubard(%v, %v, %v) = [%.6f, %.6f], want [%.5f, %.5f]", c.phat, c.n, c.crit, lo, hi, c.lo, c.hi)
+		}
+	}
+}

@@ -644,7 +644,7 @@ func IVCell(iv *metrics.Interval) string {
 	if iv == nil {
 		return NA
 	}
-	if iv.Method == "clt_clustered" || iv.Method == "wilson_clustered" {
+	if iv.Method == "clt_clustered" || iv.Method == "wilson_clustered" || iv.Method == "korn_graubard_clustered" {
 		return rangeStr(iv) + " (clustered)"
 	}
 	return rangeStr(iv)
