@@ -265,8 +265,16 @@ func TestFaultsObservable(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := start(t, Config{Faults: faults}, 1)
-			c := f.client(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			// The slow fault is seen by the deadline cutting the request;
+			// the others by the client giving up after one retry, not by
+			// the deadline: a retry cut by it would report the cut (on a
+			// loaded machine a redial took the whole 300ms).
+			limit, retries := 5*time.Second, 1
+			if tc.cat == failure.Timeout {
+				limit, retries = 300*time.Millisecond, 0
+			}
+			c := f.client(t, func(c *model.Config) { c.MaxRetries = retries })
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			start := time.Now()
 			_, err = c.Complete(ctx, chat(&f.items[0], 0))
@@ -274,7 +282,8 @@ func TestFaultsObservable(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Category != tc.cat || fe.Status != tc.status {
 				t.Fatalf("got %v, want %s status %d", err, tc.cat, tc.status)
 			}
-			if el := time.Since(start); el > time.Second {
+			// 429's one retry waits out its Retry-After of 1s.
+			if el := time.Since(start); el > 3*time.Second {
 				t.Errorf("took %v", el)
 			}
 			st := f.sim.Stats()
