@@ -75,7 +75,18 @@ printf '%s\0' "$@" > "$f.argv.tmp" && mv "$f.argv.tmp" "$f.argv"
 	writeExe(t, filepath.Join(bin, "sbatch"), "#!/bin/bash\necho 123\n")
 	writeExe(t, filepath.Join(bin, "scancel"), "#!/bin/bash\n")
 	nelRun := filepath.Join(root, "nel-run")
-	writeExe(t, nelRun, "#!/bin/bash\nexit 0\n")
+	// The job's background sruns are killed when it ends: the shard waits
+	// (up to 10s) for the five to have recorded themselves, or on a loaded
+	// machine one killed before it wrote would be missed.
+	writeExe(t, nelRun, `#!/bin/bash
+[ "$1" = shard ] || exit 0
+for _ in $(seq 100); do
+  n=0; for f in "$NEL_TEST_REC"/srun.*.argv; do [ -e "$f" ] && n=$((n+1)); done
+  [ "$n" -ge 5 ] && exit 0
+  sleep 0.1
+done
+exit 0
+`)
 	nr, err := os.ReadFile(nelRun)
 	if err != nil {
 		t.Fatal(err)
