@@ -295,6 +295,14 @@ func (s Shard) Journal() string {
 	return filepath.Join(dir, "."+strings.TrimSuffix(base, ".parquet")+".journal")
 }
 
+// Spool is the hidden folder where a running shard writes its finished
+// samples as part files, joined into the shard's files when it ends (and
+// deleted then; a shard that starts again deletes what is left of it).
+func (s Shard) Spool() string {
+	dir, base := filepath.Split(string(s))
+	return filepath.Join(dir, "."+strings.TrimSuffix(base, ".parquet")+".spool")
+}
+
 // StaleJournal is where a journal of another run (another plan, other
 // data) is moved aside at time at, so that its samples stay out of this
 // run's results but are not destroyed.

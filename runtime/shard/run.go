@@ -198,8 +198,11 @@ type runner struct {
 	harbor  *harbor.Dataset
 	agentSB sandbox.Sandbox
 
-	mu   sync.Mutex
-	done map[journal.Key]*sampleRecord
+	mu sync.Mutex
+	// spool streams the finished samples to Parquet (spool.go); nDone
+	// counts them, resumed ones included.
+	spool *spool
+	nDone int
 	// Failures not yet journaled (finish): down are those that look like
 	// the endpoint being down, held until the shard ends; rejected the
 	// deterministic client errors, held until a later sample succeeds.
@@ -281,8 +284,7 @@ func newRunner(o Options) (*runner, error) {
 	}
 	r := &runner{
 		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling",
-		log:  o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
-		done: map[journal.Key]*sampleRecord{},
+		log: o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 	}
 	bdir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
 	r.files, r.dir = bdir.Shard(o.Shard, o.Of), bdir.Shards()
@@ -313,7 +315,7 @@ func (r *runner) asInterrupted(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil || r.prog.Total == 0 || errors.As(err, &in) {
 		return err
 	}
-	return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: len(r.done), Total: r.prog.Total, Cause: context.Cause(ctx)}
+	return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: r.nDone, Total: r.prog.Total, Cause: context.Cause(ctx)}
 }
 
 // definition is the benchmark b runs: the one its byob section declares,
@@ -392,7 +394,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	resumed := len(r.done)
+	resumed := r.nDone
 	r.prog.Done, r.prog.Resumed = resumed, resumed
 	if resumed > 0 {
 		r.log.Info("resuming from journal", "done", resumed, "todo", len(todo))
@@ -440,9 +442,9 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 		results.MetaRepeats:       strconv.Itoa(repeats),
 		results.MetaProvenance:    r.provenanceJSON(prov),
 	}
-	rows, err := r.write(items, meta)
+	rows, err := r.spool.finish(r.final, r.trajs, r.files.Turns(), meta)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	err = j.Remove()
 	j = nil
@@ -561,74 +563,62 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 	return j, st, nil
 }
 
-// resume takes the samples the journal st holds as done into r.done and
-// returns the shard's items by id and the samples still to run: those not
-// done, and with --resume those whose infrastructure failed.
+// resume opens the shard's spool and takes into it the samples the journal
+// st holds as done. It returns the shard's items by id and the samples
+// still to run, in row order: those not done, and with --resume those
+// whose infrastructure failed.
 func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (map[string]*bench.Item, []journal.Key, error) {
 	jpath := r.journalPath()
-	want := make(map[journal.Key]bool, len(mine)*repeats)
-	var todo []journal.Key
+	// Row order (runtime/merge's): dataset index, item id, repeat. Sent in
+	// it, the samples finish nearly in it, and the spool writes them as
+	// they come rather than holding them.
+	slices.SortFunc(mine, func(a, b *bench.Item) int { return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID)) })
+	order := make([]journal.Key, 0, len(mine)*repeats)
 	items := make(map[string]*bench.Item, len(mine))
 	for _, it := range mine {
 		items[it.ID] = it
 		for rep := range repeats {
-			k := journal.Key{Item: it.ID, Repeat: rep}
-			want[k] = true
-			raw, ok := st.Done[k]
-			if !ok {
-				todo = append(todo, k)
-				continue
-			}
-			var rec sampleRecord
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return nil, nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
-			}
-			if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
-				todo = append(todo, k) // --resume: its infrastructure failed, send it again
-				continue
-			}
-			r.done[k] = &rec
-			if rec.Simulated {
-				r.simulated.Store(true)
-			}
-			if rec.Row.ErrorCategory != "" {
-				r.prog.Failed++
-			}
+			order = append(order, journal.Key{Item: it.ID, Repeat: rep})
 		}
 	}
 	for k := range st.Done {
-		if !want[k] {
+		if items[k.Item] == nil || k.Repeat < 0 || k.Repeat >= repeats {
 			return nil, nil, fmt.Errorf("benchmark %s: journal %s has sample %s, which is not in this shard: the data changed under the same digest?", r.b.Key, jpath, k)
 		}
 	}
-	return items, todo, nil
-}
-
-// write writes the shard's trajectories and results in the dataset's
-// order, with meta, and returns how many rows it wrote.
-func (r *runner) write(items map[string]*bench.Item, meta map[string]string) (int, error) {
-	rows := make([]results.Row, 0, len(r.done))
-	trajs := make([]results.Trajectory, 0, len(r.done))
-	var turns []results.Turn
-	for _, k := range sortedKeys(r.done, items) {
-		rec := r.done[k]
-		rows = append(rows, rec.Row)
-		trajs = append(trajs, rec.Traj)
-		turns = append(turns, rec.Turns...)
+	sp, err := newSpool(r.files.Spool(), order, r.agentic, max(r.b.MaxConcurrent, partSamples))
+	if err != nil {
+		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
-	if r.agentic {
-		if err := results.WriteTurns(r.files.Turns(), turns, meta); err != nil {
-			return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	r.spool = sp
+	var todo []journal.Key
+	for _, k := range order {
+		raw, ok := st.Done[k]
+		if !ok {
+			todo = append(todo, k)
+			continue
+		}
+		var rec sampleRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
+		}
+		st.Done[k] = nil // decoded: the spool has it now, not the journal's state too
+		if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
+			todo = append(todo, k) // --resume: its infrastructure failed, send it again
+			continue
+		}
+		if err := r.spool.add(k, &rec); err != nil {
+			return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
+		r.nDone++
+		if rec.Simulated {
+			r.simulated.Store(true)
+		}
+		if rec.Row.ErrorCategory != "" {
+			r.prog.Failed++
 		}
 	}
-	// Trajectories first: the results file is the shard's completion mark.
-	if err := results.WriteTrajectories(r.trajs, trajs, meta); err != nil {
-		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
-	}
-	if err := results.WriteRows(r.final, rows, meta); err != nil {
-		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
-	}
-	return len(rows), nil
+	return items, todo, nil
 }
 
 // reopen prepares a complete shard for RetryInfra: every sample of its
@@ -721,19 +711,6 @@ func datasetDigest(ds []*dataset.Dataset) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// sortedKeys orders samples by dataset index, then repeat: the row order of
-// every results file, whatever order the samples finished in.
-func sortedKeys(done map[journal.Key]*sampleRecord, items map[string]*bench.Item) []journal.Key {
-	keys := make([]journal.Key, 0, len(done))
-	for k := range done {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b journal.Key) int {
-		return cmp.Or(cmp.Compare(items[a.Item].Index, items[b.Item].Index), cmp.Compare(a.Item, b.Item), cmp.Compare(a.Repeat, b.Repeat))
-	})
-	return keys
-}
-
 // runSamples runs the samples in todo with at most max_concurrent in flight.
 func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journal.Journal, st *journal.State, items map[string]*bench.Item, todo []journal.Key) error {
 	conc := max(r.b.MaxConcurrent, 1)
@@ -774,7 +751,7 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
 	}
 	if err := ctx.Err(); err != nil {
-		return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: len(r.done), Total: r.prog.Total, Cause: context.Cause(ctx)}
+		return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: r.nDone, Total: r.prog.Total, Cause: context.Cause(ctx)}
 	}
 	// Infrastructure failures that no later success vouched for are real
 	// results once the shard is otherwise complete.
@@ -989,8 +966,11 @@ func (r *runner) record(j *journal.Journal, k journal.Key, rec *sampleRecord) er
 	if err := j.DoneValue(k, rec); err != nil {
 		return err
 	}
+	if err := r.spool.add(k, rec); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	r.done[k] = rec
+	r.nDone++
 	r.prog.Done++
 	if rec.Row.ErrorCategory != "" {
 		r.prog.Failed++
