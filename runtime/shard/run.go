@@ -394,6 +394,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.spool.stop() // a shard that ends early; finish stopped it otherwise
 	resumed := r.nDone
 	r.prog.Done, r.prog.Resumed = resumed, resumed
 	if resumed > 0 {
@@ -567,7 +568,7 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 // st holds as done. It returns the shard's items by id and the samples
 // still to run, in row order: those not done, and with --resume those
 // whose infrastructure failed.
-func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (map[string]*bench.Item, []journal.Key, error) {
+func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (_ map[string]*bench.Item, _ []journal.Key, err error) {
 	jpath := r.journalPath()
 	// Row order (runtime/merge's): dataset index, item id, repeat. Sent in
 	// it, the samples finish nearly in it, and the spool writes them as
@@ -591,6 +592,11 @@ func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (map
 		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	r.spool = sp
+	defer func() {
+		if err != nil {
+			sp.stop()
+		}
+	}()
 	var todo []journal.Key
 	for _, k := range order {
 		raw, ok := st.Done[k]

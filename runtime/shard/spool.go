@@ -44,9 +44,24 @@ type spool struct {
 	lateRecs   []*sampleRecord      // passed over, finished
 	buf        []*sampleRecord      // in row order, not yet written
 	bufBytes   int
-	parts      []string // results part files written, in row order
+	parts      []string // results part files, in row order
 	written    int      // samples in parts
 	partMax    int      // samples a part holds at most: partSamples but in tests
+
+	// The parts are encoded and written by one goroutine of their own, so
+	// that samples finishing meanwhile are not held up (they would each
+	// hold a worker, and the pool would start more). One part waits while
+	// another is written; a third waits in add.
+	jobs   chan partJob
+	werr   chan error // the writer's one result: its first error, or nil at the end
+	err    error      // what werr said, once got
+	got    bool
+	closed bool // jobs is
+}
+
+type partJob struct {
+	i    int
+	recs []*sampleRecord
 }
 
 // partSamples and partBytes bound a part: a row group of the shard's
@@ -66,10 +81,64 @@ func newSpool(dir string, order []journal.Key, agentic bool, maxPending int) (*s
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	return &spool{
+	s := &spool{
 		dir: dir, agentic: agentic, order: order, maxPending: max(maxPending, 1), partMax: partSamples,
 		pending: map[journal.Key]*sampleRecord{}, late: map[journal.Key]bool{},
-	}, nil
+		jobs: make(chan partJob, 1), werr: make(chan error, 1),
+	}
+	go s.writer()
+	return s, nil
+}
+
+// writer writes the parts sent on jobs. It reports its first error at
+// once and drops the parts after it; nil once jobs is closed.
+func (s *spool) writer() {
+	var err error
+	for j := range s.jobs {
+		if err != nil {
+			continue
+		}
+		if _, err = s.writePart(j.i, j.recs); err != nil {
+			s.werr <- err
+		}
+	}
+	if err == nil {
+		s.werr <- nil
+	}
+}
+
+// failed is the writer's error, if it reported one yet. The caller holds
+// mu.
+func (s *spool) failed() error {
+	if !s.got {
+		select {
+		case s.err = <-s.werr:
+			s.got = true
+		default:
+		}
+	}
+	return s.err
+}
+
+// close stops the writer once it has written the parts sent, and returns
+// its error. The caller holds mu.
+func (s *spool) close() error {
+	if !s.closed {
+		s.closed = true
+		close(s.jobs)
+		if !s.got {
+			s.err, s.got = <-s.werr, true
+		}
+	}
+	return s.err
+}
+
+// stop is close for a shard that ends before it finished: the parts
+// stay (the next run deletes them), and their errors do not matter.
+func (s *spool) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.close()
 }
 
 // add takes the finished sample k, writing a part when one is full.
@@ -128,19 +197,23 @@ func (s *spool) push(rec *sampleRecord) error {
 	return s.flush()
 }
 
-// flush writes buf as the next part.
+// flush hands buf to the writer as the next part.
 func (s *spool) flush() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	path, err := s.writePart(len(s.parts), s.buf)
-	if err != nil {
+	// A failed write shows here, a part or two later, or in finish.
+	if err := s.failed(); err != nil {
 		return err
 	}
-	s.parts = append(s.parts, path)
+	if s.closed {
+		return errors.New("spool: closed")
+	}
+	i := len(s.parts)
+	s.jobs <- partJob{i, s.buf}
+	s.parts = append(s.parts, s.partPath(i, ""))
 	s.written += len(s.buf)
-	clear(s.buf) // the records go to the collector now, not at the next part
-	s.buf, s.bufBytes = s.buf[:0], 0
+	s.buf, s.bufBytes = make([]*sampleRecord, 0, min(s.partMax, len(s.order))), 0
 	return nil
 }
 
@@ -241,6 +314,9 @@ func (s *spool) finish(final, trajs, turns string, meta map[string]string) (int,
 		return 0, err
 	}
 	if err := s.flush(); err != nil {
+		return 0, err
+	}
+	if err := s.close(); err != nil {
 		return 0, err
 	}
 	// Every sample ran (Run checked); this is the spool's own account.
