@@ -80,8 +80,11 @@ type Journal struct {
 
 type request struct {
 	line []byte
-	// ack, when set, is closed (after the fsync) once line is durable.
-	ack chan error
+	// ack, when set, is sent the result (after the fsync) once line is
+	// durable; then, when set, is called with it, on the writer goroutine,
+	// before any ack of the same batch.
+	ack  chan error
+	then func(error)
 }
 
 // Open opens or creates the journal at path. An existing journal with the
@@ -223,6 +226,29 @@ func (j *Journal) DoneValue(k Key, v any) error {
 	return j.commit(line)
 }
 
+// DoneValueThen is DoneValue without the wait: it returns once the record
+// is queued, and then is called with the result once it is durable (nil)
+// or failed, on the journal's writer goroutine, in the order of the
+// records: it must not block for long, and must not call the journal.
+// Wait waits for the thens of every record queued before it. A sample
+// that waits for its record's fsync holds whatever runs it; with then, it
+// holds only its record.
+func (j *Journal) DoneValueThen(k Key, v any, then func(error)) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	line, err := marshalledDoneLine(k, data)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return j.send(request{line: line, then: then})
+}
+
+// Wait returns once every record queued before it is durable (or failed)
+// and its then has returned, with the journal's first write error.
+func (j *Journal) Wait() error { return j.commit(nil) }
+
 // commit appends line and returns once it is durable.
 func (j *Journal) commit(line []byte) error {
 	ack := make(chan error, 1)
@@ -274,14 +300,24 @@ func (j *Journal) writer() {
 	defer close(j.done)
 	var buf []byte
 	var acks []chan error
+	var thens []func(error)
 	add := func(r request) {
 		buf = append(buf, r.line...)
 		if r.ack != nil {
 			acks = append(acks, r.ack)
 		}
+		if r.then != nil {
+			thens = append(thens, r.then)
+			if r.ack == nil {
+				// Someone waits for it too: the caller's then.
+				acks = append(acks, nil)
+			}
+		}
 	}
 	for r := range j.reqs {
 		buf, acks = buf[:0], acks[:0]
+		clear(thens)
+		thens = thens[:0]
 		add(r)
 		// Once someone waits for durability, give the samples finishing
 		// alongside a moment to join the batch: one fsync then covers them
@@ -334,8 +370,13 @@ func (j *Journal) writer() {
 				j.mu.Unlock()
 			}
 		}
+		for _, then := range thens {
+			then(err)
+		}
 		for _, a := range acks {
-			a <- err
+			if a != nil {
+				a <- err
+			}
 		}
 	}
 }

@@ -201,8 +201,9 @@ type runner struct {
 	mu sync.Mutex
 	// spool streams the finished samples to Parquet (spool.go); nDone
 	// counts them, resumed ones included.
-	spool *spool
-	nDone int
+	spool       *spool
+	nDone       int
+	countFailed error // the first error of counting a journaled sample (record)
 	// Failures not yet journaled (finish): down are those that look like
 	// the endpoint being down, held until the shard ends; rejected the
 	// deterministic client errors, held until a later sample succeeds.
@@ -753,6 +754,11 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 	defer close(p.jobs) // idle workers exit; busy ones when their sample is done
 	r.dispatch(ctx, client, j, st, todo, p, fail)
 	p.wg.Wait()
+	// The samples journaled count once their records are durable
+	// (record): wait for that.
+	if err := r.settle(j); err != nil {
+		fail(err)
+	}
 	if firstErr != nil {
 		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
 	}
@@ -965,28 +971,58 @@ func (r *runner) flushSuspects(j *journal.Journal) error {
 			return fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
 	}
+	if err := r.settle(j); err != nil {
+		return fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	}
 	return nil
 }
 
+// record journals a finished sample. It counts (the spool takes it,
+// progress is reported) once its record is durable, on the journal's
+// writer: the worker that ran it goes on to the next sample rather than
+// wait for the fsync, and a slow disk holds records, not workers (each
+// with its stack, and the pool starts more). settle waits for them.
 func (r *runner) record(j *journal.Journal, k journal.Key, rec *sampleRecord) error {
-	if err := j.DoneValue(k, rec); err != nil {
+	if err := r.countErr(); err != nil {
 		return err
 	}
-	if err := r.spool.add(k, rec); err != nil {
-		return err
-	}
+	return j.DoneValueThen(k, rec, func(err error) {
+		if err == nil {
+			err = r.spool.add(k, rec)
+		}
+		r.mu.Lock()
+		if err != nil {
+			r.countFailed = cmp.Or(r.countFailed, err)
+			r.mu.Unlock()
+			return
+		}
+		r.nDone++
+		r.prog.Done++
+		if rec.Row.ErrorCategory != "" {
+			r.prog.Failed++
+		}
+		p := r.prog
+		r.mu.Unlock()
+		if r.o.Progress != nil {
+			r.o.Progress(p)
+		}
+	})
+}
+
+// countErr is the first error of counting a journaled sample.
+func (r *runner) countErr() error {
 	r.mu.Lock()
-	r.nDone++
-	r.prog.Done++
-	if rec.Row.ErrorCategory != "" {
-		r.prog.Failed++
+	defer r.mu.Unlock()
+	return r.countFailed
+}
+
+// settle returns once every sample recorded so far counts, with the first
+// error of journaling or counting one.
+func (r *runner) settle(j *journal.Journal) error {
+	if err := j.Wait(); err != nil {
+		return err
 	}
-	p := r.prog
-	r.mu.Unlock()
-	if r.o.Progress != nil {
-		r.o.Progress(p)
-	}
-	return nil
+	return r.countErr()
 }
 
 // client builds the model client for the benchmark's service.
