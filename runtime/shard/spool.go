@@ -247,14 +247,14 @@ func (s *spool) writePart(i int, recs []*sampleRecord) (string, error) {
 		turns = append(turns, rec.Turns...)
 	}
 	path := s.partPath(i, "")
-	if err := results.WriteRows(path, rows, nil); err != nil {
+	if err := results.WriteRowsPart(path, rows); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
-	if err := results.WriteTrajectories(s.partPath(i, "trajectories"), trajs, nil); err != nil {
+	if err := results.WriteTrajectoriesPart(s.partPath(i, "trajectories"), trajs); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
 	if s.agentic {
-		if err := results.WriteTurns(s.partPath(i, "turns"), turns, nil); err != nil {
+		if err := results.WriteTurnsPart(s.partPath(i, "turns"), turns); err != nil {
 			return "", fmt.Errorf("spool: %w", err)
 		}
 	}
@@ -264,11 +264,11 @@ func (s *spool) writePart(i int, recs []*sampleRecord) (string, error) {
 // readPart reads part i back as records (rows with their trajectories and
 // turns), for putting late samples in their place.
 func (s *spool) readPart(i int) ([]*sampleRecord, error) {
-	rows, _, err := results.ReadRows(s.partPath(i, ""))
+	rows, err := results.ReadRowsPart(s.partPath(i, ""))
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	trajs, _, err := results.ReadTrajectories(s.partPath(i, "trajectories"))
+	trajs, err := results.ReadTrajectoriesPart(s.partPath(i, "trajectories"))
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
@@ -277,7 +277,7 @@ func (s *spool) readPart(i int) ([]*sampleRecord, error) {
 	}
 	var turns []results.Turn
 	if s.agentic {
-		if turns, _, err = results.ReadTurns(s.partPath(i, "turns")); err != nil {
+		if turns, err = results.ReadTurnsPart(s.partPath(i, "turns")); err != nil {
 			return nil, fmt.Errorf("spool: %w", err)
 		}
 	}
@@ -347,19 +347,18 @@ func (s *spool) finish(final, trajs, turns string, meta map[string]string) (int,
 	return n, nil
 }
 
-// join writes the parts of a kind as one file at path.
+// join writes the parts of a kind as one file at path, their row groups
+// copied as they are.
 func (s *spool) join(path, kind string, meta map[string]string) error {
 	if len(s.parts) == 0 {
-		var err error
 		switch kind {
 		case "":
-			err = results.WriteRows(path, nil, meta)
+			return results.WriteRows(path, nil, meta)
 		case "trajectories":
-			err = results.WriteTrajectories(path, nil, meta)
+			return results.WriteTrajectories(path, nil, meta)
 		default:
-			err = results.WriteTurns(path, nil, meta)
+			return results.WriteTurns(path, nil, meta)
 		}
-		return err
 	}
 	srcs := make([]string, len(s.parts))
 	for i := range s.parts {
