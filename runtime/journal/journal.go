@@ -57,10 +57,19 @@ type record struct {
 
 // State is what a journal holds.
 type State struct {
-	// Done maps finished samples to the data they finished with.
+	// Done maps finished samples to the data they finished with; from
+	// OpenKeys, to nil (Journal.Data reads the data).
 	Done map[Key]json.RawMessage
 	// Starts counts how often each sample was started (finished or not).
 	Starts map[Key]int
+	// at is where each finished sample's last done record lies (OpenKeys).
+	at map[Key]span
+}
+
+// span is a line of the journal: its offset and length.
+type span struct {
+	off int64
+	n   int32
 }
 
 // ErrMismatch is returned (wrapped) by Open when the journal belongs to
@@ -92,8 +101,41 @@ type request struct {
 // yields ErrMismatch (the file is left alone). A torn last line (a crash in
 // the middle of a write) is cut off.
 func Open(path string, h Header) (*Journal, *State, error) {
+	return open(path, h, &State{Done: map[Key]json.RawMessage{}, Starts: map[Key]int{}})
+}
+
+// OpenKeys is Open for a journal whose samples' data need not all be in
+// memory at once (a shard of many samples resuming): its State's Done
+// holds the finished samples with nil data, and Data reads a sample's
+// data from the file when it is wanted. What it holds is a few dozen
+// bytes a sample.
+func OpenKeys(path string, h Header) (*Journal, *State, error) {
+	return open(path, h, &State{Done: map[Key]json.RawMessage{}, Starts: map[Key]int{}, at: map[Key]span{}})
+}
+
+// Data is the data finished sample k finished with, in st from OpenKeys
+// (or Open) of j.
+func (j *Journal) Data(st *State, k Key) (json.RawMessage, error) {
+	if st.at == nil {
+		return st.Done[k], nil
+	}
+	sp, ok := st.at[k]
+	if !ok {
+		return nil, fmt.Errorf("journal %s: sample %s is not done", j.path, k)
+	}
+	line := make([]byte, sp.n)
+	if _, err := j.f.ReadAt(line, sp.off); err != nil {
+		return nil, fmt.Errorf("journal %s: sample %s: %w", j.path, k, err)
+	}
+	var rec record
+	if err := json.Unmarshal(line, &rec); err != nil || rec.Type != "done" || (Key{rec.Item, rec.Repeat}) != k {
+		return nil, fmt.Errorf("journal %s: sample %s: the record at byte %d is not its own (%v)", j.path, k, sp.off, err)
+	}
+	return rec.Data, nil
+}
+
+func open(path string, h Header, st *State) (*Journal, *State, error) {
 	h.Journal = 1
-	st := &State{Done: map[Key]json.RawMessage{}, Starts: map[Key]int{}}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
@@ -177,7 +219,12 @@ func replay(f *os.File, h Header, st *State) (int64, error) {
 		case "start":
 			st.Starts[k]++
 		case "done":
-			st.Done[k] = rec.Data
+			if st.at != nil {
+				st.Done[k] = nil
+				st.at[k] = span{off, int32(len(line))}
+			} else {
+				st.Done[k] = rec.Data
+			}
 		default:
 			return 0, fmt.Errorf("unknown record type %q at byte %d", rec.Type, off)
 		}

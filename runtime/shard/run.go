@@ -391,7 +391,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 			j.Close()
 		}
 	}()
-	items, todo, err := r.resume(st, mine, repeats)
+	items, todo, err := r.resume(j, st, mine, repeats)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +548,7 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	jpath, hdr := r.journalPath(), r.journalHeader(digest)
-	j, st, err := journal.Open(jpath, hdr)
+	j, st, err := journal.OpenKeys(jpath, hdr)
 	if errors.Is(err, journal.ErrMismatch) {
 		// The journal is from another plan or another version of the data:
 		// its samples do not belong in these results. Keep it aside.
@@ -557,7 +557,7 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 		if rerr := os.Rename(jpath, aside); rerr != nil {
 			return nil, nil, fmt.Errorf("benchmark %s: %w; and moving it aside failed: %v", r.b.Key, err, rerr)
 		}
-		j, st, err = journal.Open(jpath, hdr)
+		j, st, err = journal.OpenKeys(jpath, hdr)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
@@ -569,7 +569,7 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 // st holds as done. It returns the shard's items by id and the samples
 // still to run, in row order: those not done, and with --resume those
 // whose infrastructure failed.
-func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (_ map[string]*bench.Item, _ []journal.Key, err error) {
+func (r *runner) resume(j *journal.Journal, st *journal.State, mine []*bench.Item, repeats int) (_ map[string]*bench.Item, _ []journal.Key, err error) {
 	jpath := r.journalPath()
 	// Row order (runtime/merge's): dataset index, item id, repeat. Sent in
 	// it, the samples finish nearly in it, and the spool writes them as
@@ -600,16 +600,20 @@ func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (_ m
 	}()
 	var todo []journal.Key
 	for _, k := range order {
-		raw, ok := st.Done[k]
-		if !ok {
+		if _, ok := st.Done[k]; !ok {
 			todo = append(todo, k)
 			continue
+		}
+		// Read one at a time (journal.OpenKeys): a resumed shard holds
+		// what the spool holds, not every sample its journal has.
+		raw, err := j.Data(st, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
 		var rec sampleRecord
 		if err := json.Unmarshal(raw, &rec); err != nil {
 			return nil, nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
 		}
-		st.Done[k] = nil // decoded: the spool has it now, not the journal's state too
 		if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
 			todo = append(todo, k) // --resume: its infrastructure failed, send it again
 			continue
@@ -660,7 +664,7 @@ func (r *runner) reopen(digest string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	j, st, err := journal.Open(r.journalPath(), r.journalHeader(digest))
+	j, st, err := journal.OpenKeys(r.journalPath(), r.journalHeader(digest))
 	if err != nil {
 		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
