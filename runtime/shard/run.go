@@ -1,7 +1,7 @@
 // Package shard runs one shard of one benchmark of a compiled plan: the eval
 // loop. For every (item, repeat) of the shard it builds the request, asks the
-// model, scores the answer and records a row; the rows become the shard's
-// Parquet files.
+// model, scores the answer and records a row; the rows stream to Parquet
+// as they finish (spool.go) and become the shard's files at the end.
 //
 // The loop is crash-safe: every finished sample is journaled (fsync'd)
 // before it counts, and running the same shard again after a kill resumes
