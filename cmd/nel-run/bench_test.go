@@ -3,13 +3,10 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -85,51 +82,14 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 	bin := buildNelRun(b)
 	dir := b.TempDir()
 
-	var data strings.Builder
-	for i := range items {
-		line, _ := json.Marshal(map[string]string{
-			"question": fmt.Sprintf("Item %d: what is %d times 3?", i, i),
-			"answer":   fmt.Sprintf("It is three times.\n#### %d", 3*i),
-		})
-		data.Write(line)
-		data.WriteByte('\n')
-	}
-	dataPath := filepath.Join(dir, "data.jsonl")
-	if err := os.WriteFile(dataPath, []byte(data.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-
+	dataPath := writeGSM8KData(b, dir, items)
 	// The simulator, in its own process.
-	srv := exec.Command(bin, "sim-server", "--addr", "127.0.0.1:0", "--benchmark", "gsm8k="+dataPath, "--accuracy", "0.7", "--latency", "1s")
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		srv.Process.Signal(syscall.SIGTERM)
-		srv.Wait()
-	})
-	lines := bufio.NewReader(stderr)
-	first, err := lines.ReadString('\n')
-	m := regexp.MustCompile(`listening on (http://\S+/v1) `).FindStringSubmatch(first)
-	if err != nil || m == nil {
-		b.Fatalf("sim-server: %q, %v", first, err)
-	}
-	go func() { // keep its stderr flowing
-		for {
-			if _, err := lines.ReadString('\n'); err != nil {
-				return
-			}
-		}
-	}()
+	url := startSimServer(b, bin, dataPath, "--latency", "1s")
 
 	p := &plan.Plan{
 		PlanVersion: plan.Version, NelVersion: "bench", ScoringVersion: "1",
 		RecipeHash: "sha256:r", PlanHash: "sha256:p", Shards: 1,
-		Services: []plan.Service{{Name: "sim", Type: "api", Protocol: "chat_completions", Model: "nel-sim", URL: m[1]}},
+		Services: []plan.Service{{Name: "sim", Type: "api", Protocol: "chat_completions", Model: "nel-sim", URL: url}},
 		Benchmarks: []plan.Benchmark{{
 			Key: "gsm8k", Name: "gsm8k", Dir: "gsm8k", Hash: "sha256:b",
 			Solver:  plan.Solver{Type: "simple", Service: "sim"},
@@ -149,14 +109,7 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 	for b.Loop() {
 		out := filepath.Join(dir, fmt.Sprint("out", runs))
 		p.OutputDir = out
-		planPath := rundir.Dir(out).Plan(p.PlanHash)
-		pj, _ := json.Marshal(p)
-		if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(planPath, pj, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		planPath := writePlanFile(b, p)
 		cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1")
 		cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
 		var errb strings.Builder

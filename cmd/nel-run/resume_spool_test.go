@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
 )
 
@@ -23,14 +26,7 @@ func TestKillNineAfterPartsWritten(t *testing.T) {
 	args := []string{"shard", "--plan", f.planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1"}
 	spool := rundir.Dir(f.p.OutputDir).Benchmark("gsm8k").Shard(0, 1).Spool()
 
-	cmd := nelRun(t, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd, exited, stderr := startNelRun(t, args...)
 	// The second part's trajectories are written after its rows: once
 	// they are there, two parts are complete.
 	second := filepath.Join(spool, "part-000001.trajectories.parquet")
@@ -62,17 +58,55 @@ func TestKillNineAfterPartsWritten(t *testing.T) {
 		t.Errorf("the spool is left behind: %v", err)
 	}
 
-	ref := filepath.Join(f.dir, "ref")
-	refPlan := f.writePlan(t, ref)
-	if code, _, errs := execCLI(t, "shard", "--plan", refPlan, "--benchmark", "gsm8k", "--shard", "0", "--of", "1"); code != 0 {
-		t.Fatalf("reference run: exit %d\n%s", code, errs)
+	f.checkLikeUninterrupted(t, rows, trajs)
+}
+
+// startNelRun starts nel-run with args and returns it, a channel that
+// receives its exit, and its stderr.
+func startNelRun(t *testing.T, args ...string) (*exec.Cmd, <-chan error, *strings.Builder) {
+	t.Helper()
+	cmd := nelRun(t, args...)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	wantRows, wantTrajs := comparable(readShard(t, ref))
-	gotRows, gotTrajs := comparable(rows, trajs)
-	if !reflect.DeepEqual(gotRows, wantRows) {
-		t.Error("results differ from an uninterrupted run")
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return cmd, exited, stderr
+}
+
+// writeGSM8KData writes n GSM8K-shaped items ("Item i: what is i times
+// 3?", answer 3i) and returns the file.
+func writeGSM8KData(tb testing.TB, dir string, n int) string {
+	tb.Helper()
+	var data strings.Builder
+	for i := range n {
+		line, _ := json.Marshal(map[string]string{
+			"question": fmt.Sprintf("Item %d: what is %d times 3?", i, i),
+			"answer":   fmt.Sprintf("It is three times.\n#### %d", 3*i),
+		})
+		data.Write(line)
+		data.WriteByte('\n')
 	}
-	if !reflect.DeepEqual(gotTrajs, wantTrajs) {
-		t.Error("trajectories differ from an uninterrupted run")
+	path := filepath.Join(dir, "data.jsonl")
+	if err := os.WriteFile(path, []byte(data.String()), 0o644); err != nil {
+		tb.Fatal(err)
 	}
+	return path
+}
+
+// writePlanFile writes p where a job would (in its output directory) and
+// returns the file.
+func writePlanFile(tb testing.TB, p *plan.Plan) string {
+	tb.Helper()
+	path := rundir.Dir(p.OutputDir).Plan(p.PlanHash)
+	pj, _ := json.Marshal(p)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, pj, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,7 +32,7 @@ func BenchmarkShardMemory(b *testing.B) {
 	const items = 10000
 	bin := buildNelRun(b)
 	dir := b.TempDir()
-	data := writeBenchGSM8K(b, dir, items)
+	data := writeGSM8KData(b, dir, items)
 	url := startSimServer(b, bin, data)
 	var peak10k, peak80k int64 // KiB
 	runs := 0
@@ -54,30 +53,13 @@ func BenchmarkShardMemory(b *testing.B) {
 	b.ReportMetric(float64(peak80k)/float64(peak10k), "ratio-80k/10k")
 }
 
-// writeBenchGSM8K writes n GSM8K-shaped items and returns the file.
-func writeBenchGSM8K(b *testing.B, dir string, n int) string {
+// startSimServer starts `nel-run sim-server` over data (gsm8k, accuracy
+// 0.7, and flags) in its own process, stopped when b ends, and returns its
+// /v1 URL.
+func startSimServer(b *testing.B, bin, data string, flags ...string) string {
 	b.Helper()
-	var data strings.Builder
-	for i := range n {
-		line, _ := json.Marshal(map[string]string{
-			"question": fmt.Sprintf("Item %d: what is %d times 3?", i, i),
-			"answer":   fmt.Sprintf("It is three times.\n#### %d", 3*i),
-		})
-		data.Write(line)
-		data.WriteByte('\n')
-	}
-	path := filepath.Join(dir, "data.jsonl")
-	if err := os.WriteFile(path, []byte(data.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return path
-}
-
-// startSimServer starts `nel-run sim-server` over data (gsm8k, no latency)
-// in its own process, stopped when b ends, and returns its /v1 URL.
-func startSimServer(b *testing.B, bin, data string) string {
-	b.Helper()
-	srv := exec.Command(bin, "sim-server", "--addr", "127.0.0.1:0", "--benchmark", "gsm8k="+data, "--accuracy", "0.7")
+	args := append([]string{"sim-server", "--addr", "127.0.0.1:0", "--benchmark", "gsm8k=" + data, "--accuracy", "0.7"}, flags...)
+	srv := exec.Command(bin, args...)
 	stderr, err := srv.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -127,14 +109,7 @@ func shardMemoryPlan(url, data, out string, repeats int) *plan.Plan {
 func runShardProcess(b *testing.B, bin string, p *plan.Plan, want int) int64 {
 	b.Helper()
 	b.StopTimer()
-	planPath := rundir.Dir(p.OutputDir).Plan(p.PlanHash)
-	pj, _ := json.Marshal(p)
-	if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(planPath, pj, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	planPath := writePlanFile(b, p)
 	cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1")
 	cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
 	var errb strings.Builder

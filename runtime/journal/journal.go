@@ -262,15 +262,24 @@ func (j *Journal) Done(k Key, data []byte) error {
 // json.Marshal just returned goes into the line as is, where Done compacts
 // (and so validates) data that came from anywhere, a second pass over it.
 func (j *Journal) DoneValue(k Key, v any) error {
+	line, err := j.doneValueLine(k, v)
+	if err != nil {
+		return err
+	}
+	return j.commit(line)
+}
+
+// doneValueLine is the line DoneValue writes.
+func (j *Journal) doneValueLine(k Key, v any) ([]byte, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return nil, fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	line, err := marshalledDoneLine(k, data)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return nil, fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	return j.commit(line)
+	return line, nil
 }
 
 // DoneValueThen is DoneValue without the wait: it returns once the record
@@ -281,13 +290,9 @@ func (j *Journal) DoneValue(k Key, v any) error {
 // that waits for its record's fsync holds whatever runs it; with then, it
 // holds only its record.
 func (j *Journal) DoneValueThen(k Key, v any, then func(error)) error {
-	data, err := json.Marshal(v)
+	line, err := j.doneValueLine(k, v)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
-	}
-	line, err := marshalledDoneLine(k, data)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return err
 	}
 	return j.send(request{line: line, then: then})
 }
