@@ -67,22 +67,23 @@ func lateLiveHeap(t *testing.T, data string, items, repeats int) uint64 {
 }
 
 // A shard streams its finished samples to Parquet: the heap it holds does
-// not grow with its sample count. 2,000 and 16,000 samples of the same
-// 1,000 items; a shard that kept every finished sample until the end (as
-// nel-run did before) held 20 MB more at 16,000 (measured: 7.7 → 27.3
-// MB; streaming: 7.8 → 9.9 MB), where the bound allows 8 MB (a spool
-// part is at most 2,048 samples, and GC noise).
+// not grow with its sample count. 2,000 and 24,000 samples of the same
+// 1,000 items. A shard that kept every finished sample until the end (as
+// nel-run did before) measured 8.2 → 37.8 MB; the bound allows 12 MB: what
+// the spool may hold beyond a 2,000-sample shard's (up to three parts of
+// 2,048 samples: one filling, one queued, one being written), and GC
+// noise (measured with the spool: 7.3 → 13.5 MB).
 func TestShardMemoryFlat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 18,000 samples")
+		t.Skip("runs 26,000 samples")
 	}
 	data := writeGSM8K(t, t.TempDir(), 1000)
 	small := lateLiveHeap(t, data, 1000, 2)
-	large := lateLiveHeap(t, data, 1000, 16)
-	t.Logf("live heap near the end: %.1f MB at 2,000 samples, %.1f MB at 16,000", float64(small)/1e6, float64(large)/1e6)
-	const slack = 8 << 20
+	large := lateLiveHeap(t, data, 1000, 24)
+	t.Logf("live heap near the end: %.1f MB at 2,000 samples, %.1f MB at 24,000", float64(small)/1e6, float64(large)/1e6)
+	const slack = 12 << 20
 	if large > small+slack {
-		t.Errorf("live heap near the end grew from %.1f MB at 2,000 samples to %.1f MB at 16,000 (bound: +%d MB): the shard holds its finished samples", float64(small)/1e6, float64(large)/1e6, slack>>20)
+		t.Errorf("live heap near the end grew from %.1f MB at 2,000 samples to %.1f MB at 24,000 (bound: +%d MB): the shard holds its finished samples", float64(small)/1e6, float64(large)/1e6, slack>>20)
 	}
 }
 
