@@ -78,7 +78,7 @@ func BenchmarkNelRunInFlight10k(b *testing.B) {
 	const items, repeats, conc = 10000, 2, 10000
 	bin := buildNelRun(b)
 	dir := b.TempDir()
-	data := writeBenchData(b, dir, items)
+	data := writeGSM8KData(b, dir, items)
 	url := startSim(b, bin, data, "--latency", "1s")
 	p := benchPlan(url, data, repeats, conc)
 	py := peer(b)

@@ -59,25 +59,6 @@ func runMeasured(b *testing.B, cmd *exec.Cmd) procCost {
 	return c
 }
 
-// writeBenchData writes a gsm8k file of n items and returns its path.
-func writeBenchData(b *testing.B, dir string, n int) string {
-	b.Helper()
-	var data strings.Builder
-	for i := range n {
-		line, _ := json.Marshal(map[string]string{
-			"question": fmt.Sprintf("Item %d: what is %d times 3?", i, i),
-			"answer":   fmt.Sprintf("It is three times.\n#### %d", 3*i),
-		})
-		data.Write(line)
-		data.WriteByte('\n')
-	}
-	path := filepath.Join(dir, "data.jsonl")
-	if err := os.WriteFile(path, []byte(data.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	return path
-}
-
 // startSim starts `nel-run sim-server` on a free port answering gsm8k from
 // dataPath, with the extra flags, and returns its base URL (…/v1).
 func startSim(b *testing.B, bin, dataPath string, flags ...string) string {
@@ -235,7 +216,7 @@ func BenchmarkClientCost(b *testing.B) {
 	const items, conc = 4000, 64
 	bin := buildNelRun(b)
 	dir := b.TempDir()
-	data := writeBenchData(b, dir, items)
+	data := writeGSM8KData(b, dir, items)
 	url := startSim(b, bin, data)
 	p := benchPlan(url, data, 1, conc)
 	py := peer(b)
@@ -275,7 +256,7 @@ func BenchmarkEfficiencyCapped(b *testing.B) {
 			bin := buildNelRun(b)
 			dir := b.TempDir()
 			samples := conc * rounds
-			data := writeBenchData(b, dir, samples)
+			data := writeGSM8KData(b, dir, samples)
 			url := startSim(b, bin, data, "--latency", latency.String(), "--max-concurrent", fmt.Sprint(conc))
 			p := benchPlan(url, data, 1, conc)
 			p.Services[0].Interceptors = []plan.Interceptor{

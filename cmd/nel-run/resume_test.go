@@ -33,19 +33,7 @@ type resumeFixture struct {
 func newResumeFixture(t *testing.T, items int, latency time.Duration) *resumeFixture {
 	t.Helper()
 	dir := t.TempDir()
-	var b strings.Builder
-	for i := range items {
-		line, _ := json.Marshal(map[string]string{
-			"question": fmt.Sprintf("Item %d: what is %d times 3?", i, i),
-			"answer":   fmt.Sprintf("It is three times.\n#### %d", 3*i),
-		})
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	data := filepath.Join(dir, "data.jsonl")
-	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := writeGSM8KData(t, dir, items)
 	gsm, _ := bench.Lookup("gsm8k")
 	set, err := gsm.Load(context.Background(), dataset.NewLoader(dataset.Options{Offline: true}), map[string]any{"data_path": data})
 	if err != nil {
@@ -124,14 +112,7 @@ func TestKillNineResume(t *testing.T) {
 		if attempt > 200 {
 			t.Fatal("the shard never finished")
 		}
-		cmd := nelRun(t, args...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		cmd, exited, stderr := startNelRun(t, args...)
 		// Early kills land in start-up and data loading, later ones in the
 		// middle of requests and journal writes.
 		wait := time.Duration(rng.IntN(250)+5) * time.Millisecond
@@ -185,7 +166,14 @@ func TestKillNineResume(t *testing.T) {
 		}
 	}
 
-	// The same plan, uninterrupted, in another directory.
+	f.checkLikeUninterrupted(t, rows, trajs)
+}
+
+// checkLikeUninterrupted runs f's plan uninterrupted in another directory
+// and checks that rows and trajs, an interrupted run's, equal its (timings
+// and attempts aside).
+func (f *resumeFixture) checkLikeUninterrupted(t *testing.T, rows []results.Row, trajs []results.Trajectory) {
+	t.Helper()
 	ref := filepath.Join(f.dir, "ref")
 	refPlan := f.writePlan(t, ref)
 	if code, _, stderr := execCLI(t, "shard", "--plan", refPlan, "--benchmark", "gsm8k", "--shard", "0", "--of", "1"); code != 0 {

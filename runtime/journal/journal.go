@@ -57,10 +57,19 @@ type record struct {
 
 // State is what a journal holds.
 type State struct {
-	// Done maps finished samples to the data they finished with.
+	// Done maps finished samples to the data they finished with; from
+	// OpenKeys, to nil (Journal.Data reads the data).
 	Done map[Key]json.RawMessage
 	// Starts counts how often each sample was started (finished or not).
 	Starts map[Key]int
+	// at is where each finished sample's last done record lies (OpenKeys).
+	at map[Key]span
+}
+
+// span is a line of the journal: its offset and length.
+type span struct {
+	off int64
+	n   int32
 }
 
 // ErrMismatch is returned (wrapped) by Open when the journal belongs to
@@ -80,8 +89,11 @@ type Journal struct {
 
 type request struct {
 	line []byte
-	// ack, when set, is closed (after the fsync) once line is durable.
-	ack chan error
+	// ack, when set, is sent the result (after the fsync) once line is
+	// durable; then, when set, is called with it, on the writer goroutine,
+	// before any ack of the same batch.
+	ack  chan error
+	then func(error)
 }
 
 // Open opens or creates the journal at path. An existing journal with the
@@ -89,8 +101,41 @@ type request struct {
 // yields ErrMismatch (the file is left alone). A torn last line (a crash in
 // the middle of a write) is cut off.
 func Open(path string, h Header) (*Journal, *State, error) {
+	return open(path, h, &State{Done: map[Key]json.RawMessage{}, Starts: map[Key]int{}})
+}
+
+// OpenKeys is Open for a journal whose samples' data need not all be in
+// memory at once (a shard of many samples resuming): its State's Done
+// holds the finished samples with nil data, and Data reads a sample's
+// data from the file when it is wanted. What it holds is a few dozen
+// bytes a sample.
+func OpenKeys(path string, h Header) (*Journal, *State, error) {
+	return open(path, h, &State{Done: map[Key]json.RawMessage{}, Starts: map[Key]int{}, at: map[Key]span{}})
+}
+
+// Data is the data finished sample k finished with, in st from OpenKeys
+// (or Open) of j.
+func (j *Journal) Data(st *State, k Key) (json.RawMessage, error) {
+	if st.at == nil {
+		return st.Done[k], nil
+	}
+	sp, ok := st.at[k]
+	if !ok {
+		return nil, fmt.Errorf("journal %s: sample %s is not done", j.path, k)
+	}
+	line := make([]byte, sp.n)
+	if _, err := j.f.ReadAt(line, sp.off); err != nil {
+		return nil, fmt.Errorf("journal %s: sample %s: %w", j.path, k, err)
+	}
+	var rec record
+	if err := json.Unmarshal(line, &rec); err != nil || rec.Type != "done" || (Key{rec.Item, rec.Repeat}) != k {
+		return nil, fmt.Errorf("journal %s: sample %s: the record at byte %d is not its own (%v)", j.path, k, sp.off, err)
+	}
+	return rec.Data, nil
+}
+
+func open(path string, h Header, st *State) (*Journal, *State, error) {
 	h.Journal = 1
-	st := &State{Done: map[Key]json.RawMessage{}, Starts: map[Key]int{}}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open journal: %w", err)
@@ -174,7 +219,12 @@ func replay(f *os.File, h Header, st *State) (int64, error) {
 		case "start":
 			st.Starts[k]++
 		case "done":
-			st.Done[k] = rec.Data
+			if st.at != nil {
+				st.Done[k] = nil
+				st.at[k] = span{off, int32(len(line))}
+			} else {
+				st.Done[k] = rec.Data
+			}
 		default:
 			return 0, fmt.Errorf("unknown record type %q at byte %d", rec.Type, off)
 		}
@@ -212,16 +262,44 @@ func (j *Journal) Done(k Key, data []byte) error {
 // json.Marshal just returned goes into the line as is, where Done compacts
 // (and so validates) data that came from anywhere, a second pass over it.
 func (j *Journal) DoneValue(k Key, v any) error {
-	data, err := json.Marshal(v)
+	line, err := j.doneValueLine(k, v)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
-	}
-	line, err := marshalledDoneLine(k, data)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return err
 	}
 	return j.commit(line)
 }
+
+// doneValueLine is the line DoneValue writes.
+func (j *Journal) doneValueLine(k Key, v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	line, err := marshalledDoneLine(k, data)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return line, nil
+}
+
+// DoneValueThen is DoneValue without the wait: it returns once the record
+// is queued, and then is called with the result once it is durable (nil)
+// or failed, on the journal's writer goroutine, in the order of the
+// records: it must not block for long, and must not call the journal.
+// Wait waits for the thens of every record queued before it. A sample
+// that waits for its record's fsync holds whatever runs it; with then, it
+// holds only its record.
+func (j *Journal) DoneValueThen(k Key, v any, then func(error)) error {
+	line, err := j.doneValueLine(k, v)
+	if err != nil {
+		return err
+	}
+	return j.send(request{line: line, then: then})
+}
+
+// Wait returns once every record queued before it is durable (or failed)
+// and its then has returned, with the journal's first write error.
+func (j *Journal) Wait() error { return j.commit(nil) }
 
 // commit appends line and returns once it is durable.
 func (j *Journal) commit(line []byte) error {
@@ -274,14 +352,24 @@ func (j *Journal) writer() {
 	defer close(j.done)
 	var buf []byte
 	var acks []chan error
+	var thens []func(error)
 	add := func(r request) {
 		buf = append(buf, r.line...)
 		if r.ack != nil {
 			acks = append(acks, r.ack)
 		}
+		if r.then != nil {
+			thens = append(thens, r.then)
+			if r.ack == nil {
+				// Someone waits for it too: the caller's then.
+				acks = append(acks, nil)
+			}
+		}
 	}
 	for r := range j.reqs {
 		buf, acks = buf[:0], acks[:0]
+		clear(thens)
+		thens = thens[:0]
 		add(r)
 		// Once someone waits for durability, give the samples finishing
 		// alongside a moment to join the batch: one fsync then covers them
@@ -334,8 +422,13 @@ func (j *Journal) writer() {
 				j.mu.Unlock()
 			}
 		}
+		for _, then := range thens {
+			then(err)
+		}
 		for _, a := range acks {
-			a <- err
+			if a != nil {
+				a <- err
+			}
 		}
 	}
 }

@@ -231,3 +231,52 @@ func TestPeek(t *testing.T) {
 		t.Errorf("Peek of a missing file: %v, want ErrNotExist", err)
 	}
 }
+
+// OpenKeys replays a journal keeping where each finished sample's last
+// record is, not its data; Data reads it: the last record of a sample
+// finished twice, nothing of a torn last line.
+func TestOpenKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, _, err := Open(path, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := Key{"a", 0}, Key{"b", 1}, Key{"c", 0}
+	must(t, j.Start(a))
+	must(t, j.Done(a, []byte(`{"reward":0}`)))
+	must(t, j.Start(b))
+	must(t, j.Done(b, []byte(`"b"`)))
+	must(t, j.Start(a))
+	must(t, j.Done(a, []byte(`{"reward":1}`)))
+	must(t, j.Close())
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"t":"done","i":"c","r":0,"d":{"rew`) // torn
+	f.Close()
+
+	j, st, err := OpenKeys(path, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if len(st.Done) != 2 || st.Done[a] != nil || st.Done[b] != nil {
+		t.Errorf("done = %v, want a and b, without their data", st.Done)
+	}
+	if _, ok := st.Done[c]; ok {
+		t.Error("c's torn record counts as done")
+	}
+	for k, want := range map[Key]string{a: `{"reward":1}`, b: `"b"`} {
+		got, err := j.Data(st, k)
+		if err != nil || string(got) != want {
+			t.Errorf("Data(%s) = %q, %v; want %q", k, got, err, want)
+		}
+	}
+	if _, err := j.Data(st, c); err == nil || !strings.Contains(err.Error(), "sample c/0 is not done") {
+		t.Errorf("Data(c) = %v, want an error", err)
+	}
+	if st.Starts[a] != 2 || st.Starts[b] != 1 {
+		t.Errorf("starts = %v", st.Starts)
+	}
+}

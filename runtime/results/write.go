@@ -108,12 +108,13 @@ func kvMetadata(meta map[string]string, rows int) (metadata.KeyValueMetadata, er
 
 // encode writes items to w as a complete Parquet file.
 func encode[T any](w io.Writer, fields []field[T], items []T, meta map[string]string) error {
-	return encodeWith(w, fields, items, meta, &columnBuffers{})
+	return encodeWith(w, fields, items, meta, &columnBuffers{}, zstdLevel[T]())
 }
 
 // encodeWith is encode with the column buffers to use (reused across
-// calls, so that they are allocated once, not once per file).
-func encodeWith[T any](w io.Writer, fields []field[T], items []T, meta map[string]string, cb *columnBuffers) (err error) {
+// calls, so that they are allocated once, not once per file) and the zstd
+// level.
+func encodeWith[T any](w io.Writer, fields []field[T], items []T, meta map[string]string, cb *columnBuffers, level int) (err error) {
 	// arrow-go still panics on some internal failures (e.g. an encoder
 	// seeing a failed sink); report those as errors rather than crash a
 	// long evaluation at its very end.
@@ -131,7 +132,7 @@ func encodeWith[T any](w io.Writer, fields []field[T], items []T, meta map[strin
 		return err
 	}
 	fw, err := file.NewParquetWriterWithError(w, sc,
-		file.WithWriterProps(writerProps(zstdLevel[T]())), file.WithWriteMetadata(kv))
+		file.WithWriterProps(writerProps(level)), file.WithWriteMetadata(kv))
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func encodeParallel[T any](w io.Writer, fields []field[T], items []T, meta map[s
 				}
 				group := items[g*maxRowGroupRows : min((g+1)*maxRowGroupRows, len(items))]
 				buf.Reset()
-				err := encodeWith(&buf, fields, group, nil, &cb)
+				err := encodeWith(&buf, fields, group, nil, &cb, zstdLevel[T]())
 				done[g] <- result{bytes.Clone(buf.Bytes()), err}
 			}
 		}()

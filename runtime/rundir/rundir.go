@@ -35,6 +35,7 @@
 //	│       ├── shard-00000-of-00002.trajectories.parquet  Shard.Trajectories()
 //	│       ├── shard-00000-of-00002.turns.parquet    Shard.Turns(): only for a benchmark whose solver takes turns
 //	│       ├── .shard-00000-of-00002.journal         Shard.Journal(): the samples a running shard has finished
+//	│       ├── .shard-00000-of-00002.spool/          Shard.Spool(): a running shard's finished samples as Parquet parts
 //	│       └── .shard-00000-of-00002.journal.stale-20260102T030405Z  Shard.StaleJournal(at): another run's journal, kept aside
 //	└── report.md                                     Report("md"): the suite's report; report.html, report.csv… per output.report
 //
@@ -293,6 +294,14 @@ func (s Shard) ModelTraffic() string {
 func (s Shard) Journal() string {
 	dir, base := filepath.Split(string(s))
 	return filepath.Join(dir, "."+strings.TrimSuffix(base, ".parquet")+".journal")
+}
+
+// Spool is the hidden folder where a running shard writes its finished
+// samples as part files, joined into the shard's files when it ends (and
+// deleted then; a shard that starts again deletes what is left of it).
+func (s Shard) Spool() string {
+	dir, base := filepath.Split(string(s))
+	return filepath.Join(dir, "."+strings.TrimSuffix(base, ".parquet")+".spool")
 }
 
 // StaleJournal is where a journal of another run (another plan, other

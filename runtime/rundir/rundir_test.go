@@ -52,6 +52,7 @@ func TestDocLayout(t *testing.T) {
 		{"Shard.Trajectories()", s.Trajectories()},
 		{"Shard.Turns()", s.Turns()},
 		{"Shard.Journal()", s.Journal()},
+		{"Shard.Spool()", s.Spool()},
 		{"Shard.StaleJournal(at)", s.StaleJournal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))},
 		{`Report("md")`, d.Report("md")},
 	}

@@ -1,7 +1,7 @@
 // Package shard runs one shard of one benchmark of a compiled plan: the eval
 // loop. For every (item, repeat) of the shard it builds the request, asks the
-// model, scores the answer and records a row; the rows become the shard's
-// Parquet files.
+// model, scores the answer and records a row; the rows stream to Parquet
+// as they finish (spool.go) and become the shard's files at the end.
 //
 // The loop is crash-safe: every finished sample is journaled (fsync'd)
 // before it counts, and running the same shard again after a kill resumes
@@ -202,8 +202,12 @@ type runner struct {
 	harbor  *harbor.Dataset
 	agentSB sandbox.Sandbox
 
-	mu   sync.Mutex
-	done map[journal.Key]*sampleRecord
+	mu sync.Mutex
+	// spool streams the finished samples to Parquet (spool.go); nDone
+	// counts them, resumed ones included.
+	spool       *spool
+	nDone       int
+	countFailed error // the first error of counting a journaled sample (record)
 	// Failures not yet journaled (finish): down are those that look like
 	// the endpoint being down, held until the shard ends; rejected the
 	// deterministic client errors, held until a later sample succeeds.
@@ -285,8 +289,7 @@ func newRunner(o Options) (*runner, error) {
 	}
 	r := &runner{
 		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling",
-		log:  o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
-		done: map[journal.Key]*sampleRecord{},
+		log: o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 	}
 	bdir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
 	r.files, r.dir = bdir.Shard(o.Shard, o.Of), bdir.Shards()
@@ -317,7 +320,7 @@ func (r *runner) asInterrupted(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() == nil || r.prog.Total == 0 || errors.As(err, &in) {
 		return err
 	}
-	return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: len(r.done), Total: r.prog.Total, Cause: context.Cause(ctx)}
+	return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: r.nDone, Total: r.prog.Total, Cause: context.Cause(ctx)}
 }
 
 // definition is the benchmark b runs: the one its byob section declares,
@@ -392,11 +395,12 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 			j.Close()
 		}
 	}()
-	items, todo, err := r.resume(st, mine, repeats)
+	items, todo, err := r.resume(j, st, mine, repeats)
 	if err != nil {
 		return nil, err
 	}
-	resumed := len(r.done)
+	defer r.spool.stop() // a shard that ends early; finish stopped it otherwise
+	resumed := r.nDone
 	r.prog.Done, r.prog.Resumed = resumed, resumed
 	if resumed > 0 {
 		r.log.Info("resuming from journal", "done", resumed, "todo", len(todo))
@@ -444,9 +448,9 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 		results.MetaRepeats:       strconv.Itoa(repeats),
 		results.MetaProvenance:    r.provenanceJSON(prov),
 	}
-	rows, err := r.write(items, meta)
+	rows, err := r.spool.finish(r.final, r.trajs, r.files.Turns(), meta)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	err = j.Remove()
 	j = nil
@@ -548,7 +552,7 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	jpath, hdr := r.journalPath(), r.journalHeader(digest)
-	j, st, err := journal.Open(jpath, hdr)
+	j, st, err := journal.OpenKeys(jpath, hdr)
 	if errors.Is(err, journal.ErrMismatch) {
 		// The journal is from another plan or another version of the data:
 		// its samples do not belong in these results. Keep it aside.
@@ -557,7 +561,7 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 		if rerr := os.Rename(jpath, aside); rerr != nil {
 			return nil, nil, fmt.Errorf("benchmark %s: %w; and moving it aside failed: %v", r.b.Key, err, rerr)
 		}
-		j, st, err = journal.Open(jpath, hdr)
+		j, st, err = journal.OpenKeys(jpath, hdr)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
@@ -565,74 +569,71 @@ func (r *runner) openJournal(started time.Time, digest string) (*journal.Journal
 	return j, st, nil
 }
 
-// resume takes the samples the journal st holds as done into r.done and
-// returns the shard's items by id and the samples still to run: those not
-// done, and with --resume those whose infrastructure failed.
-func (r *runner) resume(st *journal.State, mine []*bench.Item, repeats int) (map[string]*bench.Item, []journal.Key, error) {
+// resume opens the shard's spool and takes into it the samples the journal
+// st holds as done. It returns the shard's items by id and the samples
+// still to run, in row order: those not done, and with --resume those
+// whose infrastructure failed.
+func (r *runner) resume(j *journal.Journal, st *journal.State, mine []*bench.Item, repeats int) (_ map[string]*bench.Item, _ []journal.Key, err error) {
 	jpath := r.journalPath()
-	want := make(map[journal.Key]bool, len(mine)*repeats)
-	var todo []journal.Key
+	// Row order (runtime/merge's): dataset index, item id, repeat. Sent in
+	// it, the samples finish nearly in it, and the spool writes them as
+	// they come rather than holding them.
+	slices.SortFunc(mine, func(a, b *bench.Item) int { return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID)) })
+	order := make([]journal.Key, 0, len(mine)*repeats)
 	items := make(map[string]*bench.Item, len(mine))
 	for _, it := range mine {
 		items[it.ID] = it
 		for rep := range repeats {
-			k := journal.Key{Item: it.ID, Repeat: rep}
-			want[k] = true
-			raw, ok := st.Done[k]
-			if !ok {
-				todo = append(todo, k)
-				continue
-			}
-			var rec sampleRecord
-			if err := json.Unmarshal(raw, &rec); err != nil {
-				return nil, nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
-			}
-			if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
-				todo = append(todo, k) // --resume: its infrastructure failed, send it again
-				continue
-			}
-			r.done[k] = &rec
-			if rec.Simulated {
-				r.simulated.Store(true)
-			}
-			if rec.Row.ErrorCategory != "" {
-				r.prog.Failed++
-			}
+			order = append(order, journal.Key{Item: it.ID, Repeat: rep})
 		}
 	}
 	for k := range st.Done {
-		if !want[k] {
+		if items[k.Item] == nil || k.Repeat < 0 || k.Repeat >= repeats {
 			return nil, nil, fmt.Errorf("benchmark %s: journal %s has sample %s, which is not in this shard: the data changed under the same digest?", r.b.Key, jpath, k)
 		}
 	}
-	return items, todo, nil
-}
-
-// write writes the shard's trajectories and results in the dataset's
-// order, with meta, and returns how many rows it wrote.
-func (r *runner) write(items map[string]*bench.Item, meta map[string]string) (int, error) {
-	rows := make([]results.Row, 0, len(r.done))
-	trajs := make([]results.Trajectory, 0, len(r.done))
-	var turns []results.Turn
-	for _, k := range sortedKeys(r.done, items) {
-		rec := r.done[k]
-		rows = append(rows, rec.Row)
-		trajs = append(trajs, rec.Traj)
-		turns = append(turns, rec.Turns...)
+	sp, err := newSpool(r.files.Spool(), order, r.agentic, max(r.b.MaxConcurrent, partSamples))
+	if err != nil {
+		return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
-	if r.agentic {
-		if err := results.WriteTurns(r.files.Turns(), turns, meta); err != nil {
-			return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	r.spool = sp
+	defer func() {
+		if err != nil {
+			sp.stop()
+		}
+	}()
+	var todo []journal.Key
+	for _, k := range order {
+		if _, ok := st.Done[k]; !ok {
+			todo = append(todo, k)
+			continue
+		}
+		// Read one at a time (journal.OpenKeys): a resumed shard holds
+		// what the spool holds, not every sample its journal has.
+		raw, err := j.Data(st, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
+		var rec sampleRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, nil, fmt.Errorf("benchmark %s: journal %s: sample %s: %w", r.b.Key, jpath, k, err)
+		}
+		if r.o.RetryInfra && rec.Row.Outcome == string(failure.InfraError) {
+			todo = append(todo, k) // --resume: its infrastructure failed, send it again
+			continue
+		}
+		if err := r.spool.add(k, &rec); err != nil {
+			return nil, nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
+		r.nDone++
+		if rec.Simulated {
+			r.simulated.Store(true)
+		}
+		if rec.Row.ErrorCategory != "" {
+			r.prog.Failed++
 		}
 	}
-	// Trajectories first: the results file is the shard's completion mark.
-	if err := results.WriteTrajectories(r.trajs, trajs, meta); err != nil {
-		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
-	}
-	if err := results.WriteRows(r.final, rows, meta); err != nil {
-		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
-	}
-	return len(rows), nil
+	return items, todo, nil
 }
 
 // reopen prepares a complete shard for RetryInfra: every sample of its
@@ -667,7 +668,7 @@ func (r *runner) reopen(digest string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	j, st, err := journal.Open(r.journalPath(), r.journalHeader(digest))
+	j, st, err := journal.OpenKeys(r.journalPath(), r.journalHeader(digest))
 	if err != nil {
 		return 0, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
@@ -723,19 +724,6 @@ func datasetDigest(ds []*dataset.Dataset) string {
 		fmt.Fprintf(h, "%s\t%s\n", d.Spec, d.Digest)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// sortedKeys orders samples by dataset index, then repeat: the row order of
-// every results file, whatever order the samples finished in.
-func sortedKeys(done map[journal.Key]*sampleRecord, items map[string]*bench.Item) []journal.Key {
-	keys := make([]journal.Key, 0, len(done))
-	for k := range done {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b journal.Key) int {
-		return cmp.Or(cmp.Compare(items[a.Item].Index, items[b.Item].Index), cmp.Compare(a.Item, b.Item), cmp.Compare(a.Repeat, b.Repeat))
-	})
-	return keys
 }
 
 // runSamples runs the samples in todo with at most max_concurrent in flight.
@@ -800,11 +788,16 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 	defer close(p.jobs) // idle workers exit; busy ones when their sample is done
 	r.dispatch(ctx, client, j, st, todo, p, fail)
 	p.wg.Wait()
+	// The samples journaled count once their records are durable
+	// (record): wait for that.
+	if err := r.settle(j); err != nil {
+		fail(err)
+	}
 	if firstErr != nil {
 		return fmt.Errorf("benchmark %s: %w", r.b.Key, firstErr)
 	}
 	if err := ctx.Err(); err != nil {
-		return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: len(r.done), Total: r.prog.Total, Cause: context.Cause(ctx)}
+		return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: r.nDone, Total: r.prog.Total, Cause: context.Cause(ctx)}
 	}
 	// Infrastructure failures that no later success vouched for are real
 	// results once the shard is otherwise complete.
@@ -1041,25 +1034,58 @@ func (r *runner) flushSuspects(j *journal.Journal) error {
 			return fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
 	}
+	if err := r.settle(j); err != nil {
+		return fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	}
 	return nil
 }
 
+// record journals a finished sample. It counts (the spool takes it,
+// progress is reported) once its record is durable, on the journal's
+// writer: the worker that ran it goes on to the next sample rather than
+// wait for the fsync, and a slow disk holds records, not workers (each
+// with its stack, and the pool starts more). settle waits for them.
 func (r *runner) record(j *journal.Journal, k journal.Key, rec *sampleRecord) error {
-	if err := j.DoneValue(k, rec); err != nil {
+	if err := r.countErr(); err != nil {
 		return err
 	}
+	return j.DoneValueThen(k, rec, func(err error) {
+		if err == nil {
+			err = r.spool.add(k, rec)
+		}
+		r.mu.Lock()
+		if err != nil {
+			r.countFailed = cmp.Or(r.countFailed, err)
+			r.mu.Unlock()
+			return
+		}
+		r.nDone++
+		r.prog.Done++
+		if rec.Row.ErrorCategory != "" {
+			r.prog.Failed++
+		}
+		p := r.prog
+		r.mu.Unlock()
+		if r.o.Progress != nil {
+			r.o.Progress(p)
+		}
+	})
+}
+
+// countErr is the first error of counting a journaled sample.
+func (r *runner) countErr() error {
 	r.mu.Lock()
-	r.done[k] = rec
-	r.prog.Done++
-	if rec.Row.ErrorCategory != "" {
-		r.prog.Failed++
+	defer r.mu.Unlock()
+	return r.countFailed
+}
+
+// settle returns once every sample recorded so far counts, with the first
+// error of journaling or counting one.
+func (r *runner) settle(j *journal.Journal) error {
+	if err := j.Wait(); err != nil {
+		return err
 	}
-	p := r.prog
-	r.mu.Unlock()
-	if r.o.Progress != nil {
-		r.o.Progress(p)
-	}
-	return nil
+	return r.countErr()
 }
 
 // client builds the model client for the benchmark's service.

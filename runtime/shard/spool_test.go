@@ -1,0 +1,128 @@
+package shard
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/journal"
+	"github.com/nel-eval/nel/runtime/results"
+)
+
+// spoolRecord is sample i of an agentic shard: item i/2 (dataset index
+// 10 × that), repeat i%2, with i%3 turns.
+func spoolRecord(i int) (journal.Key, *sampleRecord) {
+	item := fmt.Sprintf("item-%03d", i/2)
+	idx, rep := int64(10*(i/2)), int64(i%2)
+	rec := &sampleRecord{
+		Row:  results.Row{ItemID: item, ItemIdx: idx, Repeat: rep, Reward: float64(i)},
+		Traj: results.Trajectory{ItemID: item, ItemIdx: idx, Repeat: rep, Response: fmt.Sprint("answer ", i)},
+	}
+	for n := range i % 3 {
+		rec.Turns = append(rec.Turns, results.Turn{ItemID: item, ItemIdx: idx, Repeat: rep, TurnIndex: int64(n), Content: fmt.Sprint("turn ", i, ".", n)})
+	}
+	return journal.Key{Item: item, Repeat: int(rep)}, rec
+}
+
+// Samples that finish out of order are written in row order: those that
+// wait behind a slower one (pending), and those passed over when too many
+// wait (late), which are put in their places when the shard ends, across
+// part boundaries, turns included.
+func TestSpoolOrder(t *testing.T) {
+	const n = 40
+	var order []journal.Key
+	for i := range n {
+		k, _ := spoolRecord(i)
+		order = append(order, k)
+	}
+	// Samples 3 and 17 finish last (17 after the others waiting behind it
+	// passed it over), 30..33 in reverse, the rest in order.
+	var finish []int
+	for i := range n {
+		if i != 3 && i != 17 && (i < 30 || i > 33) {
+			finish = append(finish, i)
+		}
+		if i == 33 {
+			finish = append(finish, 33, 32, 31, 30)
+		}
+	}
+	finish = append(finish, 17, 3)
+
+	dir := t.TempDir()
+	s, err := newSpool(filepath.Join(dir, ".spool"), order, true, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.partMax = 5
+	for _, i := range finish {
+		k, rec := spoolRecord(i)
+		if err := s.add(k, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.lateRecs) != 2 {
+		t.Errorf("%d samples were late, want 2 (3 and 17)", len(s.lateRecs))
+	}
+	final, trajs, turns := filepath.Join(dir, "s.parquet"), filepath.Join(dir, "s.trajectories.parquet"), filepath.Join(dir, "s.turns.parquet")
+	rows, err := s.finish(final, trajs, turns, map[string]string{results.MetaShard: "0/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != n {
+		t.Errorf("finish wrote %d rows, want %d", rows, n)
+	}
+	gotRows, meta, err := results.ReadRows(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta[results.MetaShard] != "0/1" || meta[results.MetaRows] != fmt.Sprint(n) {
+		t.Errorf("metadata: %v", meta)
+	}
+	gotTrajs, _, err := results.ReadTrajectories(trajs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotTurns, _, err := results.ReadTurns(turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantTurns []results.Turn
+	for i := range n {
+		_, rec := spoolRecord(i)
+		if i >= len(gotRows) || gotRows[i].ItemID != rec.Row.ItemID || gotRows[i].Repeat != rec.Row.Repeat || gotRows[i].Reward != rec.Row.Reward {
+			t.Fatalf("row %d: %+v, want sample %d", i, gotRows[i], i)
+		}
+		if gotTrajs[i].Response != rec.Traj.Response {
+			t.Fatalf("trajectory %d: %q, want %q", i, gotTrajs[i].Response, rec.Traj.Response)
+		}
+		wantTurns = append(wantTurns, rec.Turns...)
+	}
+	if !slices.Equal(gotTurns, wantTurns) {
+		t.Errorf("turns:\n%+v\nwant\n%+v", gotTurns, wantTurns)
+	}
+}
+
+// A spool that is missing a sample at the end refuses to write the shard.
+func TestSpoolMissingSample(t *testing.T) {
+	var order []journal.Key
+	for i := range 4 {
+		k, _ := spoolRecord(i)
+		order = append(order, k)
+	}
+	dir := t.TempDir()
+	s, err := newSpool(filepath.Join(dir, ".spool"), order, false, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2, 3} {
+		k, rec := spoolRecord(i)
+		if err := s.add(k, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.finish(filepath.Join(dir, "s.parquet"), filepath.Join(dir, "t.parquet"), "", nil)
+	if err == nil || err.Error() != "spool: 1 of 4 samples did not finish" {
+		t.Errorf("finish: %v", err)
+	}
+}
