@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -13,55 +14,71 @@ import (
 	"github.com/nel-eval/nel/runtime/rundir"
 )
 
-// sortRows orders the concatenation of shard windows like a full sort,
-// whether or not each window is already sorted.
-func TestSortRows(t *testing.T) {
+// source gives the shards' rows in merged order, whether each shard is
+// in that order already (streamed) or not (read whole and sorted), with
+// shards of no rows and shards of more rows than one batch.
+func TestSource(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, sorted := range []bool{true, false} {
-		var rows []results.Row
-		var files []*shardFile
-		for s := range 5 {
-			n := rng.IntN(200) // some windows empty
-			if s == 2 {
-				n = 0
-			}
-			var w []results.Row
-			for range n {
-				idx := rng.Int64N(100)
-				w = append(w, results.Row{ItemIdx: idx, ItemID: string(rune('a' + idx%7)), Repeat: rng.Int64N(4), Seed: rng.Int64()})
-			}
-			if sorted {
-				slices.SortFunc(w, func(a, b results.Row) int { return compareRows(&a, &b) })
-			}
-			rows = append(rows, w...)
-			files = append(files, &shardFile{n: n})
+	dir := t.TempDir()
+	var all []results.Row
+	var files []*shardFile
+	for s := range 6 {
+		n := rng.IntN(3 * sourceBatch)
+		if s == 2 {
+			n = 0
 		}
-		off := 0
-		for _, f := range files {
-			f.rows = rows[off : off+f.n]
-			off += f.n
+		var w []results.Row
+		for range n {
+			idx := rng.Int64N(1000)
+			w = append(w, results.Row{ItemIdx: idx, ItemID: string(rune('a' + idx%7)), Repeat: rng.Int64N(4), Seed: rng.Int64()})
 		}
-		want := slices.Clone(rows)
-		slices.SortStableFunc(want, func(a, b results.Row) int { return compareRows(&a, &b) })
-		sortRows(rows, files)
-		// Equal keys may come in any order: compare the keys, then the
-		// multiset of rows.
-		for i := range rows {
-			if compareRows(&rows[i], &want[i]) != 0 {
-				t.Fatalf("sorted=%v: row %d out of order", sorted, i)
-			}
+		sorted := s%2 == 0
+		if sorted {
+			slices.SortFunc(w, func(a, b results.Row) int { return compareRows(&a, &b) })
 		}
-		seeds := func(rs []results.Row) []int64 {
-			var s []int64
-			for _, r := range rs {
-				s = append(s, r.Seed)
-			}
-			slices.Sort(s)
-			return s
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.parquet", s))
+		if err := results.WriteRows(path, w, nil); err != nil {
+			t.Fatal(err)
 		}
-		if !slices.Equal(seeds(rows), seeds(want)) {
-			t.Fatalf("sorted=%v: rows lost or duplicated", sorted)
+		all = append(all, w...)
+		files = append(files, &shardFile{i: s, path: path, n: n, sorted: sorted})
+	}
+	src, err := newSource(t.Context(), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.close()
+	rows := make([]results.Row, len(all))
+	// In uneven slices, as the writer asks.
+	for lo := 0; lo < len(rows); {
+		hi := min(lo+1+rng.IntN(700), len(rows))
+		if err := src.read(rows[lo:hi]); err != nil {
+			t.Fatal(err)
 		}
+		lo = hi
+	}
+	if err := src.read(make([]results.Row, 1)); err == nil {
+		t.Error("a read past the shards' rows succeeded")
+	}
+	want := slices.Clone(all)
+	slices.SortStableFunc(want, func(a, b results.Row) int { return compareRows(&a, &b) })
+	// Equal keys may come in any order: compare the keys, then the
+	// multiset of rows.
+	for i := range rows {
+		if compareRows(&rows[i], &want[i]) != 0 {
+			t.Fatalf("row %d out of order", i)
+		}
+	}
+	seeds := func(rs []results.Row) []int64 {
+		var s []int64
+		for _, r := range rs {
+			s = append(s, r.Seed)
+		}
+		slices.Sort(s)
+		return s
+	}
+	if !slices.Equal(seeds(rows), seeds(want)) {
+		t.Fatal("rows lost or duplicated")
 	}
 }
 
@@ -130,10 +147,17 @@ func TestMergeSmall(t *testing.T) {
 			}
 		}
 		off += len(ts)
-		files = append(files, &shardFile{i: i, path: string(path), n: len(ts), failures: 1})
+		files = append(files, &shardFile{i: i, path: string(path), n: len(ts)})
 	}
 
-	texts, err := errorTexts(files, rows)
+	// Every failed sample's text is found in its shard's trajectories.
+	var keys []metrics.RowKey
+	for _, r := range rows {
+		if r.ErrorCategory != "" {
+			keys = append(keys, metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat})
+		}
+	}
+	texts, err := errorTexts(files, shards, keys)
 	if err != nil {
 		t.Fatal(err)
 	}

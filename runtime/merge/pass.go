@@ -1,0 +1,130 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/nel-eval/nel/runtime/metrics"
+	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
+	"github.com/nel-eval/nel/runtime/shard"
+)
+
+// pass is a merge's one pass over the shards' rows: the writer of
+// results.parquet takes them in merged order through fill, and each goes
+// through the statistics (and, for an agentic benchmark, the turns' check)
+// on its way, so that no more rows are held than the writer's row groups.
+type pass struct {
+	src         *source
+	acc         *metrics.Accumulator
+	total, seen int
+	// done receives one value: nil once every row has been read, or the
+	// error that stopped the pass.
+	done chan error
+	// The trajectory audit's turns, the file each is from, and whether
+	// the rows hold its sample.
+	turns    []results.Turn
+	turnSrcs []string
+	held     map[metrics.RowKey]bool
+}
+
+// startPass reads the audit columns of the shards' turns files (none for
+// a benchmark without turns) and opens the shards for the pass.
+func startPass(files []*shardFile, total int, turnSrcs []string) (*pass, error) {
+	p := &pass{total: total, done: make(chan error, 1)}
+	for _, src := range turnSrcs {
+		turns, _, err := results.ReadTurnColumns(src, nil, metrics.AuditColumns...)
+		if err != nil {
+			return nil, err
+		}
+		p.turns = append(p.turns, turns...)
+		for range turns {
+			p.turnSrcs = append(p.turnSrcs, src)
+		}
+	}
+	if len(p.turns) > 0 {
+		p.held = make(map[metrics.RowKey]bool, len(p.turns))
+		for _, t := range p.turns {
+			p.held[metrics.RowKey{ItemID: t.ItemID, Repeat: t.Repeat}] = false
+		}
+	}
+	p.acc = metrics.NewAccumulator(p.turns, total)
+	src, err := newSource(context.Background(), files)
+	if err != nil {
+		return nil, err
+	}
+	p.src = src
+	if total == 0 {
+		p.done <- nil
+	}
+	return p, nil
+}
+
+// fill is results.WriteRowsFrom's: the next rows, into dst.
+func (p *pass) fill(dst []results.Row) error {
+	if err := p.src.read(dst); err != nil {
+		p.done <- err
+		return err
+	}
+	for i := range dst {
+		r := &dst[i]
+		p.acc.Add(r)
+		if p.held != nil {
+			k := metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}
+			if _, ok := p.held[k]; ok {
+				p.held[k] = true
+			}
+		}
+	}
+	p.seen += len(dst)
+	if p.seen == p.total {
+		p.done <- nil
+	}
+	return nil
+}
+
+// strayTurn is the error for the first turn (in file order) of a sample
+// the results do not hold, nil when there is none: a turn of a sample
+// the results do not hold would be audited while it was never scored.
+func (p *pass) strayTurn() error {
+	for i, t := range p.turns {
+		if !p.held[metrics.RowKey{ItemID: t.ItemID, Repeat: t.Repeat}] {
+			return fmt.Errorf("%s: item %s repeat %d has turns but no result row", p.turnSrcs[i], t.ItemID, t.Repeat)
+		}
+	}
+	return nil
+}
+
+// errorTexts returns the error texts of the samples keys names (the
+// failure exemplars that need one), from the trajectories' item_id,
+// repeat and error columns of only the shards that hold them (files[i] is
+// shard i of n).
+func errorTexts(files []*shardFile, n int, keys []metrics.RowKey) (map[metrics.RowKey]string, error) {
+	texts := make(map[metrics.RowKey]string, len(keys))
+	byShard := map[int][]metrics.RowKey{}
+	for _, k := range keys {
+		s := shard.Of(k.ItemID, n)
+		byShard[s] = append(byShard[s], k)
+	}
+	shards := make([]int, 0, len(byShard))
+	for s := range byShard {
+		shards = append(shards, s)
+	}
+	slices.Sort(shards)
+	var ts []results.Trajectory
+	for _, s := range shards {
+		var err error
+		ts, _, err = results.ReadTrajectoryColumns(rundir.Shard(files[s].path).Trajectories(), ts, "item_id", "repeat", "error")
+		if err != nil {
+			return nil, err
+		}
+		for i := range ts {
+			k := metrics.RowKey{ItemID: ts[i].ItemID, Repeat: ts[i].Repeat}
+			if ts[i].Error != "" && slices.Contains(byShard[s], k) {
+				texts[k] = ts[i].Error
+			}
+		}
+	}
+	return texts, nil
+}
