@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"testing"
 
@@ -179,5 +182,59 @@ func TestMergeSmall(t *testing.T) {
 		if texts[k] != v || v == "" {
 			t.Errorf("error text of %v = %q, want %q", k, texts[k], v)
 		}
+	}
+}
+
+// A merge's memory grows with its items and rows by what the statistics
+// keep of each (an item's rewards, a row's latency: tens of bytes), not
+// by the rows themselves (hundreds of bytes each, as when merge held
+// them all): the live heap (as the GC marked it), sampled at forced
+// collections while two merges of different sizes run, grows by less than
+// 200 bytes a row.
+func TestMergeMemoryPerRow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and merges 320,000 rows")
+	}
+	peak := func(items int) uint64 {
+		dir := t.TempDir()
+		p, _, err := mergetest.Write(dir, mergetest.Options{Items: items, Repeats: 4, Shards: 2, TextBytes: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		debug.FreeOSMemory()
+		done := make(chan struct{})
+		sampled := make(chan uint64)
+		go func() {
+			var max uint64
+			live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			for {
+				runtime.GC()
+				rtmetrics.Read(live)
+				if v := live[0].Value.Uint64(); v > max {
+					max = v
+				}
+				select {
+				case <-done:
+					sampled <- max
+					return
+				default:
+				}
+			}
+		}()
+		_, err = Merge(Options{Plan: p, OutDir: dir})
+		close(done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return <-sampled
+	}
+	// Both sizes past where the fixed costs stop growing (a page per
+	// column, the writer's row groups, the compressors' windows).
+	const small, large = 15_000, 65_000 // items, of 4 rows each
+	a, b := peak(small), peak(large)
+	perRow := (float64(b) - float64(a)) / (4 * (large - small))
+	t.Logf("live heap %.1f MB at %d rows, %.1f MB at %d rows: %.0f bytes a row", float64(a)/1e6, 4*small, float64(b)/1e6, 4*large, perRow)
+	if perRow > 200 {
+		t.Errorf("a merge's live heap grows by %.0f bytes a row, want < 200 (rows held?)", perRow)
 	}
 }

@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/nel-eval/nel/runtime/metrics"
@@ -112,19 +113,37 @@ func errorTexts(files []*shardFile, n int, keys []metrics.RowKey) (map[metrics.R
 		shards = append(shards, s)
 	}
 	slices.Sort(shards)
-	var ts []results.Trajectory
+	buf := make([]results.Trajectory, 1024)
 	for _, s := range shards {
-		var err error
-		ts, _, err = results.ReadTrajectoryColumns(rundir.Shard(files[s].path).Trajectories(), ts, "item_id", "repeat", "error")
-		if err != nil {
+		p := rundir.Shard(files[s].path).Trajectories()
+		if err := findErrors(p, buf, byShard[s], texts); err != nil {
 			return nil, err
-		}
-		for i := range ts {
-			k := metrics.RowKey{ItemID: ts[i].ItemID, Repeat: ts[i].Repeat}
-			if ts[i].Error != "" && slices.Contains(byShard[s], k) {
-				texts[k] = ts[i].Error
-			}
 		}
 	}
 	return texts, nil
+}
+
+// findErrors adds to texts the error text of each of keys found in the
+// trajectories file at path, read a buffer of rows at a time.
+func findErrors(path string, buf []results.Trajectory, keys []metrics.RowKey, texts map[metrics.RowKey]string) error {
+	tr, err := results.OpenTrajectories(path, "item_id", "repeat", "error")
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	for {
+		n, err := tr.Read(buf)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i := range buf[:n] {
+			k := metrics.RowKey{ItemID: buf[i].ItemID, Repeat: buf[i].Repeat}
+			if buf[i].Error != "" && slices.Contains(keys, k) {
+				texts[k] = buf[i].Error
+			}
+		}
+	}
 }

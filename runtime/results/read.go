@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -346,7 +347,7 @@ func scan[V any](r batchReader[V], maxDef, maxRep int16, fn func(v V, def, rep i
 
 // readGroup fills fields of group, one row group's rows, from rg.
 func readGroup[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int, group []T) error {
-	gr, err := newGroupReader(rg, fields, leaves, len(group), readBatch)
+	gr, err := newGroupReader(rg, fields, leaves, len(group), readBatch, internMax)
 	if err != nil {
 		return err
 	}
@@ -378,7 +379,9 @@ type groupMap[T any] struct {
 	next    int
 }
 
-func newGroupReader[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int, rows, batch int) (*groupReader[T], error) {
+// newGroupReader reads rows rows of fields from rg, batch rows at a time;
+// its string columns share up to internCap distinct values each.
+func newGroupReader[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int, rows, batch, internCap int) (*groupReader[T], error) {
 	gr := &groupReader[T]{rows: rows, batch: batch}
 	for i, f := range fields {
 		if f.kind == kindScores {
@@ -393,7 +396,7 @@ func newGroupReader[T any](rg *file.RowGroupReader, fields []field[T], leaves []
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.name, err)
 		}
-		c := &cursor[T]{f: f, maxDef: cr.Descriptor().MaxDefinitionLevel(), def: make([]int16, batch)}
+		c := &cursor[T]{f: f, maxDef: cr.Descriptor().MaxDefinitionLevel(), def: make([]int16, batch), in: interner{max: internCap}}
 		switch f.kind {
 		case kindString, kindOptString:
 			c.str, c.strs = cr.(*file.ByteArrayColumnChunkReader), make([]parquet.ByteArray, batch)
@@ -616,6 +619,7 @@ func (c *cursor[T]) rest() (int, error) {
 type interner struct {
 	last string
 	seen map[string]string
+	max  int // the most strings seen holds; 0 means internMax
 }
 
 // internMax bounds the strings an interner remembers: past it, a
@@ -629,7 +633,7 @@ func (in *interner) get(v []byte) string {
 	if string(v) == in.last {
 		return in.last
 	}
-	full := len(in.seen) >= internMax
+	full := len(in.seen) >= cmp.Or(in.max, internMax)
 	if !full {
 		if s, ok := in.seen[string(v)]; ok {
 			in.last = s

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -13,25 +14,50 @@ import (
 // quarter of readBatch, as a merge holds many RowReaders open.
 const rowReaderBatch = readBatch / 4
 
-// RowReader reads a results file's rows in file order, a slice at a time,
-// holding one row group's column readers and never the file's rows: what
-// merge streams a million rows through.
-type RowReader struct {
+// rowReaderIntern is how many distinct values a RowReader's string column
+// shares (runs of one value are shared whatever their number): enough for
+// categories, finish reasons and the like; a merge's many open readers
+// would hold megabytes each of ids and answers at internMax.
+const rowReaderIntern = 256
+
+// Reader reads a results or trajectories file's rows in file order, a
+// slice at a time, holding one row group's column readers and never the
+// file's rows: what merge streams a million rows through.
+type Reader[T any] struct {
 	path   string
 	rdr    *file.Reader
-	fields []field[Row]
+	fields []field[T]
 	leaves [][]int
 	meta   map[string]string
 	rows   int64
 	g      int // the next row group to open
-	cur    *groupReader[Row]
+	cur    *groupReader[T]
+	fix    func([]T) // applied to the rows read
 }
+
+// RowReader reads a results file (OpenRows).
+type RowReader = Reader[Row]
 
 // OpenRows opens a results file for reading with Read; only the named
 // columns are read (the other fields stay empty), all of them with none
-// named. Close it when done.
-func OpenRows(path string, columns ...string) (rr *RowReader, err error) {
-	fields := rowFields()
+// named. A row without an outcome gets the one its error_category
+// implies, as ReadRows gives it (when error_category is read). Close it
+// when done.
+func OpenRows(path string, columns ...string) (*RowReader, error) {
+	rr, err := openReader(path, rowFields(), columns)
+	if err == nil && (len(columns) == 0 || slices.Contains(columns, "error_category")) {
+		rr.fix = fillOutcomes
+	}
+	return rr, err
+}
+
+// OpenTrajectories opens a trajectories file for reading with Read, like
+// OpenRows.
+func OpenTrajectories(path string, columns ...string) (*Reader[Trajectory], error) {
+	return openReader(path, trajectoryFields(), columns)
+}
+
+func openReader[T any](path string, fields []field[T], columns []string) (rr *Reader[T], err error) {
 	if len(columns) > 0 {
 		var err error
 		if fields, err = selectFields(fields, columns); err != nil {
@@ -57,22 +83,20 @@ func OpenRows(path string, columns ...string) (rr *RowReader, err error) {
 		rdr.Close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	rr = &RowReader{path: path, rdr: rdr, meta: kvMap(md.KeyValueMetadata()), rows: md.NumRows}
+	rr = &Reader[T]{path: path, rdr: rdr, meta: kvMap(md.KeyValueMetadata()), rows: md.NumRows}
 	rr.fields, rr.leaves = present(fields, leaves)
 	return rr, nil
 }
 
 // Meta is the file's key-value metadata.
-func (rr *RowReader) Meta() map[string]string { return rr.meta }
+func (rr *Reader[T]) Meta() map[string]string { return rr.meta }
 
 // NumRows is the file's row count, from its footer.
-func (rr *RowReader) NumRows() int64 { return rr.rows }
+func (rr *Reader[T]) NumRows() int64 { return rr.rows }
 
 // Read fills dst with the next rows, as many as fit or are left, and
-// returns how many; io.EOF once every row has been read. A row without an
-// outcome gets the one its error_category implies, as ReadRows gives it
-// (when error_category is read).
-func (rr *RowReader) Read(dst []Row) (n int, err error) {
+// returns how many; io.EOF once every row has been read.
+func (rr *Reader[T]) Read(dst []T) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			n, err = 0, fmt.Errorf("read %s: row group %d: parquet reader: %v", rr.path, rr.g-1, r)
@@ -90,7 +114,7 @@ func (rr *RowReader) Read(dst []Row) (n int, err error) {
 		}
 		rg := rr.rdr.RowGroup(rr.g)
 		rr.g++
-		gr, err := newGroupReader(rg, rr.fields, rr.leaves, int(rg.NumRows()), rowReaderBatch)
+		gr, err := newGroupReader(rg, rr.fields, rr.leaves, int(rg.NumRows()), rowReaderBatch, rowReaderIntern)
 		if err != nil {
 			return 0, fmt.Errorf("read %s: row group %d: %w", rr.path, rr.g-1, err)
 		}
@@ -101,20 +125,11 @@ func (rr *RowReader) Read(dst []Row) (n int, err error) {
 	if err := rr.cur.read(dst[:n]); err != nil {
 		return 0, fmt.Errorf("read %s: row group %d: %w", rr.path, rr.g-1, err)
 	}
-	if rr.has("error_category") {
-		fillOutcomes(dst[:n])
+	if rr.fix != nil {
+		rr.fix(dst[:n])
 	}
 	return n, nil
 }
 
-func (rr *RowReader) has(column string) bool {
-	for _, f := range rr.fields {
-		if f.name == column {
-			return true
-		}
-	}
-	return false
-}
-
 // Close releases the file.
-func (rr *RowReader) Close() error { return rr.rdr.Close() }
+func (rr *Reader[T]) Close() error { return rr.rdr.Close() }
