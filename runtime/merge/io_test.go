@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
@@ -120,6 +121,19 @@ func TestMergeSmall(t *testing.T) {
 		t.Errorf("bundle of results.parquet: %d items, %d samples, %v, %d model errors, %d infra errors; merge said %d, %d, %v, %d, %d",
 			bundle.Items, bundle.Samples, *bundle.Headline.Value, bundle.Failures.Failed, bundle.Validity.InfraErrors,
 			merged.Items, merged.Samples, *merged.Headline.Value, merged.Failures.Failed, merged.Validity.InfraErrors)
+	}
+	// The failure classes and their exemplars' texts (read by merge for
+	// the exemplars alone) are those computed from every failed row's.
+	if !reflect.DeepEqual(bundle.Validity.Classes, merged.Validity.Classes) || !reflect.DeepEqual(bundle.Failures, merged.Failures) {
+		t.Errorf("merge's failure classes differ from those of results.parquet:\n%+v\n%+v\nvs\n%+v\n%+v",
+			merged.Validity.Classes, merged.Failures, bundle.Validity.Classes, bundle.Failures)
+	}
+	for _, fc := range append(merged.Validity.Classes, merged.Failures.Categories...) {
+		for _, e := range fc.Exemplars {
+			if e.Error == "" {
+				t.Errorf("exemplar %+v of %s has no error text", e, fc.Category)
+			}
+		}
 	}
 	// The fixture fails 20% of its samples, half of them for
 	// infrastructure reasons (timeout, http_5xx): about 10% of all,
