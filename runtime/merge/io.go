@@ -159,11 +159,12 @@ func checkShard(f *shardFile, n, repeats int) (items int, short string, err erro
 // that size; left to GOGC=100 alone the heap peaks at about twice the live
 // heap. The limit makes the GC run more often near the peak instead
 // (measured on 1,000,000 rows in 16 shards: a limit of 192 MiB gave
-// 201 MB RSS, 224 MiB 244 MB and 20% less CPU). A limit set in the
+// 201 MB RSS, 212 MiB 218-227 MB and 224 MiB 244 MB with 20% less CPU
+// than 192 MiB). A limit set in the
 // environment (GOMEMLIMIT) is left alone.
 func limitMemory(rows int) (restore func()) {
 	const (
-		base        = 128 << 20
+		base        = 144 << 20
 		bytesPerRow = 72
 	)
 	if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {

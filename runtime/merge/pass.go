@@ -51,6 +51,7 @@ func startPass(files []*shardFile, total int, turnSrcs []string) (*pass, error) 
 		}
 	}
 	p.acc = metrics.NewAccumulator(p.turns, total)
+	p.acc.Sorted() // the source's order: an item's rows are adjacent
 	src, err := newSource(context.Background(), files)
 	if err != nil {
 		return nil, err

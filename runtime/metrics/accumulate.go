@@ -18,11 +18,13 @@ import (
 // same order, both give the same bundle.
 type Accumulator struct {
 	rows int
-	// Items: byID holds every distinct item, scored or not; items those
+	// Items: byID holds every distinct item, scored or not (nil when the
+	// rows come sorted: see Sorted); distinct counts them; items are those
 	// with a scored row, in the order of their first scored row.
-	byID  map[string]*item
-	last  *item
-	items []*item
+	byID     map[string]*item
+	distinct int
+	last     *item
+	items    []*item
 	// scored counts the scored rows, correct those with reward 1;
 	// nonBinary is set by a scored reward other than 0 or 1.
 	scored, correct int
@@ -56,6 +58,12 @@ func NewAccumulator(turns []results.Turn, rowsHint int) *Accumulator {
 	}
 	return a
 }
+
+// Sorted tells a that the rows will come with an item's rows adjacent
+// (merge's order: by dataset index and item id), so that it tells items
+// apart by their id changing from one row to the next, without an index
+// of every item (~50 bytes an item). Call it before Add.
+func (a *Accumulator) Sorted() { a.byID = nil }
 
 // Add takes the next row. Rows are expected sorted by item then repeat,
 // as merge writes them (rows of one item need not be adjacent, but the
@@ -97,10 +105,15 @@ func (a *Accumulator) addItem(r *results.Row, scored bool) {
 	it := a.last
 	if it == nil || it.id != r.ItemID {
 		var seen bool
-		it, seen = a.byID[r.ItemID]
+		if a.byID != nil {
+			it, seen = a.byID[r.ItemID]
+		}
 		if !seen {
 			it = &item{id: r.ItemID, idx: r.ItemIdx, category: r.Category}
-			a.byID[r.ItemID] = it
+			a.distinct++
+			if a.byID != nil {
+				a.byID[r.ItemID] = it
+			}
 		}
 		a.last = it
 	}

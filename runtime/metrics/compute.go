@@ -107,7 +107,7 @@ func (a *Accumulator) Bundle(in Input) *Bundle {
 		b.Repeats = r
 	}
 	items := a.items
-	b.Items, b.ScoredItems = len(a.byID), len(items)
+	b.Items, b.ScoredItems = a.distinct, len(items)
 	b.ScoredSamples = a.scored
 	b.Binary = a.rows > 0 && !a.nonBinary
 	if b.Binary {
