@@ -108,22 +108,30 @@ func WriteTrajectories(path string, ts []Trajectory, meta map[string]string) err
 // arrow-go's default dictionaries), and arrow-go's dictionary encoder
 // costs two allocations per string value, which made it most of the
 // writer's time (measured: ~1.7× the rows per CPU second without).
-func writerProps(level int) *parquet.WriterProperties {
+func writerProps(level int, pageBytes int64) *parquet.WriterProperties {
 	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(level),
 		parquet.WithMaxRowGroupLength(maxRowGroupRows),
 		parquet.WithDictionaryDefault(false),
-		parquet.WithDataPageSize(dataPageBytes),
+		parquet.WithDataPageSize(pageBytes),
 	)
 }
 
-// dataPageBytes bounds a data page (before compression). A reader holds
-// one decompressed page per column it reads; merge reads every shard at
-// once (a k-way merge), so with Parquet's usual 1 MB pages it held about
-// the whole of every shard's results decompressed (~190 MB for 1,000,000
-// rows in 16 shards), with 64 KB pages a few MB.
-const dataPageBytes = 64 << 10
+// pageBytes bounds a data page of T's files (before compression). A
+// reader holds one decompressed page per column it reads; merge reads
+// every shard's results at once (a k-way merge), so with Parquet's usual
+// 1 MB pages it held about the whole of every shard's results
+// decompressed (~190 MB for 1,000,000 rows in 16 shards), with 64 KB
+// pages a few MB. Trajectories (text, never read all at once) keep 1 MB
+// pages, which compress better.
+func pageBytes[T any]() int64 {
+	var t T
+	if _, ok := any(t).(Row); ok {
+		return 64 << 10
+	}
+	return parquet.DefaultDataPageSize
+}
 
 // zstdLevel is the compression level of T's files. Results files (small,
 // rewritten by every merge) use zstd's fastest level: ~12% larger than
@@ -199,7 +207,7 @@ func encodeWith[T any](w io.Writer, fields []field[T], total int, next func() ([
 		return err
 	}
 	fw, err := file.NewParquetWriterWithError(w, sc,
-		file.WithWriterProps(writerProps(zstdLevel[T]())), file.WithWriteMetadata(kv))
+		file.WithWriterProps(writerProps(zstdLevel[T](), pageBytes[T]())), file.WithWriteMetadata(kv))
 	if err != nil {
 		return err
 	}
