@@ -134,7 +134,9 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 	var p *pass
 	if err == nil {
-		p, err = startPass(files, total, turnSrcs)
+		if p, err = startPass(files, total, turnSrcs); err != nil {
+			err = fmt.Errorf("benchmark %s: %w", b.Key, err)
+		}
 	}
 	if err != nil {
 		checked.set(err)
