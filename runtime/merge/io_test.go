@@ -10,6 +10,7 @@ import (
 	rtmetrics "runtime/metrics"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/nel-eval/nel/runtime/merge/mergetest"
 	"github.com/nel-eval/nel/runtime/metrics"
@@ -250,5 +251,20 @@ func TestMergeMemoryPerRow(t *testing.T) {
 	t.Logf("live heap %.1f MB at %d rows, %.1f MB at %d rows: %.0f bytes a row", float64(a)/1e6, 4*small, float64(b)/1e6, 4*large, perRow)
 	if perRow > 200 {
 		t.Errorf("a merge's live heap grows by %.0f bytes a row, want < 200 (rows held?)", perRow)
+	}
+}
+
+// The shards' batches together stay within sourceBudget, however many
+// shards (down to 16 rows a batch), and are full size for a few shards.
+func TestBatchRows(t *testing.T) {
+	if got := batchRows(16); got != sourceBatch {
+		t.Errorf("batchRows(16) = %d, want %d", got, sourceBatch)
+	}
+	row := int(unsafe.Sizeof(results.Row{}))
+	for _, shards := range []int{1, 64, 1000, 10_000} {
+		got := batchRows(shards)
+		if got < 16 || got > sourceBatch || (got > 16 && 3*got*row*shards > sourceBudget) {
+			t.Errorf("batchRows(%d) = %d: %d bytes held", shards, got, 3*got*row*shards)
+		}
 	}
 }

@@ -6,14 +6,26 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unsafe"
 
 	"github.com/nel-eval/nel/runtime/results"
 )
 
-// sourceBatch is how many rows a shard's reader decodes at a time; each
+// A shard's reader decodes at most sourceBatch rows at a time, and each
 // shard holds up to three batches (one being decoded, one queued, one
-// being merged).
-const sourceBatch = 1024
+// being merged); with many shards the batches shrink so that all of them
+// together hold at most sourceBudget bytes of rows (a merge of 1,000
+// shards would otherwise hold 800 MB of them).
+const (
+	sourceBatch  = 1024
+	sourceBudget = 16 << 20
+)
+
+// batchRows is the rows of a batch with shards shards.
+func batchRows(shards int) int {
+	row := int(unsafe.Sizeof(results.Row{}))
+	return max(16, min(sourceBatch, sourceBudget/(3*row*max(shards, 1))))
+}
 
 // source gives the rows of every shard in merged order (compareRows): a
 // k-way merge of the shards, each in that order already. A shard written
@@ -42,6 +54,7 @@ type batch struct {
 func newSource(ctx context.Context, files []*shardFile) (*source, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &source{stop: cancel}
+	rows := batchRows(len(files))
 	for _, f := range files {
 		h := &head{}
 		if f.sorted {
@@ -51,7 +64,7 @@ func newSource(ctx context.Context, files []*shardFile) (*source, error) {
 				return nil, err
 			}
 			h.next, h.free = make(chan batch, 1), make(chan []results.Row, 2)
-			go decode(ctx, rr, h.next, h.free)
+			go decode(ctx, rr, rows, h.next, h.free)
 		} else {
 			rows, _, err := results.ReadRows(f.path)
 			if err != nil {
@@ -75,17 +88,17 @@ func newSource(ctx context.Context, files []*shardFile) (*source, error) {
 	return s, nil
 }
 
-// decode sends rr's rows to next, a batch at a time, reusing the batches
+// decode sends rr's rows to next, a batch of rows rows at a time, reusing the batches
 // given back on free, until the file ends (a last empty batch), an error
 // (sent), or ctx is done.
-func decode(ctx context.Context, rr *results.RowReader, next chan<- batch, free <-chan []results.Row) {
+func decode(ctx context.Context, rr *results.RowReader, rows int, next chan<- batch, free <-chan []results.Row) {
 	defer rr.Close()
 	for {
 		var buf []results.Row
 		select {
 		case buf = <-free:
 		default:
-			buf = make([]results.Row, sourceBatch)
+			buf = make([]results.Row, rows)
 		}
 		n, err := rr.Read(buf[:cap(buf)])
 		if errors.Is(err, io.EOF) {

@@ -114,7 +114,10 @@ func (rr *Reader[T]) Read(dst []T) (n int, err error) {
 		}
 		rg := rr.rdr.RowGroup(rr.g)
 		rr.g++
-		gr, err := newGroupReader(rg, rr.fields, rr.leaves, int(rg.NumRows()), rowReaderBatch, rowReaderIntern)
+		// Buffers of a small group's size: a merge of many small shards
+		// holds one reader per shard.
+		n := int(rg.NumRows())
+		gr, err := newGroupReader(rg, rr.fields, rr.leaves, n, max(min(rowReaderBatch, n), 1), rowReaderIntern)
 		if err != nil {
 			return 0, fmt.Errorf("read %s: row group %d: %w", rr.path, rr.g-1, err)
 		}
