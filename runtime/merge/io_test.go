@@ -21,14 +21,21 @@ import (
 
 // source gives the shards' rows in merged order, whether each shard is
 // in that order already (streamed) or not (read whole and sorted), with
-// shards of no rows and shards of more rows than one batch.
+// shards of no rows and shards of more rows than one batch; past maxFanIn
+// shards through sorted runs, which it then removes.
 func TestSource(t *testing.T) {
+	for _, shards := range []int{6, maxFanIn + 5} {
+		t.Run(fmt.Sprint(shards), func(t *testing.T) { testSource(t, shards) })
+	}
+}
+
+func testSource(t *testing.T, shards int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
 	var all []results.Row
 	var files []*shardFile
-	for s := range 6 {
-		n := rng.IntN(3 * sourceBatch)
+	for s := range shards {
+		n := rng.IntN(3 * sourceBatch * 6 / shards)
 		if s == 2 {
 			n = 0
 		}
@@ -48,7 +55,7 @@ func TestSource(t *testing.T) {
 		all = append(all, w...)
 		files = append(files, &shardFile{i: s, path: path, n: n, sorted: sorted})
 	}
-	src, err := newSource(t.Context(), files)
+	src, cleanup, err := openSource(t.Context(), files, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +71,10 @@ func TestSource(t *testing.T) {
 	}
 	if err := src.read(make([]results.Row, 1)); err == nil {
 		t.Error("a read past the shards' rows succeeded")
+	}
+	cleanup()
+	if left, _ := filepath.Glob(filepath.Join(dir, ".merge-runs-*")); len(left) > 0 {
+		t.Errorf("runs left behind: %q", left)
 	}
 	want := slices.Clone(all)
 	slices.SortStableFunc(want, func(a, b results.Row) int { return compareRows(&a, &b) })

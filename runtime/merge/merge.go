@@ -146,7 +146,7 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		}
 		return nil, err
 	}
-	defer p.src.close()
+	defer p.close()
 	out := dir.Results()
 	written := make(chan error, 1)
 	// results.parquet, the benchmark's completion mark, appears last.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 
 	"github.com/nel-eval/nel/runtime/metrics"
@@ -28,6 +29,13 @@ type pass struct {
 	turns    []results.Turn
 	turnSrcs []string
 	held     map[metrics.RowKey]bool
+	cleanup  func() // removes the source's temporary runs
+}
+
+// close stops the pass's readers and removes its temporary files.
+func (p *pass) close() {
+	p.src.close()
+	p.cleanup()
 }
 
 // startPass reads the audit columns of the shards' turns files (none for
@@ -52,11 +60,11 @@ func startPass(files []*shardFile, total int, turnSrcs []string) (*pass, error) 
 	}
 	p.acc = metrics.NewAccumulator(p.turns, total)
 	p.acc.Sorted() // the source's order: an item's rows are adjacent
-	src, err := newSource(context.Background(), files)
+	src, cleanup, err := openSource(context.Background(), files, filepath.Dir(files[0].path))
 	if err != nil {
 		return nil, err
 	}
-	p.src = src
+	p.src, p.cleanup = src, cleanup
 	if total == 0 {
 		p.done <- nil
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"unsafe"
 
@@ -178,3 +180,54 @@ func (s *source) down(i int) {
 
 // close stops the decoders.
 func (s *source) close() { s.stop() }
+
+// maxFanIn is the most shards one k-way merge reads at once. Each open
+// shard holds a page per column and its reader's buffers (~1 MB), so a
+// merge of more shards first merges them maxFanIn at a time into sorted
+// runs (temporary files), then merges the runs: the rows are encoded
+// twice, but memory stays that of maxFanIn readers, not of every shard.
+const maxFanIn = 64
+
+// openSource is newSource over files, through sorted runs written under
+// tmp when there are more than maxFanIn; cleanup removes the runs.
+func openSource(ctx context.Context, files []*shardFile, tmp string) (s *source, cleanup func(), err error) {
+	cleanup = func() {}
+	if len(files) <= maxFanIn {
+		s, err = newSource(ctx, files)
+		return s, cleanup, err
+	}
+	dir, err := os.MkdirTemp(tmp, ".merge-runs-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	var runs []*shardFile
+	for lo := 0; lo < len(files); lo += maxFanIn {
+		group := files[lo:min(lo+maxFanIn, len(files))]
+		run := &shardFile{i: len(runs), path: filepath.Join(dir, fmt.Sprintf("run-%d.parquet", len(runs))), sorted: true}
+		for _, f := range group {
+			run.n += f.n
+		}
+		if err := writeRun(ctx, group, run); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		runs = append(runs, run)
+	}
+	// The runs are under dir: cleanup removes any runs of runs too.
+	if s, _, err = openSource(ctx, runs, dir); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return s, cleanup, nil
+}
+
+// writeRun writes the rows of files, merged, to run.path.
+func writeRun(ctx context.Context, files []*shardFile, run *shardFile) error {
+	s, err := newSource(ctx, files)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return results.WriteRowsFrom(run.path, run.n, s.read, nil, nil)
+}
