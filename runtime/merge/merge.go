@@ -88,10 +88,9 @@ type shardFile struct {
 	i    int
 	path string
 	meta map[string]string
-	n    int           // rows, from the footer
-	rows []results.Row // while checked: the shard's window of the benchmark's rows
-	// failures counts the shard's failed rows.
-	failures int
+	n    int // rows, from the footer
+	// sorted is set when the rows are in merged order (checkShards).
+	sorted bool
 }
 
 func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
@@ -109,10 +108,10 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 
 	// The trajectories (the bulk of the bytes) are not decoded: their row
 	// groups are copied into trajectories.parquet while the results are
-	// read and checked, in shard order (each shard in its own order:
-	// dataset index, item id, repeat). results.parquet is written while
-	// the error texts are read. Neither file appears unless every check
-	// and read has passed, and trajectories.parquet appears first.
+	// checked, merged and written, in shard order (each shard in its own
+	// order: dataset index, item id, repeat). Neither file appears unless
+	// every check and read has passed, and trajectories.parquet appears
+	// first.
 	total := 0
 	for _, f := range files {
 		total += f.n
@@ -130,18 +129,24 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		trajDone.set(err)
 	}()
 	turnsDone, turnSrcs, err := concatTurns(b.Key, dir, files, meta, checked.wait)
-	if err != nil {
-		checked.set(err)
-		trajDone.wait()
-		return nil, err
+	if err == nil {
+		err = checkShards(b.Key, files, n, selected, repeats)
 	}
-	rows, err := checkShards(b.Key, files, n, selected, repeats)
+	var p *pass
+	if err == nil {
+		if p, err = startPass(files, total, turnSrcs); err != nil {
+			err = fmt.Errorf("benchmark %s: %w", b.Key, err)
+		}
+	}
 	if err != nil {
 		checked.set(err)
 		trajDone.wait() // the half-written copies are removed
-		turnsDone.wait()
+		if turnsDone != nil {
+			turnsDone.wait()
+		}
 		return nil, err
 	}
+	defer p.close()
 	out := dir.Results()
 	written := make(chan error, 1)
 	// results.parquet, the benchmark's completion mark, appears last.
@@ -151,13 +156,19 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 		}
 		return turnsDone.wait()
 	}
-	go func() { written <- results.WriteRowsGated(out, rows, meta, gate) }()
-	// The error texts of the failed samples, from only the trajectories'
-	// key and error columns.
-	errTexts, err := errorTexts(files, rows)
-	var turns []results.Turn
+	go func() { written <- results.WriteRowsFrom(out, total, p.fill, meta, gate) }()
+	// Once every row has been through the statistics: the error texts of
+	// the failure exemplars, from the trajectories' key and error columns.
+	var errTexts map[metrics.RowKey]string
+	select {
+	case err = <-p.done:
+	case err = <-written: // the writer failed before reading every row
+	}
 	if err == nil {
-		turns, err = auditTurns(turnSrcs, rows)
+		err = p.strayTurn()
+	}
+	if err == nil {
+		errTexts, err = errorTexts(files, n, p.acc.ExemplarKeys())
 	}
 	if err != nil {
 		err = fmt.Errorf("benchmark %s: %w", b.Key, err)
@@ -167,18 +178,17 @@ func mergeBenchmark(o Options, b *plan.Benchmark) (*Summary, error) {
 	}
 	checked.set(nil)
 
-	// metrics: compute the bundle here, from the rows and the error texts
-	// of the failed samples, and write it beside results.parquet (the
-	// statistics are computed while results.parquet is being written;
-	// eval.json is written once both Parquet files are in place).
-	bundle := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Benchmark: b, Errors: errTexts, Turns: turns})
+	// metrics: the bundle, from the statistics gathered while the rows
+	// were merged and the error texts of the exemplars, written beside
+	// results.parquet once both Parquet files are in place.
+	bundle := p.acc.Bundle(metrics.Input{Meta: meta, Benchmark: b, Errors: errTexts})
 	if err := <-written; err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
 	if err := metrics.WriteFile(dir.Bundle(), bundle); err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
 	}
-	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", len(rows), "file", out)
+	o.Logger.Info("merged", "benchmark", b.Key, "shards", n, "rows", total, "file", out)
 	return &Summary{Path: out, Bundle: bundle}, nil
 }
 
@@ -213,34 +223,6 @@ func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[stri
 		done.set(err)
 	}()
 	return done, srcs, nil
-}
-
-// auditTurns reads what the trajectory audit needs of the shards' turns
-// files (not their text), and checks that every turn belongs to a sample
-// of rows: a turn of a sample the results do not hold would be audited
-// while it was never scored.
-func auditTurns(srcs []string, rows []results.Row) ([]results.Turn, error) {
-	if len(srcs) == 0 {
-		return nil, nil
-	}
-	samples := make(map[metrics.RowKey]bool, len(rows))
-	for _, r := range rows {
-		samples[metrics.RowKey{ItemID: r.ItemID, Repeat: r.Repeat}] = true
-	}
-	var all []results.Turn
-	for _, src := range srcs {
-		turns, _, err := results.ReadTurnColumns(src, nil, metrics.AuditColumns...)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range turns {
-			if !samples[metrics.RowKey{ItemID: t.ItemID, Repeat: t.Repeat}] {
-				return nil, fmt.Errorf("%s: item %s repeat %d has turns but no result row", src, t.ItemID, t.Repeat)
-			}
-		}
-		all = append(all, turns...)
-	}
-	return all, nil
 }
 
 // shardFiles returns the n shard files of b under dir, in shard order; an

@@ -133,28 +133,19 @@ func ComputeAgent(turns []results.Turn) *Agent {
 	return a
 }
 
-// addRewards gives the listed samples their rewards from rows (the
-// benchmark's merged results): the lists name samples a reader looks at
-// first, and whether they were solved is the first thing to know. Rows
-// without a verdict leave Reward nil.
-func (a *Agent) addRewards(rows []results.Row) {
-	if a == nil {
+// addRewards gives the agent's listed samples their rewards from the rows
+// added (the benchmark's merged results): the lists name samples a reader
+// looks at first, and whether they were solved is the first thing to
+// know. Samples without a scored row leave Reward nil.
+func (a *Accumulator) addRewards() {
+	if a.agent == nil {
 		return
 	}
-	type key struct {
-		id     string
-		repeat int64
-	}
-	rewards := make(map[key]float64, len(rows))
-	for i := range rows {
-		if Scored(&rows[i]) {
-			rewards[key{rows[i].ItemID, rows[i].Repeat}] = rows[i].Reward
-		}
-	}
-	for _, list := range [][]AgentSample{a.Slowest, a.Longest} {
+	for _, list := range [][]AgentSample{a.agent.Slowest, a.agent.Longest} {
 		for i := range list {
-			if r, ok := rewards[key{list[i].ItemID, list[i].Repeat}]; ok {
-				list[i].Reward = &r
+			if r := a.want[RowKey{list[i].ItemID, list[i].Repeat}]; r != nil {
+				v := *r
+				list[i].Reward = &v
 			}
 		}
 	}

@@ -66,6 +66,16 @@ func Scored(r *results.Row) bool {
 // statistic but the runtime ones is computed over the scored rows only
 // (Scored): an infrastructure failure is not a wrong answer.
 func Compute(in Input) *Bundle {
+	acc := NewAccumulator(in.Turns, len(in.Rows))
+	for i := range in.Rows {
+		acc.Add(&in.Rows[i])
+	}
+	return acc.Bundle(in)
+}
+
+// Bundle is the bundle of the rows added, as Compute's of in; in.Rows and
+// in.Turns are not read (the Accumulator has had them).
+func (a *Accumulator) Bundle(in Input) *Bundle {
 	if in.Resamples <= 0 {
 		in.Resamples = stats.DefaultResamples
 	}
@@ -80,10 +90,10 @@ func Compute(in Input) *Bundle {
 		BundleVersion: BundleVersion,
 		Benchmark:     in.Meta[results.MetaBenchmark],
 		Provenance:    pv,
-		Samples:       len(in.Rows),
-		Agent:         ComputeAgent(in.Turns),
+		Samples:       a.rows,
+		Agent:         a.agent,
 	}
-	b.Agent.addRewards(in.Rows)
+	a.addRewards()
 	b.Name = strings.SplitN(b.Benchmark, "#", 2)[0]
 	b.Category = in.Meta[results.MetaCategory]
 	maxRate, from := plan.DefaultMaxErrorRate, "default"
@@ -96,29 +106,12 @@ func Compute(in Input) *Bundle {
 	if r, err := strconv.Atoi(in.Meta[results.MetaRepeats]); err == nil && b.Repeats == 0 {
 		b.Repeats = r
 	}
-	scored := make([]bool, len(in.Rows))
-	for i := range in.Rows {
-		scored[i] = Scored(&in.Rows[i])
-	}
-	var items []*item
-	b.Items, items = group(in.Rows, scored)
-	b.ScoredItems = len(items)
-	b.Binary = len(in.Rows) > 0
-	correct := 0
-	for i := range in.Rows {
-		if !scored[i] {
-			continue
-		}
-		b.ScoredSamples++
-		switch r := in.Rows[i].Reward; r {
-		case 1:
-			correct++
-		case 0:
-		default:
-			b.Binary = false
-		}
-	}
+	items := a.items
+	b.Items, b.ScoredItems = a.distinct, len(items)
+	b.ScoredSamples = a.scored
+	b.Binary = a.rows > 0 && !a.nonBinary
 	if b.Binary {
+		correct := a.correct
 		b.Correct = &correct
 	}
 	if b.Repeats == 0 {
@@ -126,7 +119,23 @@ func Compute(in Input) *Bundle {
 			b.Repeats = max(b.Repeats, len(it.rewards))
 		}
 	}
+	a.scores(b, in, items)
+	b.Runtime = a.rt.finish(b.Provenance)
+	b.Validity = Validity{Samples: a.rows, MaxErrorRate: maxRate, MaxErrorRateFrom: from}
+	b.Validity.InfraErrors, b.Validity.Classes = a.infra.finish(in.Errors, a.rows)
+	b.Validity.judge()
+	f := Failures{Samples: b.ScoredSamples}
+	f.Failed, f.Categories = a.model.finish(in.Errors, b.ScoredSamples)
+	f.Rate = share(f.Failed, b.ScoredSamples)
+	b.Failures = f
+	b.Notes = append(notes(b), pvNotes...)
+	harnessOf(b, in.Meta)
+	return b
+}
 
+// scores sets b's headline, metrics, variance and categories from the
+// items' aggregates.
+func (a *Accumulator) scores(b *Bundle, in Input, items []*item) {
 	c := &computer{in: in, items: items}
 	c.clusters()
 	headline := "mean_reward"
@@ -173,54 +182,6 @@ func Compute(in Input) *Bundle {
 	b.Metrics = append(b.Metrics, c.derived()...)
 	b.Variance = c.variance(b.Headline)
 	b.Categories = c.categories(headline, means)
-	b.Runtime = runtimeStats(in.Rows, b.Provenance)
-	b.Validity = validity(in.Rows, scored, in.Errors, maxRate, from)
-	b.Failures = modelErrors(in.Rows, scored, in.Errors, b.ScoredSamples)
-	b.Notes = append(notes(b), pvNotes...)
-	harnessOf(b, in.Meta)
-	return b
-}
-
-// group collects the scored rows into items, in the rows' order (merge
-// sorts them by item then repeat); rows of one item need not be adjacent.
-// It returns how many distinct items the rows hold, scored or not, and
-// the items with at least one scored row: an item whose every sample
-// failed for infrastructure reasons was not measured, and is left out.
-func group(rows []results.Row, scored []bool) (run int, items []*item) {
-	byID := map[string]*item{}
-	var last *item
-	for i := range rows {
-		r := &rows[i]
-		it := last
-		if it == nil || it.id != r.ItemID {
-			var seen bool
-			it, seen = byID[r.ItemID]
-			if !seen {
-				run++
-				it = &item{id: r.ItemID, idx: r.ItemIdx, category: r.Category}
-				byID[r.ItemID] = it
-			}
-			last = it
-		}
-		if !scored[i] {
-			continue
-		}
-		if len(it.rewards) == 0 {
-			// Items in the order of their first scored row.
-			items = append(items, it)
-		}
-		it.rewards = append(it.rewards, r.Reward)
-		if r.Reward > 0 {
-			it.correct++
-		}
-		for name, v := range r.Scores {
-			if it.scores == nil {
-				it.scores = map[string][]float64{}
-			}
-			it.scores[name] = append(it.scores[name], v)
-		}
-	}
-	return run, items
 }
 
 type computer struct {
@@ -653,32 +614,12 @@ func methodology(b *plan.Benchmark) map[string]any {
 	return m
 }
 
-// runtimeStats are computed from every row, never from shard summaries.
-func runtimeStats(rows []results.Row, p Provenance) Runtime {
-	rt := Runtime{FinishReasons: map[string]int{}, Attempts: map[string]int{}}
-	lat := make([]float64, 0, len(rows))
-	var decode []float64
-	for i := range rows {
-		r := &rows[i]
-		lat = append(lat, r.LatencyMS)
-		rt.PromptTokens += r.PromptTokens
-		rt.CompletionTokens += r.CompletionTokens
-		rt.ReasoningTokens += r.ReasoningTokens
-		fr := r.FinishReason
-		if fr == "" {
-			fr = "(none)"
-		}
-		rt.FinishReasons[fr]++
-		rt.Attempts[strconv.FormatInt(r.Attempts, 10)]++
-		if r.Attempts > 1 {
-			rt.Interrupted++
-		}
-		if r.LatencyMS > 0 && r.CompletionTokens > 0 {
-			decode = append(decode, float64(r.CompletionTokens)/(r.LatencyMS/1000))
-		}
-	}
-	rt.LatencyMS = percentiles(lat)
-	if len(decode) > 0 {
+// finish is the Runtime of the rows added: computed from every row,
+// never from shard summaries.
+func (ra *runtimeAcc) finish(p Provenance) Runtime {
+	rt := ra.rt
+	rt.LatencyMS = percentiles(ra.lat)
+	if decode := ra.decode; len(decode) > 0 {
 		slices.Sort(decode)
 		rt.DecodeTokensPerSecondP50 = stats.Percentile(decode, 50)
 	}
@@ -686,7 +627,7 @@ func runtimeStats(rows []results.Row, p Provenance) Runtime {
 	end, err2 := time.Parse(time.RFC3339Nano, p.EndedAt)
 	if err1 == nil && err2 == nil && end.After(start) {
 		rt.WallSeconds = end.Sub(start).Seconds()
-		rt.SamplesPerSecond = float64(len(rows)) / rt.WallSeconds
+		rt.SamplesPerSecond = float64(len(ra.lat)) / rt.WallSeconds
 		rt.TokensPerSecond = float64(rt.CompletionTokens) / rt.WallSeconds
 	}
 	return rt
@@ -735,18 +676,14 @@ func niceWidth(w float64) float64 {
 // results.parquet with no eval.json beside it): against the default
 // max_error_rate, with exemplars from the rows' error messages.
 func ValidityOf(rows []results.Row) Validity {
-	scored := make([]bool, len(rows))
+	infra := classAcc{outcome: string(failure.InfraError)}
 	for i := range rows {
-		scored[i] = Scored(&rows[i])
+		if !Scored(&rows[i]) {
+			infra.add(&rows[i])
+		}
 	}
-	return validity(rows, scored, nil, plan.DefaultMaxErrorRate, "default")
-}
-
-// validity counts the rows that were not scored (infra_error), by class,
-// and says whether they are more than maxRate of all rows.
-func validity(rows []results.Row, scored []bool, errs map[RowKey]string, maxRate float64, from string) Validity {
-	v := Validity{Samples: len(rows), MaxErrorRate: maxRate, MaxErrorRateFrom: from}
-	v.InfraErrors, v.Classes = classes(rows, func(i int) bool { return !scored[i] }, errs, len(rows), string(failure.InfraError))
+	v := Validity{Samples: len(rows), MaxErrorRate: plan.DefaultMaxErrorRate, MaxErrorRateFrom: "default"}
+	v.InfraErrors, v.Classes = infra.finish(nil, len(rows))
 	v.judge()
 	return v
 }
@@ -762,53 +699,6 @@ func (v *Validity) judge() {
 		v.Reason = fmt.Sprintf("%d of %d samples (%s) failed for infrastructure reasons (%s), more than max_error_rate %s",
 			v.InfraErrors, v.Samples, Percent(v.Rate), ClassCounts(v.Classes), Percent(v.MaxErrorRate))
 	}
-}
-
-// modelErrors is the failure analysis of the scored rows: those with an
-// error category (model_error), out of n scored samples.
-func modelErrors(rows []results.Row, scored []bool, errs map[RowKey]string, n int) Failures {
-	f := Failures{Samples: n}
-	f.Failed, f.Categories = classes(rows, func(i int) bool { return scored[i] && rows[i].ErrorCategory != "" }, errs, n, string(failure.ModelError))
-	f.Rate = share(f.Failed, n)
-	return f
-}
-
-// classes groups the rows that pick selects by error_category ("unknown"
-// when a row has none), by count descending, with shares of n samples and
-// up to three exemplars each; it returns how many rows it picked.
-func classes(rows []results.Row, pick func(int) bool, errs map[RowKey]string, n int, outcome string) (int, []FailureCategory) {
-	total := 0
-	byCat := map[string]*FailureCategory{}
-	for i := range rows {
-		if !pick(i) {
-			continue
-		}
-		r := &rows[i]
-		total++
-		cat := cmp.Or(r.ErrorCategory, "unknown")
-		fc := byCat[cat]
-		if fc == nil {
-			fc = &FailureCategory{Category: cat, Outcome: outcome, Exemplars: []Exemplar{}}
-			byCat[cat] = fc
-		}
-		fc.Count++
-		if len(fc.Exemplars) < 3 {
-			msg := cmp.Or(r.ErrorMessage, errs[RowKey{r.ItemID, r.Repeat}])
-			if msg == "" && r.Extracted != "" {
-				msg = "extracted: " + r.Extracted
-			}
-			fc.Exemplars = append(fc.Exemplars, Exemplar{ItemID: r.ItemID, ItemIdx: r.ItemIdx, Repeat: r.Repeat, Error: msg})
-		}
-	}
-	var out []FailureCategory
-	for _, fc := range byCat {
-		fc.Share = share(fc.Count, n)
-		out = append(out, *fc)
-	}
-	slices.SortFunc(out, func(a, b FailureCategory) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Category, b.Category))
-	})
-	return total, out
 }
 
 // ClassCounts is "server_error 2, timeout 1": each class with its count,

@@ -35,7 +35,7 @@ func WriteTurnsPart(path string, turns []Turn) error { return writePart(path, tu
 
 func writePart[T any](path string, fields []field[T], items []T) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
-		return encodeWith(w, fields, items, nil, &columnBuffers{}, partLevel)
+		return encodeWith(w, fields, len(items), sliceGroups(items), nil, &columnBuffers{}, partLevel)
 	})
 }
 

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -64,6 +65,15 @@ func ReadTrajectoryColumns(path string, buf []Trajectory, columns ...string) ([]
 
 // readColumns reads only the named columns of path, as ReadTrajectoryColumns.
 func readColumns[T any](path string, all []field[T], buf []T, columns []string) ([]T, map[string]string, error) {
+	fields, err := selectFields(all, columns)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return readFile(path, fields, buf, false)
+}
+
+// selectFields is the fields of all named in columns.
+func selectFields[T any](all []field[T], columns []string) ([]field[T], error) {
 	var fields []field[T]
 	for _, f := range all {
 		if slices.Contains(columns, f.name) {
@@ -71,9 +81,9 @@ func readColumns[T any](path string, all []field[T], buf []T, columns []string) 
 		}
 	}
 	if len(fields) != len(columns) {
-		return nil, nil, fmt.Errorf("read %s: unknown column in %q", path, columns)
+		return nil, fmt.Errorf("unknown column in %q", columns)
 	}
-	return readFile(path, fields, buf, false)
+	return fields, nil
 }
 
 // ReadMeta returns a Parquet file's key-value metadata and row count. It
@@ -335,60 +345,115 @@ func scan[V any](r batchReader[V], maxDef, maxRep int16, fn func(v V, def, rep i
 	return nil
 }
 
-// readGroup fills fields of group, one row group's rows, from rg. The
-// flat columns are decoded side by side, a batch of rows at a time, so
-// that a batch's rows stay in the CPU cache while every column is written
-// into them (column after column over all rows would stream the whole
-// []T from memory once per column); maps are read after.
+// readGroup fills fields of group, one row group's rows, from rg.
 func readGroup[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int, group []T) error {
-	curs := make([]*cursor[T], 0, len(fields))
+	gr, err := newGroupReader(rg, fields, leaves, len(group), readBatch, internMax)
+	if err != nil {
+		return err
+	}
+	if err := gr.read(group); err != nil {
+		return err
+	}
+	return gr.close()
+}
+
+// groupReader reads fields of one row group's rows, in order, a slice of
+// rows at a time. The flat columns are decoded side by side, a batch of
+// rows at a time, so that a batch's rows stay in the CPU cache while every
+// column is written into them (column after column over all rows would
+// stream the whole []T from memory once per column); a map column's
+// entries are read first, for the whole group, and handed to the rows as
+// they are read.
+type groupReader[T any] struct {
+	curs  []*cursor[T]
+	maps  []groupMap[T]
+	rows  int // the group's rows
+	pos   int // rows read
+	batch int // rows decoded at a time
+}
+
+// groupMap is one map column's entries in a row group, in row order.
+type groupMap[T any] struct {
+	f       field[T]
+	entries []scoreEntry
+	next    int
+}
+
+// newGroupReader reads rows rows of fields from rg, batch rows at a time;
+// its string columns share up to internCap distinct values each.
+func newGroupReader[T any](rg *file.RowGroupReader, fields []field[T], leaves [][]int, rows, batch, internCap int) (*groupReader[T], error) {
+	gr := &groupReader[T]{rows: rows, batch: batch}
 	for i, f := range fields {
 		if f.kind == kindScores {
+			es, err := readScores(rg, leaves[i], rows)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", f.name, err)
+			}
+			gr.maps = append(gr.maps, groupMap[T]{f: f, entries: es})
 			continue
 		}
 		cr, err := rg.Column(leaves[i][0])
 		if err != nil {
-			return fmt.Errorf("column %s: %w", f.name, err)
+			return nil, fmt.Errorf("column %s: %w", f.name, err)
 		}
-		c := &cursor[T]{f: f, maxDef: cr.Descriptor().MaxDefinitionLevel(), def: make([]int16, readBatch)}
+		c := &cursor[T]{f: f, maxDef: cr.Descriptor().MaxDefinitionLevel(), def: make([]int16, batch), in: interner{max: internCap}}
 		switch f.kind {
 		case kindString, kindOptString:
-			c.str, c.strs = cr.(*file.ByteArrayColumnChunkReader), make([]parquet.ByteArray, readBatch)
+			c.str, c.strs = cr.(*file.ByteArrayColumnChunkReader), make([]parquet.ByteArray, batch)
 		case kindInt64:
-			c.i64, c.i64s = cr.(*file.Int64ColumnChunkReader), make([]int64, readBatch)
+			c.i64, c.i64s = cr.(*file.Int64ColumnChunkReader), make([]int64, batch)
 		case kindFloat64:
-			c.f64, c.f64s = cr.(*file.Float64ColumnChunkReader), make([]float64, readBatch)
+			c.f64, c.f64s = cr.(*file.Float64ColumnChunkReader), make([]float64, batch)
 		case kindOptBool:
-			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, readBatch)
-			c.backing = make([]bool, len(group))
+			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, batch)
+			c.backing = make([]bool, rows)
 		case kindBool:
-			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, readBatch)
+			c.bool, c.bools = cr.(*file.BooleanColumnChunkReader), make([]bool, batch)
 		default:
-			return fmt.Errorf("column %s: unknown kind %v", f.name, f.kind)
+			return nil, fmt.Errorf("column %s: unknown kind %v", f.name, f.kind)
 		}
-		curs = append(curs, c)
+		gr.curs = append(gr.curs, c)
 	}
-	for lo := 0; lo < len(group); lo += readBatch {
-		hi := min(lo+readBatch, len(group))
-		for _, c := range curs {
-			if err := c.fill(group, lo, hi); err != nil {
+	return gr, nil
+}
+
+// read fills dst with the group's next len(dst) rows.
+func (gr *groupReader[T]) read(dst []T) error {
+	if len(dst) > gr.rows-gr.pos {
+		return fmt.Errorf("%d rows asked of the %d left", len(dst), gr.rows-gr.pos)
+	}
+	for lo := 0; lo < len(dst); lo += gr.batch {
+		hi := min(lo+gr.batch, len(dst))
+		for _, c := range gr.curs {
+			c.base = gr.pos
+			if err := c.fill(dst, lo, hi); err != nil {
 				return fmt.Errorf("column %s: %w", c.f.name, err)
 			}
 		}
 	}
-	for _, c := range curs {
-		if extra, err := c.rest(); err != nil || extra > 0 {
-			if err == nil {
-				err = fmt.Errorf("%d values for %d rows", len(group)+extra, len(group))
+	for i := range gr.maps {
+		m := &gr.maps[i]
+		for ; m.next < len(m.entries) && m.entries[m.next].row < gr.pos+len(dst); m.next++ {
+			e := m.entries[m.next]
+			sc := m.f.scores(&dst[e.row-gr.pos])
+			if *sc == nil {
+				*sc = map[string]float64{}
 			}
-			return fmt.Errorf("column %s: %w", c.f.name, err)
+			(*sc)[e.key] = e.value
 		}
 	}
-	for i, f := range fields {
-		if f.kind == kindScores {
-			if err := readScores(rg, f, leaves[i], group); err != nil {
-				return fmt.Errorf("column %s: %w", f.name, err)
+	gr.pos += len(dst)
+	return nil
+}
+
+// close checks that the columns hold no values past the group's rows.
+func (gr *groupReader[T]) close() error {
+	for _, c := range gr.curs {
+		if extra, err := c.rest(); err != nil || extra > 0 {
+			if err == nil {
+				err = fmt.Errorf("%d values for %d rows", gr.rows+extra, gr.rows)
 			}
+			return fmt.Errorf("column %s: %w", c.f.name, err)
 		}
 	}
 	return nil
@@ -411,6 +476,7 @@ type cursor[T any] struct {
 	bool    *file.BooleanColumnChunkReader
 	bools   []bool
 	backing []bool // the optional bools' storage: one array, not one per row
+	base    int    // the row group index of the first row fill is given
 	in      interner
 }
 
@@ -508,8 +574,8 @@ func (c *cursor[T]) setSparse(rows []T, def []int16, lo int) {
 		case kindOptBool:
 			var p *bool
 			if present {
-				c.backing[lo+i] = c.bools[j]
-				p = &c.backing[lo+i]
+				c.backing[c.base+lo+i] = c.bools[j]
+				p = &c.backing[c.base+lo+i]
 			}
 			*f.opt(&rows[i]) = p
 		}
@@ -530,13 +596,13 @@ func (c *cursor[T]) rest() (int, error) {
 		)
 		switch c.f.kind {
 		case kindString, kindOptString:
-			total, _, err = c.str.ReadBatch(readBatch, c.strs, c.def, nil)
+			total, _, err = c.str.ReadBatch(int64(len(c.def)), c.strs, c.def, nil)
 		case kindInt64:
-			total, _, err = c.i64.ReadBatch(readBatch, c.i64s, c.def, nil)
+			total, _, err = c.i64.ReadBatch(int64(len(c.def)), c.i64s, c.def, nil)
 		case kindFloat64:
-			total, _, err = c.f64.ReadBatch(readBatch, c.f64s, c.def, nil)
+			total, _, err = c.f64.ReadBatch(int64(len(c.def)), c.f64s, c.def, nil)
 		case kindOptBool, kindBool:
-			total, _, err = c.bool.ReadBatch(readBatch, c.bools, c.def, nil)
+			total, _, err = c.bool.ReadBatch(int64(len(c.def)), c.bools, c.def, nil)
 		}
 		if err != nil || total == 0 {
 			return extra, err
@@ -553,6 +619,7 @@ func (c *cursor[T]) rest() (int, error) {
 type interner struct {
 	last string
 	seen map[string]string
+	max  int // the most strings seen holds; 0 means internMax
 }
 
 // internMax bounds the strings an interner remembers: past it, a
@@ -566,7 +633,7 @@ func (in *interner) get(v []byte) string {
 	if string(v) == in.last {
 		return in.last
 	}
-	full := len(in.seen) >= internMax
+	full := len(in.seen) >= cmp.Or(in.max, internMax)
 	if !full {
 		if s, ok := in.seen[string(v)]; ok {
 			in.last = s
@@ -586,23 +653,27 @@ func (in *interner) get(v []byte) string {
 	return s
 }
 
-// readScores reads a map column: a repetition level of 0 starts the next
-// row; an entry is present where the key's definition level is at its
-// maximum (lower levels mean an empty or null map).
-func readScores[T any](rg *file.RowGroupReader, f field[T], idx []int, group []T) error {
+// scoreEntry is one present map entry of row row (in its row group).
+type scoreEntry struct {
+	row   int
+	key   string
+	value float64
+}
+
+// readScores reads a map column of a row group of rows rows: a repetition
+// level of 0 starts the next row; an entry is present where the key's
+// definition level is at its maximum (lower levels mean an empty or null
+// map), and kept where its value is not null.
+func readScores(rg *file.RowGroupReader, idx []int, rows int) ([]scoreEntry, error) {
 	kr, err := rg.Column(idx[0])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	vr, err := rg.Column(idx[1])
 	if err != nil {
-		return err
+		return nil, err
 	}
-	type entry struct {
-		row int
-		key string
-	}
-	var entries []entry
+	var entries []scoreEntry
 	var in interner
 	kd := kr.Descriptor()
 	row := -1
@@ -611,20 +682,20 @@ func readScores[T any](rg *file.RowGroupReader, f field[T], idx []int, group []T
 			row++
 		}
 		if def == kd.MaxDefinitionLevel() {
-			entries = append(entries, entry{row, in.get(v)})
+			entries = append(entries, scoreEntry{row: row, key: in.get(v)})
 		}
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if row+1 != len(group) {
-		return fmt.Errorf("%d map keys rows for %d rows", row+1, len(group))
+	if row+1 != rows {
+		return nil, fmt.Errorf("%d map keys rows for %d rows", row+1, rows)
 	}
 	// The value leaf has the key's levels, plus one definition level where
 	// the value is optional; a null value drops its entry.
 	vd := vr.Descriptor()
 	entryDef := kd.MaxDefinitionLevel()
-	next := 0
+	next, kept := 0, 0
 	err = scan(vr.(*file.Float64ColumnChunkReader), vd.MaxDefinitionLevel(), vd.MaxRepetitionLevel(), func(v float64, def, _ int16) {
 		if def < entryDef {
 			return
@@ -638,17 +709,15 @@ func readScores[T any](rg *file.RowGroupReader, f field[T], idx []int, group []T
 		if def != vd.MaxDefinitionLevel() {
 			return
 		}
-		m := f.scores(&group[e.row])
-		if *m == nil {
-			*m = map[string]float64{}
-		}
-		(*m)[e.key] = v
+		e.value = v
+		entries[kept] = e
+		kept++
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if next != len(entries) {
-		return fmt.Errorf("%d map values for %d keys", next, len(entries))
+		return nil, fmt.Errorf("%d map values for %d keys", next, len(entries))
 	}
-	return nil
+	return entries[:kept], nil
 }

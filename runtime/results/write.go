@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,10 @@ import (
 // maxRowGroupRows bounds a row group so that readers can parallelise over
 // row groups and a reader's memory stays bounded.
 const maxRowGroupRows = 64 * 1024
+
+// streamGroupRows is the row group of WriteRowsFrom, whose memory is that
+// of the groups it holds.
+const streamGroupRows = 16 * 1024
 
 // WriteRows writes rows to path as results.parquet-style Parquet (zstd,
 // one column per Row field), with meta as the file's key-value metadata
@@ -46,6 +51,49 @@ func WriteRowsGated(path string, rows []Row, meta map[string]string, gate func()
 	}, gate)
 }
 
+// WriteRowsFrom is WriteRowsGated for total rows that fill gives in
+// order, a slice at a time, instead of a slice of them: merge streams the
+// merged rows through it. fill must fill all of dst (the writer's buffer,
+// its rows zero) and is called from one goroutine at a time; the writer
+// holds a few row groups of rows (not all of them) and encodes them on
+// every CPU. Its row groups are of streamGroupRows rows.
+func WriteRowsFrom(path string, total int, fill func(dst []Row) error, meta map[string]string, gate func() error) error {
+	// Fewer, smaller groups in flight than WriteRows holds: a group of
+	// maxRowGroupRows rows takes ~40 MB to hold and encode.
+	const perWorker = 1
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	free := make(chan []Row, perWorker*workers+1)
+	left := total
+	next := func() ([]Row, error) {
+		if left == 0 {
+			return nil, nil
+		}
+		var group []Row
+		select {
+		case group = <-free:
+		default:
+			group = make([]Row, streamGroupRows)
+		}
+		group = group[:min(left, streamGroupRows)]
+		clear(group)
+		left -= len(group)
+		return group, fill(group)
+	}
+	release := func(group []Row) {
+		select {
+		case free <- group[:cap(group)]:
+		default:
+		}
+	}
+	return atomicfile.Create(path, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := encodeGroups(bw, rowFields(), total, streamGroupRows, next, release, perWorker, meta); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}, gate)
+}
+
 // WriteTrajectories writes ts to path like WriteRows, one column per
 // Trajectory field.
 func WriteTrajectories(path string, ts []Trajectory, meta map[string]string) error {
@@ -60,13 +108,29 @@ func WriteTrajectories(path string, ts []Trajectory, meta map[string]string) err
 // arrow-go's default dictionaries), and arrow-go's dictionary encoder
 // costs two allocations per string value, which made it most of the
 // writer's time (measured: ~1.7× the rows per CPU second without).
-func writerProps(level int) *parquet.WriterProperties {
+func writerProps(level int, pageBytes int64) *parquet.WriterProperties {
 	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(level),
 		parquet.WithMaxRowGroupLength(maxRowGroupRows),
 		parquet.WithDictionaryDefault(false),
+		parquet.WithDataPageSize(pageBytes),
 	)
+}
+
+// pageBytes bounds a data page of T's files (before compression). A
+// reader holds one decompressed page per column it reads; merge reads
+// every shard's results at once (a k-way merge), so with Parquet's usual
+// 1 MB pages it held about the whole of every shard's results
+// decompressed (~190 MB for 1,000,000 rows in 16 shards), with 64 KB
+// pages a few MB. Trajectories (text, never read all at once) keep 1 MB
+// pages, which compress better.
+func pageBytes[T any]() int64 {
+	var t T
+	if _, ok := any(t).(Row); ok {
+		return 64 << 10
+	}
+	return parquet.DefaultDataPageSize
 }
 
 // zstdLevel is the compression level of T's files. Results files (small,
@@ -108,13 +172,24 @@ func kvMetadata(meta map[string]string, rows int) (metadata.KeyValueMetadata, er
 
 // encode writes items to w as a complete Parquet file.
 func encode[T any](w io.Writer, fields []field[T], items []T, meta map[string]string) error {
-	return encodeWith(w, fields, items, meta, &columnBuffers{}, zstdLevel[T]())
+	return encodeWith(w, fields, len(items), sliceGroups(items), meta, &columnBuffers{}, zstdLevel[T]())
 }
 
-// encodeWith is encode with the column buffers to use (reused across
-// calls, so that they are allocated once, not once per file) and the zstd
-// level.
-func encodeWith[T any](w io.Writer, fields []field[T], items []T, meta map[string]string, cb *columnBuffers, level int) (err error) {
+// sliceGroups returns items a row group at a time, then nil.
+func sliceGroups[T any](items []T) func() ([]T, error) {
+	lo := 0
+	return func() ([]T, error) {
+		group := items[lo:min(lo+maxRowGroupRows, len(items))]
+		lo += len(group)
+		return group, nil
+	}
+}
+
+// encodeWith writes total items, the row groups next returns (an empty
+// one ends them), to w as a complete Parquet file, with the column buffers
+// to use (reused across calls, so that they are allocated once, not once
+// per file) and the zstd level.
+func encodeWith[T any](w io.Writer, fields []field[T], total int, next func() ([]T, error), meta map[string]string, cb *columnBuffers, level int) (err error) {
 	// arrow-go still panics on some internal failures (e.g. an encoder
 	// seeing a failed sink); report those as errors rather than crash a
 	// long evaluation at its very end.
@@ -127,17 +202,23 @@ func encodeWith[T any](w io.Writer, fields []field[T], items []T, meta map[strin
 	if err != nil {
 		return err
 	}
-	kv, err := kvMetadata(meta, len(items))
+	kv, err := kvMetadata(meta, total)
 	if err != nil {
 		return err
 	}
 	fw, err := file.NewParquetWriterWithError(w, sc,
-		file.WithWriterProps(writerProps(level)), file.WithWriteMetadata(kv))
+		file.WithWriterProps(writerProps(level, pageBytes[T]())), file.WithWriteMetadata(kv))
 	if err != nil {
 		return err
 	}
-	for lo := 0; lo < len(items); lo += maxRowGroupRows {
-		group := items[lo:min(lo+maxRowGroupRows, len(items))]
+	for {
+		group, err := next()
+		if err != nil {
+			return err
+		}
+		if len(group) == 0 {
+			break
+		}
 		rg, err := fw.AppendRowGroupChecked()
 		if err != nil {
 			return err
@@ -155,52 +236,73 @@ func encodeWith[T any](w io.Writer, fields []field[T], items []T, meta map[strin
 }
 
 // encodeParallel writes items to w like encode, but encodes the row
-// groups concurrently, one per CPU: each becomes a small Parquet file in
-// memory, and the files are concatenated in order (their column chunks
-// copied as they are, one footer for all). At most two row groups per
-// worker are held encoded at a time.
+// groups concurrently (encodeGroups).
 func encodeParallel[T any](w io.Writer, fields []field[T], items []T, meta map[string]string) error {
-	groups := (len(items) + maxRowGroupRows - 1) / maxRowGroupRows
+	return encodeGroups(w, fields, len(items), maxRowGroupRows, sliceGroups(items), nil, 2, meta)
+}
+
+// encodeGroups writes total items, the row groups next returns (each of
+// groupRows items but the last), to w like encodeWith, but encodes
+// the row groups concurrently, one per CPU: each becomes a small Parquet
+// file in memory, and the files are concatenated in order (their column
+// chunks copied as they are, one footer for all). next is called from one
+// goroutine at a time, in order; release, when not nil, is given each
+// group once it is encoded, to be reused. At most perWorker row groups
+// per worker are held, from next until their bytes are in w.
+func encodeGroups[T any](w io.Writer, fields []field[T], total, groupRows int, next func() ([]T, error), release func([]T), perWorker int, meta map[string]string) error {
+	groups := (total + groupRows - 1) / groupRows
 	workers := min(runtime.GOMAXPROCS(0), groups)
 	if workers <= 1 {
-		return encode(w, fields, items, meta)
+		return encodeWith(w, fields, total, next, meta, &columnBuffers{}, zstdLevel[T]())
 	}
 	type result struct {
 		data []byte
 		err  error
 	}
-	done := make([]chan result, groups)
-	for i := range done {
-		done[i] = make(chan result, 1)
+	type job struct {
+		group []T
+		done  chan result
 	}
 	stop := make(chan struct{})
 	defer close(stop)
-	next := make(chan int)
+	// The producer hands groups out in order and queues their results in
+	// the same order; slots bounds the groups between next and the file.
+	slots := make(chan struct{}, perWorker*workers)
+	jobs, order := make(chan job), make(chan chan result, perWorker*workers)
 	go func() {
-		defer close(next)
-		for g := range groups {
+		defer close(jobs)
+		defer close(order)
+		for range groups {
 			select {
-			case next <- g:
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			group, err := next()
+			done := make(chan result, 1)
+			order <- done
+			if err != nil || len(group) == 0 {
+				done <- result{err: cmp.Or(err, fmt.Errorf("%d row groups of %d rows", groups, total))}
+				return
+			}
+			select {
+			case jobs <- job{group, done}:
 			case <-stop:
 				return
 			}
 		}
 	}()
-	slots := make(chan struct{}, 2*workers)
 	for range workers {
 		go func() {
 			var buf bytes.Buffer
 			var cb columnBuffers
-			for g := range next {
-				select {
-				case slots <- struct{}{}:
-				case <-stop:
-					return
-				}
-				group := items[g*maxRowGroupRows : min((g+1)*maxRowGroupRows, len(items))]
+			for j := range jobs {
 				buf.Reset()
-				err := encodeWith(&buf, fields, group, nil, &cb, zstdLevel[T]())
-				done[g] <- result{bytes.Clone(buf.Bytes()), err}
+				err := encodeWith(&buf, fields, len(j.group), sliceGroups(j.group), nil, &cb, zstdLevel[T]())
+				if release != nil {
+					release(j.group)
+				}
+				j.done <- result{bytes.Clone(buf.Bytes()), err}
 			}
 		}()
 	}
@@ -208,8 +310,9 @@ func encodeParallel[T any](w io.Writer, fields []field[T], items []T, meta map[s
 	if err != nil {
 		return err
 	}
-	for g := range groups {
-		r := <-done[g]
+	g := 0
+	for done := range order {
+		r := <-done
 		<-slots
 		if r.err != nil {
 			return r.err
@@ -222,6 +325,10 @@ func encodeParallel[T any](w io.Writer, fields []field[T], items []T, meta map[s
 		if err := c.add(p); err != nil {
 			return err
 		}
+		g++
+	}
+	if g != groups {
+		return fmt.Errorf("%d of %d row groups written", g, groups)
 	}
 	_, err = c.finish(meta)
 	return err

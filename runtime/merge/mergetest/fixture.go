@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
@@ -176,6 +177,8 @@ func writeShard(bdir rundir.Bench, p *plan.Plan, o Options, s int, items []int, 
 				row.Correct, row.Extracted = &no, strconv.Itoa(rng.IntN(10000))
 				t.Response = slice(text, rng, respLen) + "\n#### " + row.Extracted
 			}
+			// As nel-run shard writes it: the outcome the category implies.
+			row.Outcome = string(failure.Category(row.ErrorCategory).Outcome())
 			t.ScoringDetails = `{"extracted":"` + row.Extracted + `","expected":"` + answer + `","method":"last_number"}`
 			rows = append(rows, row)
 			trajs = append(trajs, t)
