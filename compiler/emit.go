@@ -120,6 +120,8 @@ type server struct {
 	Note  string
 	Bound bool // listens on HostEnv only
 	Setup bool // Cmd is a bash -c script of setup_commands or pre_cmd
+	// EveryNode runs Cmd on each of NumNodes nodes (everynode.go).
+	EveryNode bool
 	Het   bool // its clients may be on other nodes
 }
 
@@ -464,9 +466,16 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
 		flags = append(flags, "--het-group="+strconv.Itoa(gi))
 	}
+	if rs.EveryNode && rs.NumNodes > 1 {
+		srv.EveryNode = true
+		flags = everyNodeFlags(flags, rs.NumNodes)
+	}
 	srv.SrunFlags = strings.Join(flags, " ")
 	var names []string
 	srv.Env, names = serverEnv(cl, sv)
+	if srv.EveryNode {
+		names = append(names, everyNodeEnv...)
+	}
 	if rs.Type == "dynamo" {
 		srv.Dynamo = j.dynamoLayout(s, sv, pools, names)
 		srv.WaitFlags = fmt.Sprintf(`"${nel_dyn_pids_%s[@]}" --dynamo-workers %d,%d`, srv.Var, srv.Dynamo.Prefill, srv.Dynamo.Decode)
