@@ -122,7 +122,7 @@ type server struct {
 	Setup bool // Cmd is a bash -c script of setup_commands or pre_cmd
 	// EveryNode runs Cmd on each of NumNodes nodes (everynode.go).
 	EveryNode bool
-	Het   bool // its clients may be on other nodes
+	Het       bool // its clients may be on other nodes
 }
 
 // sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
