@@ -148,7 +148,13 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 			continue
 		}
 		if s, ok := stringOf(e); ok && strings.Contains(s, "@") {
-			return nil, nil, errAt(e.Pos(), path, at, "not supported yet: %s places a config group at another key (Hydra's @package): %s", s, auxWhy)
+			layer, file, err := auxLayer(path, s, e.Pos(), at)
+			if err != nil {
+				return nil, nil, err
+			}
+			files = append(files, file)
+			layers = append(layers, layer)
+			continue
 		}
 		if s, ok := stringOf(e); ok && s != "" {
 			// A config of the primary config's own folder, merged at the
@@ -218,9 +224,6 @@ func groupOption(e ast.Expr) (group, option string, pos token.Pos, ok bool) {
 	option, ok = stringOf(f.Value)
 	return labelOf(f), option, f.Value.Pos(), ok && option != ""
 }
-
-// auxWhy is why auxiliary deployments are refused, and what to do instead.
-const auxWhy = "auxiliary deployments (a server the job starts beside the model, whose url the launcher writes into a task's config) are not started by nel yet; serve the judge apart and give its url in the task's params (extra.judge.url)"
 
 // launcherOnly are the launcher's packaged options nel does not carry,
 // and why.

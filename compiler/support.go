@@ -58,7 +58,7 @@ func unsupported(s *Source) Errors {
 		c.extraEnv(sv.ExtraEnv, "services", name, "extra_env")
 	}
 	for _, p := range s.deferredRefs {
-		if !nodeResolves(r, p) {
+		if !nodeResolves(r, p) && !paramsServiceRef(r, p) {
 			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values, in a dynamo or nim model and image, and in setup_commands and pre_cmd; here it would stay literal text)", p...)
 		}
 	}
