@@ -14,14 +14,8 @@ const everyNodeRecipe = `services:
     num_nodes: 2
     every_node: true
     pre_cmd: 'echo "rank=$PROC_ID of=$NODES_PER_INSTANCE head=$MASTER_IP"'
-benchmarks:
-  - name: gsm8k
-    solver: {type: simple, service: m}
-cluster:
-  type: slurm
-  walltime: "01:00:00"
-  node_pools:
-    gpu: {nodes: 2, ntasks_per_node: 1}
+benchmarks: [{name: gsm8k, solver: {type: simple, service: m}}]
+cluster: {type: slurm, walltime: "01:00:00", node_pools: {gpu: {nodes: 2, ntasks_per_node: 1}}}
 `
 
 // The plan's command sets the launcher's rank variables from srun's

@@ -147,19 +147,15 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 			self = len(layers)
 			continue
 		}
-		if s, ok := stringOf(e); ok && strings.Contains(s, "@") {
-			layer, file, err := auxLayer(path, s, e.Pos(), at)
-			if err != nil {
-				return nil, nil, err
-			}
-			files = append(files, file)
-			layers = append(layers, layer)
-			continue
-		}
 		if s, ok := stringOf(e); ok && s != "" {
 			// A config of the primary config's own folder, merged at the
-			// top level, as Hydra places an entry without a group.
-			layer, file, err := ownConfig(path, s, e.Pos(), at)
+			// top level, as Hydra places an entry without a group; or
+			// group/option@key, an option placed at another key.
+			load := ownConfig
+			if strings.Contains(s, "@") {
+				load = auxLayer
+			}
+			layer, file, err := load(path, s, e.Pos(), at)
 			if err != nil {
 				return nil, nil, err
 			}
