@@ -86,8 +86,8 @@ func serviceRefSteps(r *Recipe, rb *Benchmark) (stmts, names []string) {
 			continue
 		}
 		file := `"$nel_hdir/` + harnessConfigFile + `"`
-		stmts = append(stmts, `nel_cfg=$(cat `+file+`) && printf '%s\n' "${nel_cfg//'${`+host+`}'/"$`+host+`"}" > `+file+` || nel_fail `+
-			shellquote.Quote("cannot put service "+name+"'s address in "+harnessConfigFile))
+		stmts = append(stmts, `if ! nel_cfg=$(cat `+file+`) || ! printf '%s\n' "${nel_cfg//"\${`+host+`}"/"$`+host+`"}" > `+file+`; then nel_fail `+
+			shellquote.Quote("cannot put service "+name+"'s address in "+harnessConfigFile)+`; fi`)
 		if access(r.Services[name].Type).keyed {
 			names = append(names, serverKeyEnv(name))
 		}
