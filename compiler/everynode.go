@@ -34,6 +34,8 @@ func (c *ruleChecker) everyNodeOf(name string, s *Service) {
 		c.at("every_node runs the service's pre_cmd on each node: set pre_cmd (the script that starts the server there)", "services", name, "every_node")
 	case s.NumNodes < 2:
 		c.at("every_node needs num_nodes > 1 (on one node pre_cmd runs there anyway)", "services", name, "every_node")
+	case c.r.Cluster.Type != "slurm":
+		c.at("every_node needs cluster.type slurm: it runs pre_cmd on each node of a SLURM job (here it would run once)", "services", name, "every_node")
 	case s.Type == "dynamo":
 		c.at("every_node on a dynamo service (nel starts its workers itself)", "services", name, "every_node")
 	}

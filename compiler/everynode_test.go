@@ -43,6 +43,8 @@ func TestEveryNodeRules(t *testing.T) {
 			"r.yaml:6:17: services.m.every_node: every_node runs the service's pre_cmd on each node: set pre_cmd (the script that starts the server there)"},
 		{"    num_nodes: 2\n", "",
 			"r.yaml:5:17: services.m.every_node: every_node needs num_nodes > 1 (on one node pre_cmd runs there anyway)"},
+		{`cluster: {type: slurm, walltime: "01:00:00", node_pools: {gpu: {nodes: 2, ntasks_per_node: 1}}}`, "cluster: {type: local}",
+			"r.yaml:6:17: services.m.every_node: every_node needs cluster.type slurm: it runs pre_cmd on each node of a SLURM job (here it would run once)"},
 	} {
 		_, err := newTestLoader(t).Load("r.yaml", []byte(strings.Replace(everyNodeRecipe, c.from, c.to, 1)), nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
