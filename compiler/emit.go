@@ -124,7 +124,9 @@ type server struct {
 	Note  string
 	Bound bool // listens on HostEnv only
 	Setup bool // Cmd is a bash -c script of setup_commands or pre_cmd
-	Het   bool // its clients may be on other nodes
+	// EveryNode runs Cmd on each of NumNodes nodes (everynode.go).
+	EveryNode bool
+	Het       bool // its clients may be on other nodes
 }
 
 // sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
@@ -477,9 +479,16 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
 		flags = append(flags, "--het-group="+strconv.Itoa(gi))
 	}
+	if rs.EveryNode && rs.NumNodes > 1 {
+		srv.EveryNode = true
+		flags = everyNodeFlags(flags, rs.NumNodes)
+	}
 	srv.SrunFlags = strings.Join(flags, " ")
 	var names []string
 	srv.Env, names = serverEnv(cl, sv)
+	if srv.EveryNode {
+		names = append(names, everyNodeEnv...)
+	}
 	if rs.Type == "dynamo" {
 		srv.Dynamo = j.dynamoLayout(s, sv, pools, names)
 		srv.WaitFlags = fmt.Sprintf(`"${nel_dyn_pids_%s[@]}" --dynamo-workers %d,%d`, srv.Var, srv.Dynamo.Prefill, srv.Dynamo.Decode)

@@ -112,7 +112,7 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 	}
 	st.SrunFlags = strings.Join(flags, " ")
 	var names []string
-	st.Env, names = harnessEnv(p, b, rb)
+	st.Env, names = harnessEnv(r, p, b, rb)
 	if dir := harborTasksDir(p.RecipeDir, rb); dir != "" {
 		st.Env = append(st.Env, harborTasksEnv+"=$(cd "+shellquote.Quote(dir)+" && pwd) || nel_fail "+shellquote.Quote("cannot enter the Harbor dataset "+dir),
 			"export "+harborTasksEnv)
@@ -133,8 +133,9 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 
 // harnessEnv returns the statements that export the harness's endpoint,
 // key (by name: the value stays in the environment) and the container
-// solver's env_vars, and the names they export.
-func harnessEnv(p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names []string) {
+// solver's env_vars, and the names they export; and those that fill in the
+// servers' addresses a container's params name (serviceref.go).
+func harnessEnv(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names []string) {
 	var sv plan.Service
 	for _, x := range p.Services {
 		if x.Name == b.Solver.Service {
@@ -155,7 +156,8 @@ func harnessEnv(p *plan.Plan, b plan.Benchmark, rb *Benchmark) (exports, names [
 		names = append(names, e.Name)
 		exports = append(exports, exportEnv(e))
 	}
-	return exports, names
+	refs, keys := serviceRefSteps(r, rb)
+	return append(exports, refs...), append(names, keys...)
 }
 
 // harnessExtraEnv is the harness's environment besides its endpoint and

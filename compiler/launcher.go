@@ -147,13 +147,15 @@ func composeLauncher(path string, st *ast.StructLit) (*ast.StructLit, []string, 
 			self = len(layers)
 			continue
 		}
-		if s, ok := stringOf(e); ok && strings.Contains(s, "@") {
-			return nil, nil, errAt(e.Pos(), path, at, "not supported yet: %s places a config group at another key (Hydra's @package): %s", s, auxWhy)
-		}
 		if s, ok := stringOf(e); ok && s != "" {
 			// A config of the primary config's own folder, merged at the
-			// top level, as Hydra places an entry without a group.
-			layer, file, err := ownConfig(path, s, e.Pos(), at)
+			// top level, as Hydra places an entry without a group; or
+			// group/option@key, an option placed at another key.
+			load := ownConfig
+			if strings.Contains(s, "@") {
+				load = auxLayer
+			}
+			layer, file, err := load(path, s, e.Pos(), at)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -218,9 +220,6 @@ func groupOption(e ast.Expr) (group, option string, pos token.Pos, ok bool) {
 	option, ok = stringOf(f.Value)
 	return labelOf(f), option, f.Value.Pos(), ok && option != ""
 }
-
-// auxWhy is why auxiliary deployments are refused, and what to do instead.
-const auxWhy = "auxiliary deployments (a server the job starts beside the model, whose url the launcher writes into a task's config) are not started by nel yet; serve the judge apart and give its url in the task's params (extra.judge.url)"
 
 // launcherOnly are the launcher's packaged options nel does not carry,
 // and why.

@@ -75,7 +75,7 @@ func (t *v1) mountsKnown(at []any) {
 	if m, ok := t.get("execution.mounts").(*ast.StructLit); ok {
 		t.known(m, append(at, "mounts"), "deployment", "evaluation", "auxiliary", "mount_home")
 		if aux, ok := getIn(m, "auxiliary").(*ast.StructLit); ok && len(aux.Elts) > 0 {
-			t.refuse(aux, append(at, "mounts", "auxiliary"), "not supported yet: %s", auxWhy)
+			t.refuse(aux, append(at, "mounts", "auxiliary"), "not supported yet: mounts of an auxiliary deployment's own")
 		}
 	}
 }

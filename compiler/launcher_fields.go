@@ -104,21 +104,21 @@ func (t *v1) parallelArgs(d *ast.StructLit, kind string, args *ast.ListLit) {
 // serverCommand reads a deployment's own command, which replaces the
 // server command the launcher builds from the deployment's fields: on one
 // node it is the service's pre_cmd (the script that starts the server, as
-// written); across nodes nel starts its own Ray cluster and refuses it
-// (its Ray workers would not run the script).
+// written); across nodes it is that pre_cmd run on every node (every_node:
+// one task a node, with the launcher's MASTER_IP, ALL_NODE_IPS and
+// PROC_ID), as the launcher runs it, and nel starts no Ray cluster.
 func (t *v1) serverCommand(d *ast.StructLit, out *ast.StructLit) {
 	cmd := getIn(d, "command")
 	if cmd == nil {
 		return
 	}
 	at := []any{"deployment", "command"}
-	if nodes, _ := intOf(t.get("execution.num_nodes")); nodes > 1 {
-		t.refuse(cmd, at, "not supported yet: a custom server command across nodes (nel's multi-node vLLM starts its own Ray head and workers): set it to null (-O deployment.command=null) to serve the deployment's fields with nel's own command")
-		return
-	}
 	if _, ok := stringOf(cmd); !ok {
 		t.refuse(cmd, at, "expected the server's command line")
 		return
 	}
 	out.Elts = append(out.Elts, fld("pre_cmd", cmd))
+	if nodes, _ := intOf(t.get("execution.num_nodes")); nodes > 1 {
+		out.Elts = append(out.Elts, fld("every_node", ast.NewBool(true)))
+	}
 }

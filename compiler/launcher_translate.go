@@ -56,18 +56,27 @@ func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.E
 	t := &v1{path: path, root: st, keep: keep}
 	t.known(st, nil, launcherSections...)
 	t.export()
-	if aux, ok := t.get("auxiliary_deployments").(*ast.StructLit); ok && len(aux.Elts) > 0 {
-		t.refuse(aux, []any{"auxiliary_deployments"}, "not supported yet: %s", auxWhy)
-	}
+	aux := t.auxDeployments()
 	t.sharedEnv()
 	svc := t.service()
 	cluster := t.cluster()
-	benchmarks := t.benchmarks(reg)
+	benchmarks := t.withAux(t.benchmarks(reg), aux)
 	if len(t.errs) > 0 {
 		return nil, nil, t.errs.sorted().truncated()
 	}
+	services := obj(fld(v1Service, svc))
+	for _, a := range aux {
+		services.Elts = append(services.Elts, fld(a.name, a.service))
+		if pools, ok := getIn(cluster, "node_pools").(*ast.StructLit); ok {
+			pools.Elts = append(pools.Elts, fld(a.name, a.pool))
+		}
+	}
+	if len(aux) > 0 {
+		// The tasks run on the model's first node, as the launcher's do.
+		cluster.(*ast.StructLit).Elts = append(cluster.(*ast.StructLit).Elts, fld("eval_pool", ast.NewString("gpu")))
+	}
 	out := obj(
-		fld("services", obj(fld(v1Service, svc))),
+		fld("services", services),
 		fld("benchmarks", benchmarks),
 		fld("cluster", cluster),
 		fld("output", obj(fld("dir", t.get("execution.output_dir")))),
@@ -213,7 +222,32 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	t.known(d, at, "type", "image", "checkpoint_path", "hf_model_handle", "served_model_name", "port",
 		"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "gpu_memory_utilization",
 		"extra_args", "env_vars", "endpoints", "distributed_executor_backend", "data_parallel_size_local", "command")
-	out := obj(fld("type", ast.NewString(kind)))
+	var nodes ast.Expr
+	if t.str("execution.type") == "slurm" {
+		nodes = t.get("execution.num_nodes")
+	}
+	out, ok := t.serverFields(d, at, kind, "gpu", nodes)
+	if !ok {
+		return out
+	}
+	t.serverCommand(d, out)
+	args := t.serverArgs(d, at, kind)
+	if len(args.Elts) > 0 {
+		out.Elts = append(out.Elts, fld("extra_args", args))
+	}
+	if env := t.envMap(getIn(d, "env_vars"), append(at, "env_vars")); env != nil {
+		out.Elts = append(out.Elts, fld("extra_env", env))
+	}
+	t.deploymentMounts(out)
+	return out
+}
+
+// serverFields are the fields of a server nel starts that a deployment
+// section d (at) gives as they are: what it serves, its image, port and
+// parallelism, on node pool pool (under execution: slurm) over nodes.
+// ok is false when d names no model.
+func (t *v1) serverFields(d *ast.StructLit, at []any, kind, pool string, nodes ast.Expr) (out *ast.StructLit, ok bool) {
+	out = obj(fld("type", ast.NewString(kind)))
 	model := getIn(d, "hf_model_handle")
 	if ckpt := getIn(d, "checkpoint_path"); model == nil && ckpt != nil {
 		// The launcher mounts the checkpoint at /checkpoint and serves that.
@@ -225,7 +259,7 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	}
 	if model == nil {
 		t.refuse(d, append(at, "hf_model_handle"), "missing: a deployment serves hf_model_handle or checkpoint_path")
-		return out
+		return out, false
 	}
 	out.Elts = append(out.Elts, fld("model", model))
 	for _, k := range []string{"served_model_name", "image", "port", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"} {
@@ -234,21 +268,10 @@ func (t *v1) managedServer(kind string) ast.Expr {
 	appendField(out, "health_path", getIn(d, "endpoints.health"))
 	appendField(out, "startup_timeout", t.get("execution.endpoint_readiness_timeout"))
 	if t.str("execution.type") == "slurm" {
-		out.Elts = append(out.Elts, fld("node_pool", ast.NewString("gpu")))
-		if v := t.get("execution.num_nodes"); v != nil {
-			out.Elts = append(out.Elts, fld("num_nodes", v))
-		}
+		out.Elts = append(out.Elts, fld("node_pool", ast.NewString(pool)))
+		appendField(out, "num_nodes", nodes)
 	}
-	t.serverCommand(d, out)
-	args := t.serverArgs(d, kind)
-	if len(args.Elts) > 0 {
-		out.Elts = append(out.Elts, fld("extra_args", args))
-	}
-	if env := t.envMap(getIn(d, "env_vars"), append(at, "env_vars")); env != nil {
-		out.Elts = append(out.Elts, fld("extra_env", env))
-	}
-	t.deploymentMounts(out)
-	return out
+	return out, true
 }
 
 // genericServer is deployment: generic (any image and command serving the
@@ -313,7 +336,7 @@ func (t *v1) deploymentMounts(out *ast.StructLit) {
 // serverArgs are the server's extra arguments: extra_args split as a shell
 // splits them, and vLLM's GPU memory share, which nel's command leaves to
 // vLLM's default.
-func (t *v1) serverArgs(d *ast.StructLit, kind string) *ast.ListLit {
+func (t *v1) serverArgs(d *ast.StructLit, at []any, kind string) *ast.ListLit {
 	args := &ast.ListLit{}
 	if v := getIn(d, "gpu_memory_utilization"); v != nil && kind == "vllm" {
 		if b, ok := v.(*ast.BasicLit); ok {
@@ -325,7 +348,7 @@ func (t *v1) serverArgs(d *ast.StructLit, kind string) *ast.ListLit {
 		s, _ := stringOf(v)
 		words, err := splitWords(s)
 		if err != nil {
-			t.refuse(v, []any{"deployment", "extra_args"}, "%v", err)
+			t.refuse(v, append(slices.Clip(at), "extra_args"), "%v", err)
 		}
 		for _, w := range words {
 			args.Elts = append(args.Elts, stringAt(w, v.Pos()))

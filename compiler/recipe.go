@@ -56,6 +56,7 @@ type Service struct {
 	Gpus                 any               `json:"gpus"`
 	SetupCommands        []string          `json:"setup_commands"`
 	PreCmd               string            `json:"pre_cmd"`
+	EveryNode            bool              `json:"every_node"`
 	Command              []string          `json:"command"` // process
 
 	// gym: a managed Gym server's command, or the benchmark it serves

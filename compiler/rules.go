@@ -33,6 +33,7 @@ func checkRules(s *Source) Errors {
 	c.cluster()
 	c.dynamoAndNim()
 	c.dynamoPorts()
+	c.everyNode()
 	c.slurmSandboxes()
 	s.Warnings = append(s.Warnings, c.warns...).sorted()
 	return c.errs

@@ -61,7 +61,7 @@ func unsupported(s *Source, target string) Errors {
 		c.extraEnv(sv.ExtraEnv, "services", name, "extra_env")
 	}
 	for _, p := range s.deferredRefs {
-		if !nodeResolves(r, p) {
+		if !nodeResolves(r, p) && !paramsServiceRef(r, p) {
 			no("$${VAR} here (nel resolves a ${VAR} on the node only in url, api_key and environment values, in a dynamo or nim model and image, and in setup_commands and pre_cmd; here it would stay literal text)", p...)
 		}
 	}
@@ -101,7 +101,7 @@ func setupUnsupported(no func(string, ...any), name string, sv *Service) {
 	switch {
 	case sv.Type == "dynamo":
 		no(field+" on a dynamo service (it starts NATS, etcd, a frontend and workers, each its own step)", "services", name, field)
-	case sv.NumNodes > 1:
+	case sv.NumNodes > 1 && !(sv.EveryNode && sv.PreCmd != ""):
 		no(field+" on a multi-node service (the Ray workers on the other nodes would start without them)", "services", name, field)
 	}
 }
