@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,11 +229,22 @@ func concatTurns(key string, dir rundir.Bench, files []*shardFile, meta map[stri
 // shardFiles returns the n shard files of b under dir, in shard order; an
 // incompleteError names those not finished.
 func shardFiles(b *plan.Benchmark, dir rundir.Bench, n int) ([]*shardFile, error) {
+	// One listing of the folder, not a stat per shard: each of N array
+	// tasks runs merge --if-complete at its end, and N stats each would
+	// be N² metadata operations on a shared filesystem, under the lock.
+	entries, err := os.ReadDir(dir.Shards())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("benchmark %s: %w", b.Key, err)
+	}
+	present := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		present[e.Name()] = true
+	}
 	var absent []string
 	var files []*shardFile
 	for i := range n {
 		p := string(dir.Shard(i, n))
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		if !present[filepath.Base(p)] {
 			absent = append(absent, strconv.Itoa(i))
 			continue
 		}
