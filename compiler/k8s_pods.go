@@ -117,8 +117,9 @@ func k8sCommand(sv plan.Service) []string {
 	return words
 }
 
-// k8sLiteral escapes s from Kubernetes' $(VAR) expansion ($$ is a $).
-func k8sLiteral(s string) string { return strings.ReplaceAll(s, "$(", "$$(") }
+// k8sLiteral escapes s from Kubernetes' $(VAR) expansion, which also
+// turns every $$ into one $: each $ is doubled, so "a$$b" stays "a$$b".
+func k8sLiteral(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 // serverGPUs is what the server's parallel layout needs on its one node.
 func serverGPUs(sv plan.Service) int {
