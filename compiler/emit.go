@@ -479,7 +479,7 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		srv.NodeListVar = "SLURM_JOB_NODELIST_HET_GROUP_" + strconv.Itoa(gi)
 		flags = append(flags, "--het-group="+strconv.Itoa(gi))
 	}
-	if rs.EveryNode && rs.NumNodes > 1 {
+	if rs.onEveryNode() {
 		srv.EveryNode = true
 		flags = everyNodeFlags(flags, rs.NumNodes)
 	}

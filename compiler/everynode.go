@@ -41,6 +41,10 @@ func (c *ruleChecker) everyNodeOf(name string, s *Service) {
 	}
 }
 
+// onEveryNode reports whether s's pre_cmd runs on each of its nodes (the
+// rules refuse every_node without pre_cmd or on one node).
+func (s *Service) onEveryNode() bool { return s.EveryNode && s.PreCmd != "" && s.NumNodes > 1 }
+
 // everyNodeScript is pre_cmd with the launcher's rank variables set first,
 // as the launcher's `export PROC_ID=${SLURM_PROCID:-0} NODES_PER_INSTANCE=N`
 // does before a deployment command.

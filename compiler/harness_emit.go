@@ -119,11 +119,11 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 		names = append(names, harborTasksEnv)
 	}
 	hp, proxied := harnessProxyOf(p, b)
-	extra := ""
+	var proxy *harnessProxy
 	if proxied {
-		extra = proxyMounts(hp)
+		proxy = &hp
 	}
-	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names, extra)
+	st.Pyxis = harnessPyxis(r.Cluster, rb, h, names, proxy)
 	st.Cmd = "bash -c " + shellquote.Quote(harnessPrelude+harnessScript(h.Kind)) + " nel-harness " + shellquote.Join(h.Argv)
 	if proxied {
 		st.wrapProxy(hp)
@@ -267,9 +267,10 @@ func exportEnv(e plan.EnvVar) string {
 }
 
 // harnessPyxis are the srun flags that run the harness in its image: the
-// cluster's mounts, the harness's folder, the solver's mounts, then extra
-// (shell text: ",MOUNT…").
-func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string, extra string) string {
+// cluster's mounts, the harness's folder, the solver's mounts, and what
+// the proxy needs when the step runs behind one (hp not nil): nel-run
+// itself, and its links' folders.
+func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string, hp *harnessProxy) string {
 	mounts := "--container-mounts="
 	if len(cl.ContainerMounts) > 0 {
 		mounts += shellquote.Quote(strings.Join(cl.ContainerMounts, ",") + ",")
@@ -281,15 +282,18 @@ func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string,
 			hmount += ",$" + harborTasksEnv + ":$" + harborTasksEnv + ":ro"
 		}
 	}
-	if strings.HasPrefix(extra, proxyBinMount) { // shell text for inside the double quotes
+	if hp != nil { // shell text for inside the double quotes
 		hmount += proxyBinMount
-		extra = strings.TrimPrefix(extra, proxyBinMount)
 	}
 	mounts += hmount + `"`
 	if sm := solverMounts(rb); len(sm) > 0 {
 		mounts += shellquote.Quote("," + strings.Join(sm, ","))
 	}
-	mounts += extra
+	if hp != nil {
+		for _, d := range hp.Dirs {
+			mounts += "," + shellquote.Quote(d+":"+d)
+		}
+	}
 	f := []string{"--container-image=" + shellquote.Quote(h.Image), mounts}
 	if cl.MountHome {
 		f = append(f, "--container-mount-home")

@@ -90,16 +90,6 @@ func (st *harnessStep) wrapProxy(hp harnessProxy) {
 // inside the double quotes of the harness's own mount.
 const proxyBinMount = ",$NEL_RUN:" + harnessProxyBin + ":ro"
 
-// proxyMounts are the Pyxis mounts the proxy needs, after the others:
-// nel-run itself, and its links' folders.
-func proxyMounts(hp harnessProxy) string {
-	m := proxyBinMount
-	for _, d := range hp.Dirs {
-		m += "," + shellquote.Quote(d+":"+d)
-	}
-	return m
-}
-
 // pathKeys are the interceptor config keys that name a place to write.
 var pathKeys = map[string]string{"caching": "cache_dir", "http_pairs_dump": "dump_path"}
 

@@ -215,11 +215,8 @@ func (k *k8sJob) outDir() string {
 }
 
 // secretEnv is variable name taken from the Secret's key of that name.
-func (k *k8sJob) secretEnv(env, key string, optional bool) corev1.EnvVar {
+func (k *k8sJob) secretEnv(env, key string) corev1.EnvVar {
 	ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: k.opts.Secret}, Key: key}
-	if optional {
-		ref.Optional = &optional
-	}
 	return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ref}}
 }
 

@@ -84,7 +84,7 @@ func (k *k8sJob) serverEnv(sv plan.Service) []corev1.EnvVar {
 	env := []corev1.EnvVar{{Name: serverHostEnv(sv.Name), Value: "0.0.0.0"}}
 	for _, e := range serverEnvVars(k.s.Recipe.Cluster, sv) {
 		if e.From != nil {
-			env = append(env, k.secretEnv(e.Name, e.From.Name, false))
+			env = append(env, k.secretEnv(e.Name, e.From.Name))
 		} else {
 			env = append(env, corev1.EnvVar{Name: e.Name, Value: k8sLiteral(e.Value)})
 		}
@@ -94,10 +94,10 @@ func (k *k8sJob) serverEnv(sv plan.Service) []corev1.EnvVar {
 	}
 	a := access(sv.Type)
 	if a.keyEnv != "" {
-		env = append(env, k.secretEnv(a.keyEnv, sv.APIKey.Name, false))
+		env = append(env, k.secretEnv(a.keyEnv, sv.APIKey.Name))
 	}
 	if a.keyFlag != "" {
-		env = append(env, k.secretEnv(sv.APIKey.Name, sv.APIKey.Name, false))
+		env = append(env, k.secretEnv(sv.APIKey.Name, sv.APIKey.Name))
 	}
 	return env
 }
@@ -117,8 +117,9 @@ func k8sCommand(sv plan.Service) []string {
 	return words
 }
 
-// k8sLiteral escapes s from Kubernetes' $(VAR) expansion ($$ is a $).
-func k8sLiteral(s string) string { return strings.ReplaceAll(s, "$(", "$$(") }
+// k8sLiteral escapes s from Kubernetes' $(VAR) expansion, which also
+// turns every $$ into one $: each $ is doubled, so "a$$b" stays "a$$b".
+func k8sLiteral(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 // serverGPUs is what the server's parallel layout needs on its one node.
 func serverGPUs(sv plan.Service) int {
@@ -236,7 +237,7 @@ func (k *k8sJob) nelRun(name string, args ...string) corev1.Container {
 		}
 	}
 	for _, sc := range k.secrets {
-		env = append(env, k.secretEnv(sc.Name, sc.Name, false))
+		env = append(env, k.secretEnv(sc.Name, sc.Name))
 	}
 	for i, a := range args {
 		if a != "$(NEL_SHARD)" {

@@ -220,7 +220,7 @@ func serverCommand(name string, s *Service) []string {
 // of bash -c, quoted whole (runtime/shellquote) where it reaches a shell,
 // and shown in the compiled script as written.
 func withSetup(name string, s *Service, argv []string) []string {
-	if s.PreCmd != "" && s.EveryNode && s.NumNodes > 1 {
+	if s.onEveryNode() {
 		return []string{"bash", "-c", everyNodeScript(s), "nel-" + name}
 	}
 	if s.PreCmd != "" {

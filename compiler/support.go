@@ -101,7 +101,7 @@ func setupUnsupported(no func(string, ...any), name string, sv *Service) {
 	switch {
 	case sv.Type == "dynamo":
 		no(field+" on a dynamo service (it starts NATS, etcd, a frontend and workers, each its own step)", "services", name, field)
-	case sv.NumNodes > 1 && !(sv.EveryNode && sv.PreCmd != ""):
+	case sv.NumNodes > 1 && !sv.onEveryNode():
 		no(field+" on a multi-node service (the Ray workers on the other nodes would start without them)", "services", name, field)
 	}
 }
