@@ -114,17 +114,7 @@ func benchPlan(url, dataPath string, repeats, conc int) *plan.Plan {
 func shardCmd(b *testing.B, bin string, p *plan.Plan, out string) *exec.Cmd {
 	b.Helper()
 	p.OutputDir = out
-	planPath := rundir.Dir(out).Plan(p.PlanHash)
-	pj, err := json.Marshal(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(planPath, pj, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	planPath := writePlanFile(b, p)
 	cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1")
 	cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
 	return cmd

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -54,17 +53,7 @@ func BenchmarkShardDataset1M(b *testing.B) {
 	}
 	out := filepath.Join(dir, "out")
 	p.OutputDir = out
-	planPath := rundir.Dir(out).Plan(p.PlanHash)
-	pj, err := json.Marshal(p)
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(planPath), 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(planPath, pj, 0o644)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	planPath := writePlanFile(b, p)
 	bench := rundir.Dir(out).Benchmark("gsm8k")
 	var cpu float64
 	var peak int64 // KiB
