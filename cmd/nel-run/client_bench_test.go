@@ -144,7 +144,7 @@ func runShards(b *testing.B, bin string, p *plan.Plan, dir string, want int, eac
 // failed by the client or the endpoint.
 func checkShard(b *testing.B, out string, want int) {
 	b.Helper()
-	rows, _, err := results.ReadRows(filepath.Join(out, "gsm8k", "shards", rundir.ShardFile(0, 1)))
+	rows, _, err := results.ReadRows(string(rundir.Dir(out).Benchmark("gsm8k").Shard(0, 1)))
 	if err != nil {
 		b.Fatal(err)
 	}
