@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/plan"
@@ -67,14 +66,10 @@ func BenchmarkShardDataset1M(b *testing.B) {
 		cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", fmt.Sprint(shards))
 		cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
 		b.StartTimer()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("nel-run shard: %v\n%s", err, out)
-		}
+		c := runMeasured(b, cmd)
 		b.StopTimer()
-		cpu += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			peak = max(peak, ru.Maxrss) // KiB on Linux
-		}
+		cpu += c.cpu.Seconds()
+		peak = max(peak, c.peakKiB)
 		got, _, err := results.ReadRows(string(bench.Shard(0, shards)))
 		if err != nil {
 			b.Fatal(err)
