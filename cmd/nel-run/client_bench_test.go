@@ -114,17 +114,7 @@ func benchPlan(url, dataPath string, repeats, conc int) *plan.Plan {
 func shardCmd(b *testing.B, bin string, p *plan.Plan, out string) *exec.Cmd {
 	b.Helper()
 	p.OutputDir = out
-	planPath := rundir.Dir(out).Plan(p.PlanHash)
-	pj, err := json.Marshal(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(planPath, pj, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	planPath := writePlanFile(b, p)
 	cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1")
 	cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
 	return cmd
@@ -154,7 +144,7 @@ func runShards(b *testing.B, bin string, p *plan.Plan, dir string, want int, eac
 // failed by the client or the endpoint.
 func checkShard(b *testing.B, out string, want int) {
 	b.Helper()
-	rows, _, err := results.ReadRows(filepath.Join(out, "gsm8k", "shards", rundir.ShardFile(0, 1)))
+	rows, _, err := results.ReadRows(string(rundir.Dir(out).Benchmark("gsm8k").Shard(0, 1)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,14 +4,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/plan"
@@ -54,17 +52,7 @@ func BenchmarkShardDataset1M(b *testing.B) {
 	}
 	out := filepath.Join(dir, "out")
 	p.OutputDir = out
-	planPath := rundir.Dir(out).Plan(p.PlanHash)
-	pj, err := json.Marshal(p)
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(planPath), 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(planPath, pj, 0o644)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	planPath := writePlanFile(b, p)
 	bench := rundir.Dir(out).Benchmark("gsm8k")
 	var cpu float64
 	var peak int64 // KiB
@@ -78,14 +66,10 @@ func BenchmarkShardDataset1M(b *testing.B) {
 		cmd := exec.Command(bin, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", fmt.Sprint(shards))
 		cmd.Env = append(os.Environ(), "NEL_RUN_LOG=warn")
 		b.StartTimer()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("nel-run shard: %v\n%s", err, out)
-		}
+		c := runMeasured(b, cmd)
 		b.StopTimer()
-		cpu += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			peak = max(peak, ru.Maxrss) // KiB on Linux
-		}
+		cpu += c.cpu.Seconds()
+		peak = max(peak, c.peakKiB)
 		got, _, err := results.ReadRows(string(bench.Shard(0, shards)))
 		if err != nil {
 			b.Fatal(err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -58,21 +56,6 @@ func startWatched(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp, rest *strings.
 	}
 }
 
-// metricsData writes items GSM8K problems to dir/data.jsonl.
-func metricsData(t *testing.T, dir string, items int) string {
-	t.Helper()
-	var data strings.Builder
-	for i := range items {
-		line, _ := json.Marshal(map[string]string{"question": fmt.Sprintf("What is %d + 1?", i), "answer": fmt.Sprintf("#### %d", i+1)})
-		data.Write(append(line, '\n'))
-	}
-	path := filepath.Join(dir, "data.jsonl")
-	if err := os.WriteFile(path, []byte(data.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // metricsPlan writes a plan of the problems at dataPath, two repeats,
 // against the endpoint at url.
 func metricsPlan(t *testing.T, dir, dataPath, url string) string {
@@ -87,15 +70,7 @@ func metricsPlan(t *testing.T, dir, dataPath, url string) string {
 			Params: map[string]any{"data_path": dataPath},
 		}},
 	}
-	b, _ := json.Marshal(p)
-	planPath := filepath.Join(dir, "out", ".nel", "plan-0123456789ab.json")
-	if err := os.MkdirAll(filepath.Dir(planPath), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(planPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return planPath
+	return writePlanFile(t, &p)
 }
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
@@ -126,7 +101,7 @@ func value(f *dto.MetricFamily) float64 {
 // with the plan, and the histogram with the simulator's latency.
 func TestShardMetrics(t *testing.T) {
 	dir := t.TempDir()
-	data := metricsData(t, dir, 8)
+	data := writeGSM8KData(t, dir, 8)
 	sim := nelRun(t, "sim-server", "--addr", "127.0.0.1:0", "--latency", "300ms", "--accuracy", "1", "--benchmark", "gsm8k="+data)
 	simURL, _ := startWatched(t, sim, regexp.MustCompile(`listening on (http://\S+/v1)`), nil)
 	planPath := metricsPlan(t, dir, data, simURL)
@@ -185,7 +160,7 @@ func TestShardMetrics(t *testing.T) {
 // shard before it sends anything, naming the address.
 func TestShardMetricsBadAddr(t *testing.T) {
 	dir := t.TempDir()
-	planPath := metricsPlan(t, dir, metricsData(t, dir, 2), closedURL(t))
+	planPath := metricsPlan(t, dir, writeGSM8KData(t, dir, 2), closedURL(t))
 	code, _, stderr := execCLI(t, "shard", "--plan", planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1", "--metrics-addr", "256.0.0.1:1")
 	if code != 1 || !strings.Contains(stderr, "nel-run: shard: metrics: listen on 256.0.0.1:1: ") {
 		t.Errorf("exit %d, stderr %q", code, stderr)

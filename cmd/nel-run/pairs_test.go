@@ -23,7 +23,7 @@ func TestHTTPPairsDumpSurvivesKill(t *testing.T) {
 	f.p.Services[0].Interceptors = []plan.Interceptor{{Name: "http_pairs_dump", Config: map[string]any{"dump_path": dump, "first_n": 100000}}}
 	f.planPath = f.writePlan(t, f.p.OutputDir)
 	inprogress := filepath.Join(f.dir, "dumps", "pairs.gsm8k-0.inprogress.jsonl")
-	journal := rundir.Shard(filepath.Join(f.p.OutputDir, "gsm8k", "shards", rundir.ShardFile(0, 1))).Journal()
+	journal := rundir.Dir(f.p.OutputDir).Benchmark("gsm8k").Shard(0, 1).Journal()
 	args := []string{"shard", "--plan", f.planPath, "--benchmark", "gsm8k", "--shard", "0", "--of", "1"}
 
 	cmd := nelRun(t, args...)

@@ -3,6 +3,7 @@ package merge
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -277,5 +278,30 @@ func TestBatchRows(t *testing.T) {
 		if got < 16 || got > sourceBatch || (got > 16 && 3*got*row*shards > sourceBudget) {
 			t.Errorf("batchRows(%d) = %d: %d bytes held", shards, got, 3*got*row*shards)
 		}
+	}
+}
+
+// A shard that cannot be read fails openSource past maxFanIn too, and the
+// sorted runs written before it are removed.
+func TestSourceRunsRemovedOnError(t *testing.T) {
+	dir := t.TempDir()
+	var files []*shardFile
+	for s := range maxFanIn + 2 {
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.parquet", s))
+		w := []results.Row{{ItemIdx: int64(s), ItemID: fmt.Sprint(s)}}
+		if err := results.WriteRows(path, w, nil); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, &shardFile{i: s, path: path, n: 1, sorted: true})
+	}
+	// The last group's second shard is not a Parquet file.
+	if err := os.WriteFile(files[maxFanIn+1].path, []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := openSource(t.Context(), files, dir); err == nil {
+		t.Fatal("openSource read a shard that is not Parquet")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".merge-runs-*")); len(left) > 0 {
+		t.Errorf("runs left behind: %q", left)
 	}
 }
