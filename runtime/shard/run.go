@@ -425,6 +425,8 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	r.report()
 
 	if len(todo) > 0 {
+		// Kept until the shard's files are joined from the spool.
+		defer limitMemory(max(r.b.MaxConcurrent, 1))()
 		if err := r.runSamples(ctx, client, j, st, items, todo); err != nil {
 			return nil, err
 		}
