@@ -419,9 +419,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	// Where the numbers come from, learned before any sample runs: the
-	// servers as they are now.
-	prov := r.collectProvenance(ctx)
+	provc := r.startProvenance(ctx)
 	r.report()
 
 	if len(todo) > 0 {
@@ -431,6 +429,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 			return nil, err
 		}
 	}
+	prov := <-provc
 
 	meta := map[string]string{
 		results.MetaRecipeHash:    r.p.RecipeHash,
