@@ -11,13 +11,9 @@ import (
 // neither closed it nor sent anything (an idle HTTP/1.1 connection gets no
 // bytes). It peeks without blocking.
 func alive(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
+	rc, err := rawConn(c)
+	if err != nil || rc == nil {
+		return err == nil
 	}
 	open := false
 	var b [1]byte
@@ -36,12 +32,8 @@ func alive(c net.Conn) bool {
 // the 2 KiB buffers were a fifth of the live heap). It returns c's error,
 // such as the deadline that cancelling sets.
 func readable(c net.Conn) error {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc, err := rawConn(c)
+	if err != nil || rc == nil {
 		return err
 	}
 	var b [1]byte
@@ -49,4 +41,14 @@ func readable(c net.Conn) error {
 		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK // else wait
 	})
+}
+
+// rawConn is c's socket, or nil when c is not one (nil error: a
+// connection of another kind, such as one a test made).
+func rawConn(c net.Conn) (syscall.RawConn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, nil
+	}
+	return sc.SyscallConn()
 }
