@@ -6,17 +6,18 @@ import (
 	"testing"
 )
 
-// The limit is the live heap, the base and 12 KiB per request in flight:
-// at 10,000 in flight over 10 MiB live, 10 + 48 MiB + 117.1875 MiB.
+// The limit is the live heap, the base (or the live heap again, if
+// larger) and 12 KiB per request in flight: at 10,000 in flight over
+// 10 MiB live, 10 + 48 MiB + 117.1875 MiB.
 func TestMemoryLimit(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		conc int
 		want int64
 	}{
-		{0, 1, 50343936},             // 48 MiB + 12 KiB
-		{10 << 20, 10000, 183697408}, // 10485760 + 50331648 + 122880000
-		{2 << 30, 256, 2147483648 + 50331648 + 3145728},
+		{0, 1, 50343936},                       // 48 MiB + 12 KiB
+		{10 << 20, 10000, 183697408},           // 10485760 + 50331648 + 122880000
+		{2 << 30, 256, 2*2147483648 + 3145728}, // headroom: the live heap again
 	} {
 		if got := memoryLimit(c.live, c.conc); got != c.want {
 			t.Errorf("memoryLimit(%d, %d) = %d, want %d", c.live, c.conc, got, c.want)
