@@ -18,11 +18,12 @@ import (
 // 400 MB RSS, where the live memory was about 125 MB (issue 23). The limit
 // makes the GC run more often near it instead. It is set above the live
 // memory with headroom (limitBase), so that the GC never runs back to
-// back. Measured on 2 cores (make bench): 10,000 in flight 208-232 MB
-// RSS instead of 350-400; a shard of 10,000 and one of 80,000 samples at
-// 256 in flight 82 and 87 MB (a base of 64 MiB: 81 and 104, none: 76-89
-// and 113-120), with no measurable change in CPU per sample at 64 in
-// flight, where the limit is above GOGC's own goal; if the estimate is short, Go bounds the GC's share of the CPU
+// back. Measured on 2 cores (make bench, the same run): 10,000 in flight
+// 212 MB RSS instead of 363, for more GC work (client CPU per sample 228
+// instead of 132 us); a shard of 10,000 and one of 80,000 samples at 256
+// in flight 87 and 91 MB instead of 91 and 109 (other runs without the
+// limit: up to 120 at 80,000; a base of 64 MiB: 81 and 104). At 64 in
+// flight the limit is above GOGC's own goal and changes nothing; if the estimate is short, Go bounds the GC's share of the CPU
 // (about half), the run is slower and its results the same. A limit set
 // in the environment (GOMEMLIMIT) is left alone.
 const (
