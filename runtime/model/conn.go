@@ -41,7 +41,7 @@ type hostConns struct {
 
 type plainConn struct {
 	c         net.Conn
-	br        *bufio.Reader
+	br        *bufio.Reader // from readers while a response is read, else nil
 	host      string
 	idleSince time.Time
 }
@@ -49,6 +49,26 @@ type plainConn struct {
 // readBufferSize is a connection's read buffer: an OpenAI response's
 // headers fit; a larger body is read through it.
 const readBufferSize = 2 << 10
+
+// readers are the read buffers, taken once a response starts to arrive
+// (readable) and given back once it is read: a request waiting for its
+// answer, or an idle connection, holds none.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+// takeReader gives pc a read buffer for the response about to be read.
+func (pc *plainConn) takeReader() {
+	pc.br = readers.Get().(*bufio.Reader)
+	pc.br.Reset(pc.c)
+}
+
+// dropReader gives pc's read buffer back, if it has one.
+func (pc *plainConn) dropReader() {
+	if pc.br != nil {
+		pc.br.Reset(nil)
+		readers.Put(pc.br)
+		pc.br = nil
+	}
+}
 
 // writers are the request write buffers, held only while a request is
 // written.
@@ -99,6 +119,10 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 	if err != nil {
 		return fail(err)
 	}
+	if err := readable(pc.c); err != nil {
+		return fail(err)
+	}
+	pc.takeReader()
 	var resp *http.Response
 	for {
 		resp, err = http.ReadResponse(pc.br, r)
@@ -189,7 +213,7 @@ func (t *plainTransport) dialConn(ctx context.Context, host string, h *hostConns
 		t.release(h)
 		return nil, err
 	}
-	return &plainConn{c: c, br: bufio.NewReaderSize(c, readBufferSize), host: host}, nil
+	return &plainConn{c: c, host: host}, nil
 }
 
 // put gives a connection whose response was read whole to a waiting
@@ -200,6 +224,7 @@ func (t *plainTransport) put(pc *plainConn) {
 		t.discard(pc)
 		return
 	}
+	pc.dropReader()
 	pc.idleSince = time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -215,6 +240,7 @@ func (t *plainTransport) put(pc *plainConn) {
 // discard closes a connection and frees its slot.
 func (t *plainTransport) discard(pc *plainConn) {
 	pc.c.Close()
+	pc.dropReader()
 	t.mu.Lock()
 	h := t.hosts[pc.host]
 	t.mu.Unlock()

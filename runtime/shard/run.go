@@ -419,16 +419,17 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	// Where the numbers come from, learned before any sample runs: the
-	// servers as they are now.
-	prov := r.collectProvenance(ctx)
+	provc := r.startProvenance(ctx)
 	r.report()
 
 	if len(todo) > 0 {
+		// Kept until the shard's files are joined from the spool.
+		defer limitMemory(max(r.b.MaxConcurrent, 1))()
 		if err := r.runSamples(ctx, client, j, st, items, todo); err != nil {
 			return nil, err
 		}
 	}
+	prov := <-provc
 
 	meta := map[string]string{
 		results.MetaRecipeHash:    r.p.RecipeHash,
