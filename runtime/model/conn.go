@@ -308,6 +308,12 @@ func (b *plainBody) Close() error {
 		return nil
 	}
 	b.done = true
+	if !b.eof {
+		// Not read to its end, the connection goes: close it first, or
+		// rc.Close (net/http's, which drains a keep-alive body) would wait
+		// for the rest of the body for as long as the server takes.
+		b.pc.c.Close()
+	}
 	b.rc.Close()
 	// stop reports false when the context was cancelled and the
 	// connection's deadline is in the past: it cannot be used again.
