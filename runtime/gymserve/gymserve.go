@@ -76,22 +76,25 @@ func (srv *Server) Handler() http.Handler {
 
 // ListenAndServe serves on addr until ctx ends, then shuts down gracefully:
 // requests in flight finish (up to 30 s), new connections are refused.
-// ready, when set, is called with the address listened on; its error
-// stops the server.
+// ready, when set, is called with the address listened on before the
+// first request is answered; its error stops the server.
 func (srv *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr) error) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", srv.s.Benchmark(), err)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	// ready before serving: whatever it announces (the endpoint file) is
+	// there before any request is answered; connections wait in the
+	// listener's backlog meanwhile.
 	if ready != nil {
 		if err := ready(ln.Addr()); err != nil {
-			hs.Close()
+			ln.Close()
 			return err
 		}
 	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve %s: %w", srv.s.Benchmark(), err)

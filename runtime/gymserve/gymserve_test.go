@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nel-eval/nel/runtime/gymserve"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -161,4 +163,37 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "verifies/s")
+}
+
+// ListenAndServe answers no request before ready has returned: what ready
+// announces (nel-run serve's endpoint file) is there before a client that
+// polls /health gets an answer.
+func TestReadyBeforeServing(t *testing.T) {
+	s, err := shard.OpenScorer(context.Background(), shard.Options{Plan: servePlan(t, 3), Benchmark: "gsm8k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answeredEarly := make(chan bool, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- gymserve.New(s, gymserve.Options{}).ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) error {
+			c := &http.Client{Timeout: 300 * time.Millisecond}
+			resp, err := c.Get("http://" + a.String() + "/health")
+			if err == nil {
+				resp.Body.Close()
+			}
+			answeredEarly <- err == nil
+			return nil
+		})
+	}()
+	if <-answeredEarly {
+		t.Error("/health was answered while ready ran")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
