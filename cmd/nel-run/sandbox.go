@@ -20,6 +20,10 @@ The job scripts nel compiles start one per node of a slurm sandbox's node
 pool (in the sandbox's container image, with nel-run mounted in) and pass
 the servers to the shards in NEL_SANDBOX_<NAME>_ENDPOINTS.
 
+In each task of an ecs_fargate sandbox it runs in the job's image as
+--engine container (the task is the isolation), answering only requests
+that bear the task's token (--token-env) and exiting at --max-lifetime.
+
 A job whose client goes away is killed. On SIGTERM the server stops taking
 jobs, gives those running --grace to finish, kills the rest and exits.
 
