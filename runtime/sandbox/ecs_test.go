@@ -1,4 +1,4 @@
-package sandbox
+package sandbox_test
 
 import (
 	"bytes"
@@ -10,22 +10,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nel-eval/nel/internal/fakeaws"
+	"github.com/nel-eval/nel/runtime/sandbox"
 )
 
 // openFakeECS opens an ecs_fargate sandbox against f, logging into logs.
-func openFakeECS(t *testing.T, f *fakeAWS, logs *bytes.Buffer, edit func(*ECSConfig)) Sandbox {
+func openFakeECS(t *testing.T, f *fakeaws.ECS, logs *bytes.Buffer, edit func(*sandbox.ECSConfig)) sandbox.Sandbox {
 	t.Helper()
-	ec := &ECSConfig{
+	ec := &sandbox.ECSConfig{
 		Region: "us-west-2", Cluster: "nel-test", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
 		CPU: "2048", Memory: "4096", EphemeralStorageGiB: 30, ExecutionRoleARN: "arn:aws:iam::123456789012:role/exec",
 		LogGroup: "/nel/sandbox", LogStreamPrefix: "humaneval", MaxTaskLifetime: time.Minute,
-		ExecServerPort: f.port(), StartupTimeout: 10 * time.Second, NelRunImage: "nel:test",
-		Endpoint: f.srv.URL, PollInterval: 10 * time.Millisecond,
+		ExecServerPort: f.Port(), StartupTimeout: 10 * time.Second, NelRunImage: "nel:test",
+		Endpoint: f.URL(), PollInterval: 10 * time.Millisecond,
 	}
 	if edit != nil {
 		edit(ec)
 	}
-	sb, err := Open(context.Background(), Config{
+	sb, err := sandbox.Open(context.Background(), sandbox.Config{
 		Name: "py", Type: "ecs_fargate", Image: "python:3.12-slim", Concurrency: 2,
 		Env: map[string]string{"FROM_CONFIG": "c"}, ECS: ec,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -37,36 +40,11 @@ func openFakeECS(t *testing.T, f *fakeAWS, logs *bytes.Buffer, edit func(*ECSCon
 	return sb
 }
 
-// checkAllStopped checks that wantTasks tasks ran and each was stopped.
-func checkAllStopped(t *testing.T, f *fakeAWS, wantTasks int) {
-	t.Helper()
-	var started, stopped []string
-	f.mu.Lock()
-	for arn := range f.tasks {
-		started = append(started, arn)
-	}
-	f.mu.Unlock()
-	for _, c := range f.called("StopTask") {
-		if c.body["cluster"] != "nel-test" {
-			t.Errorf("StopTask cluster %v, want nel-test", c.body["cluster"])
-		}
-		stopped = append(stopped, c.body["task"].(string))
-	}
-	if len(started) != wantTasks || len(stopped) != wantTasks {
-		t.Fatalf("started %v, stopped %v: want %d each", started, stopped, wantTasks)
-	}
-	for _, arn := range started {
-		if !strings.Contains(strings.Join(stopped, " "), arn) {
-			t.Errorf("task %s was not stopped (stopped: %v)", arn, stopped)
-		}
-	}
-}
-
 func TestECSRunEndToEnd(t *testing.T) {
-	f := newFakeAWS(t)
+	f := fakeaws.New(t)
 	var logs bytes.Buffer
 	sb := openFakeECS(t, f, &logs, nil)
-	res, err := sb.Run(context.Background(), Job{
+	res, err := sb.Run(context.Background(), sandbox.Job{
 		Command: []string{"sh", "-c", `cat in.txt; echo "env=$FROM_CONFIG,$OWN,${NEL_SANDBOX_TOKEN:-none}"; echo out > got.txt; echo warn >&2; exit 3`},
 		Files:   map[string][]byte{"in.txt": []byte("hello\n")},
 		Env:     map[string]string{"OWN": "j"},
@@ -79,17 +57,17 @@ func TestECSRunEndToEnd(t *testing.T) {
 	if res.ExitCode != 3 || string(res.Stdout) != "hello\nenv=c,j,none\n" || string(res.Stderr) != "warn\n" || string(res.Files["got.txt"]) != "out\n" {
 		t.Errorf("result: exit %d stdout %q stderr %q files %q", res.ExitCode, res.Stdout, res.Stderr, res.Files)
 	}
-	checkAllStopped(t, f, 1)
-	f.checkSigned()
-	if strings.Contains(logs.String(), fakeSecret) {
+	f.CheckAllStopped("nel-test", 1)
+	f.CheckSigned()
+	if strings.Contains(logs.String(), fakeaws.Secret) {
 		t.Error("the secret key is in the log")
 	}
 
-	reg := f.called("RegisterTaskDefinition")
+	reg := f.Called("RegisterTaskDefinition")
 	if len(reg) != 1 {
 		t.Fatalf("RegisterTaskDefinition called %d times, want once at Open", len(reg))
 	}
-	td := reg[0].body
+	td := reg[0].Body
 	for k, want := range map[string]any{"family": "nel-sandbox-py", "networkMode": "awsvpc", "cpu": "2048", "memory": "4096",
 		"executionRoleArn": "arn:aws:iam::123456789012:role/exec"} {
 		if td[k] != want {
@@ -110,7 +88,7 @@ func TestECSRunEndToEnd(t *testing.T) {
 	cmd := strings.Join(anyStrings(main["command"]), " ")
 	if main["image"] != "python:3.12-slim" || anyStrings(main["entryPoint"])[0] != "/nel/nel-run" ||
 		!strings.Contains(cmd, "--engine container") || !strings.Contains(cmd, "--token-env NEL_SANDBOX_TOKEN") ||
-		!strings.Contains(cmd, "--max-lifetime 1m0s") || !strings.Contains(cmd, "--listen :"+strconv.Itoa(f.port())) {
+		!strings.Contains(cmd, "--max-lifetime 1m0s") || !strings.Contains(cmd, "--listen :"+strconv.Itoa(f.Port())) {
 		t.Errorf("main container %v", main)
 	}
 	dep := main["dependsOn"].([]any)[0].(map[string]any)
@@ -122,23 +100,21 @@ func TestECSRunEndToEnd(t *testing.T) {
 		t.Errorf("log configuration %v", lc)
 	}
 
-	run := f.called("RunTask")[0].body
+	run := f.Called("RunTask")[0].Body
 	net := run["networkConfiguration"].(map[string]any)["awsvpcConfiguration"].(map[string]any)
 	if run["cluster"] != "nel-test" || run["launchType"] != "FARGATE" || run["taskDefinition"] != "arn:aws:ecs:us-west-2:123456789012:task-definition/nel-sandbox-py:1" ||
 		strings.Join(anyStrings(net["subnets"]), ",") != "subnet-1,subnet-2" || strings.Join(anyStrings(net["securityGroups"]), ",") != "sg-1" ||
 		net["assignPublicIp"] != "DISABLED" {
 		t.Errorf("RunTask %v", run)
 	}
-	f.mu.Lock()
-	for _, task := range f.tasks {
-		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(task.token) {
-			t.Errorf("task token %q, want 32 random bytes in hex", task.token)
+	for _, token := range f.Tasks() {
+		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(token) {
+			t.Errorf("task token %q, want 32 random bytes in hex", token)
 		}
-		if strings.Contains(logs.String(), task.token) {
+		if strings.Contains(logs.String(), token) {
 			t.Error("the task's token is in the log")
 		}
 	}
-	f.mu.Unlock()
 }
 
 func anyStrings(v any) []string {
@@ -153,12 +129,12 @@ func anyStrings(v any) []string {
 // error naming the task, ECS's reason and the end of its log: the job is
 // an infrastructure failure, never a wrong answer.
 func TestECSTaskStoppedAtStart(t *testing.T) {
-	f := newFakeAWS(t)
-	f.stopAtStart = "Essential container in task exited"
-	f.logLines = []string{"exec /nel/nel-run: exec format error"}
+	f := fakeaws.New(t)
+	f.StopAtStart = "Essential container in task exited"
+	f.LogLines = []string{"exec /nel/nel-run: exec format error"}
 	var logs bytes.Buffer
 	sb := openFakeECS(t, f, &logs, nil)
-	res, err := sb.Run(context.Background(), Job{Command: []string{"true"}})
+	res, err := sb.Run(context.Background(), sandbox.Job{Command: []string{"true"}})
 	if err == nil {
 		t.Fatalf("Run = %+v, want an error", res)
 	}
@@ -171,91 +147,91 @@ func TestECSTaskStoppedAtStart(t *testing.T) {
 			t.Errorf("error %q\nlacks %q", msg, want)
 		}
 	}
-	gl := f.called("GetLogEvents")
-	if len(gl) != 1 || gl[0].body["logGroupName"] != "/nel/sandbox" || !strings.HasPrefix(gl[0].body["logStreamName"].(string), "humaneval/main/") {
+	gl := f.Called("GetLogEvents")
+	if len(gl) != 1 || gl[0].Body["logGroupName"] != "/nel/sandbox" || !strings.HasPrefix(gl[0].Body["logStreamName"].(string), "humaneval/main/") {
 		t.Errorf("GetLogEvents calls %v", gl)
 	}
-	checkAllStopped(t, f, 1)
+	f.CheckAllStopped("nel-test", 1)
 }
 
 // Fargate out of capacity is retried; another RunTask failure is an error
 // at once, and nothing is left to stop.
 func TestECSRunTaskFailures(t *testing.T) {
-	f := newFakeAWS(t)
-	f.runFailures = []string{"Capacity is unavailable at this time. Please try again later or in a different availability zone"}
+	f := fakeaws.New(t)
+	f.RunFailures = []string{"Capacity is unavailable at this time. Please try again later or in a different availability zone"}
 	var logs bytes.Buffer
 	sb := openFakeECS(t, f, &logs, nil)
-	res, err := sb.Run(context.Background(), Job{Command: []string{"echo", "ok"}})
+	res, err := sb.Run(context.Background(), sandbox.Job{Command: []string{"echo", "ok"}})
 	if err != nil || string(res.Stdout) != "ok\n" {
 		t.Fatalf("after a capacity failure: %v %+v", err, res)
 	}
-	if n := len(f.called("RunTask")); n != 2 {
+	if n := len(f.Called("RunTask")); n != 2 {
 		t.Errorf("RunTask called %d times, want 2 (one capacity failure, one retry)", n)
 	}
-	checkAllStopped(t, f, 1)
+	f.CheckAllStopped("nel-test", 1)
 
-	f.runFailures = []string{"AGENT"}
-	_, err = sb.Run(context.Background(), Job{Command: []string{"echo", "ok"}})
+	f.RunFailures = []string{"AGENT"}
+	_, err = sb.Run(context.Background(), sandbox.Job{Command: []string{"echo", "ok"}})
 	if err == nil || !strings.Contains(err.Error(), "run task on cluster nel-test: AGENT") {
 		t.Fatalf("err = %v, want the RunTask failure", err)
 	}
-	if n := len(f.called("RunTask")); n != 3 {
+	if n := len(f.Called("RunTask")); n != 3 {
 		t.Errorf("RunTask called %d times, want 3 (a non-capacity failure is not retried)", n)
 	}
-	checkAllStopped(t, f, 1)
+	f.CheckAllStopped("nel-test", 1)
 }
 
 // A job whose caller gives up, or that outlives max_task_lifetime_sec,
 // still has its task stopped.
 func TestECSStopOnCancelAndLifetime(t *testing.T) {
-	f := newFakeAWS(t)
+	f := fakeaws.New(t)
 	var logs bytes.Buffer
 	sb := openFakeECS(t, f, &logs, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := sb.Run(ctx, Job{Command: []string{"sleep", "30"}})
+	_, err := sb.Run(ctx, sandbox.Job{Command: []string{"sleep", "30"}})
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
 		t.Fatalf("err = %v after %s, want the caller's deadline", err, time.Since(start))
 	}
-	checkAllStopped(t, f, 1)
+	f.CheckAllStopped("nel-test", 1)
 
-	sb = openFakeECS(t, f, &logs, func(c *ECSConfig) { c.MaxTaskLifetime = 500 * time.Millisecond })
-	_, err = sb.Run(context.Background(), Job{Command: []string{"sleep", "30"}})
+	sb = openFakeECS(t, f, &logs, func(c *sandbox.ECSConfig) { c.MaxTaskLifetime = 500 * time.Millisecond })
+	_, err = sb.Run(context.Background(), sandbox.Job{Command: []string{"sleep", "30"}})
 	if err == nil || time.Since(start) > 20*time.Second {
 		t.Fatalf("err = %v, want the task's lifetime to end the job", err)
 	}
-	checkAllStopped(t, f, 2)
+	f.CheckAllStopped("nel-test", 2)
 }
 
 // The configuration nel-run cannot start tasks from is refused at Open,
 // and so are missing credentials, naming the chain but no value.
 func TestECSOpenErrors(t *testing.T) {
-	f := newFakeAWS(t)
+	f := fakeaws.New(t)
 	var logs bytes.Buffer
 	for _, c := range []struct {
-		edit func(*ECSConfig)
+		edit func(*sandbox.ECSConfig)
 		want string
 	}{
-		{func(c *ECSConfig) { c.Cluster = "" }, "cluster is required"},
-		{func(c *ECSConfig) { c.Subnets = nil }, "subnets are required"},
-		{func(c *ECSConfig) { c.NelRunImage = "" }, "nel_run_image is required"},
+		{func(c *sandbox.ECSConfig) { c.Cluster = "" }, "cluster is required"},
+		{func(c *sandbox.ECSConfig) { c.Subnets = nil }, "subnets are required"},
+		{func(c *sandbox.ECSConfig) { c.NelRunImage = "" }, "nel_run_image is required"},
 	} {
-		ec := &ECSConfig{Region: "us-west-2", Cluster: "c", Subnets: []string{"s"}, NelRunImage: "n", ExecServerPort: 1, Endpoint: f.srv.URL}
+		ec := &sandbox.ECSConfig{Region: "us-west-2", Cluster: "c", Subnets: []string{"s"}, NelRunImage: "n", ExecServerPort: 1, Endpoint: f.URL()}
 		c.edit(ec)
-		_, err := Open(context.Background(), Config{Name: "py", Type: "ecs_fargate", Image: "i", ECS: ec})
+		_, err := sandbox.Open(context.Background(), sandbox.Config{Name: "py", Type: "ecs_fargate", Image: "i", ECS: ec})
 		if err == nil || !strings.Contains(err.Error(), "sandbox py: ecs_fargate: "+c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)
 		}
 	}
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-	_, err := Open(context.Background(), Config{Name: "py", Type: "ecs_fargate", Image: "i", ECS: &ECSConfig{
-		Region: "us-west-2", Cluster: "c", Subnets: []string{"s"}, NelRunImage: "n", ExecServerPort: 1, Endpoint: f.srv.URL}})
+	_, err := sandbox.Open(context.Background(), sandbox.Config{Name: "py", Type: "ecs_fargate", Image: "i", ECS: &sandbox.ECSConfig{
+		Region: "us-west-2", Cluster: "c", Subnets: []string{"s"}, NelRunImage: "n", ExecServerPort: 1, Endpoint: f.URL()}})
 	if err == nil || !strings.Contains(err.Error(), "no AWS credentials from the standard chain") {
 		t.Errorf("err = %v, want the missing credentials", err)
 	}
-	if len(f.called("RegisterTaskDefinition")) != 0 {
+	if len(f.Called("RegisterTaskDefinition")) != 0 {
 		t.Error("a refused sandbox registered a task definition")
 	}
 	_ = logs
