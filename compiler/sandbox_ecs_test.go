@@ -7,15 +7,23 @@ import (
 	"github.com/nel-eval/nel/runtime/plan"
 )
 
+// loadECS loads a recipe of one api service and the given sandboxes and
+// benchmarks.
+func loadECS(t *testing.T, rest string) *Source {
+	t.Helper()
+	s, err := newTestLoader(t).Load("r.yaml", []byte("services:\n  m: {type: api, url: \"http://127.0.0.1:8000/v1\", model: m}\n"+rest), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // An ecs_fargate sandbox with what nel-run needs compiles into the plan's
 // ecs section: names and ARNs as written (no credentials exist in a
 // recipe), Fargate's memory in MiB there and not as a byte size, NeMo
 // Evaluator's default lifetime, and the exec server's port.
 func TestECSSandboxPlan(t *testing.T) {
-	l := newTestLoader(t)
-	s, err := l.Load("r.yaml", []byte(`services:
-  m: {type: api, url: "http://127.0.0.1:8000/v1", model: m}
-sandboxes:
+	s := loadECS(t, `sandboxes:
   fargate:
     type: ecs_fargate
     region: us-west-2
@@ -33,10 +41,7 @@ benchmarks:
   - name: humaneval
     solver: {type: simple, service: m}
     sandbox: fargate
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	if u := Unsupported(s); len(u) != 0 {
 		t.Fatalf("refused: %v", u)
 	}
@@ -67,10 +72,7 @@ benchmarks:
 // What nel-run cannot do with an ecs_fargate sandbox is refused where the
 // recipe says it, with the reason.
 func TestECSSandboxRefused(t *testing.T) {
-	l := newTestLoader(t)
-	s, err := l.Load("r.yaml", []byte(`services:
-  m: {type: api, url: "http://127.0.0.1:8000/v1", model: m}
-sandboxes:
+	s := loadECS(t, `sandboxes:
   discovered:
     type: ecs_fargate
     region: us-west-1
@@ -94,10 +96,7 @@ benchmarks:
   - name: humaneval
     solver: {type: simple, service: m}
     sandbox: nosubnets
-`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var got []string
 	for _, e := range Unsupported(s) {
 		got = append(got, e.Error())
