@@ -168,7 +168,9 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 	case sb == nil:
 	case sb.Type == "docker":
 		harborDockerSandbox(no, sb, at)
-	case sb.Type != "ecs_fargate": // refused on its own (support.go)
+	case sb.Type == "ecs_fargate":
+		no("solver type harbor in an ecs_fargate sandbox (the Harbor CLI starts task containers through a docker daemon on the node; nel's ecs_fargate tasks each run one program: use sandbox type docker)", at("sandbox")...)
+	default:
 		no(fmt.Sprintf("solver type harbor in a %s sandbox (the Harbor CLI starts task containers through a docker daemon on the node: use sandbox type docker, or the tool_calling solver in this sandbox)", sb.Type), at("sandbox")...)
 	}
 	if s.CmdTimeout != nil {

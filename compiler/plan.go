@@ -123,6 +123,12 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 			if len(pb.Sandbox.Env) == 0 {
 				pb.Sandbox.Env = nil
 			}
+			if sb.Type == "ecs_fargate" {
+				// Fargate's memory is MiB in a string ("8192"), not
+				// a size the other engines read.
+				pb.Sandbox.Memory = ""
+				pb.Sandbox.ECS = planECS(sb)
+			}
 		}
 		p.Benchmarks = append(p.Benchmarks, pb)
 	}

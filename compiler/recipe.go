@@ -133,6 +133,49 @@ type Sandbox struct {
 	Stateful        bool              `json:"stateful"`
 	CaptureCmd      string            `json:"capture_cmd"`
 	ScrubGitHistory bool              `json:"scrub_git_history"`
+	ECSFargate
+}
+
+// ECSFargate is an ecs_fargate sandbox's own fields (NeMo Evaluator's,
+// with nel_run_image added); support.go refuses those nel-run cannot
+// honour.
+type ECSFargate struct {
+	ContainerPort        *int        `json:"container_port"`
+	Region               string      `json:"region"`
+	Cluster              string      `json:"cluster"`
+	Subnets              []string    `json:"subnets"`
+	SecurityGroups       []string    `json:"security_groups"`
+	AssignPublicIP       bool        `json:"assign_public_ip"`
+	CPU                  string      `json:"cpu"`
+	EphemeralStorageGiB  int         `json:"ephemeral_storage_gib"`
+	ExecutionRoleARN     string      `json:"execution_role_arn"`
+	TaskRoleARN          string      `json:"task_role_arn"`
+	LogGroup             string      `json:"log_group"`
+	LogStreamPrefix      string      `json:"log_stream_prefix"`
+	MaxTaskLifetimeSec   int         `json:"max_task_lifetime_sec"`
+	SSHSidecar           *SSHSidecar `json:"ssh_sidecar"`
+	S3Bucket             string      `json:"s3_bucket"`
+	S3Prefix             string      `json:"s3_prefix"`
+	ECRRepository        string      `json:"ecr_repository"`
+	CodebuildProject     string      `json:"codebuild_project"`
+	CodebuildServiceRole string      `json:"codebuild_service_role"`
+	CodebuildTimeout     int         `json:"codebuild_build_timeout"`
+	CodebuildCompute     string      `json:"codebuild_compute_type"`
+	DockerhubSecretARN   string      `json:"dockerhub_secret_arn"`
+	EFSFilesystemID      string      `json:"efs_filesystem_id"`
+	EFSAccessPointID     string      `json:"efs_access_point_id"`
+	SSMProject           string      `json:"ssm_project"`
+	NelRunImage          string      `json:"nel_run_image"`
+}
+
+// SSHSidecar is NeMo Evaluator's ssh_sidecar of an ecs_fargate sandbox.
+type SSHSidecar struct {
+	SSHDPort            int     `json:"sshd_port"`
+	SSHReadyTimeoutSec  float64 `json:"ssh_ready_timeout_sec"`
+	PublicKeySecretARN  string  `json:"public_key_secret_arn"`
+	PrivateKeySecretARN string  `json:"private_key_secret_arn"`
+	Image               string  `json:"image"`
+	ExecServerPort      *int    `json:"exec_server_port"`
 }
 
 // Benchmark is one entry of `benchmarks`.

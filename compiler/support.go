@@ -136,9 +136,11 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	switch sb.Type {
 	case "none":
 		return
-	case "ecs_fargate", "custom":
+	case "custom":
 		no("sandbox type "+sb.Type, at("type")...)
 		return
+	case "ecs_fargate":
+		unsupportedECS(sb, no, at)
 	}
 	for _, k := range sortedKeys(sb.ContainerEnv) {
 		if strings.Contains(sb.ContainerEnv[k], "${") {

@@ -20,6 +20,10 @@ The job scripts nel compiles start one per node of a slurm sandbox's node
 pool (in the sandbox's container image, with nel-run mounted in) and pass
 the servers to the shards in NEL_SANDBOX_<NAME>_ENDPOINTS.
 
+In each task of an ecs_fargate sandbox it runs in the job's image as
+--engine container (the task is the isolation), answering only requests
+that bear the task's token (--token-env) and exiting at --max-lifetime.
+
 A job whose client goes away is killed. On SIGTERM the server stops taking
 jobs, gives those running --grace to finish, kills the rest and exits.
 
@@ -28,9 +32,10 @@ Example:
 
 type sandboxServeOptions struct {
 	listen, name, engine, memory, fileSize string
+	install, tokenEnv                      string
 	slots, procs                           int
 	cpus                                   float64
-	timeout, grace                         time.Duration
+	timeout, grace, lifetime               time.Duration
 	maxReq                                 int64
 }
 
@@ -49,7 +54,17 @@ func newSandboxServeCmd(e *env) *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit of a job that sets none (default: the engine's)")
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on SIGTERM, how long running jobs may take to finish")
 	f.Int64Var(&o.maxReq, "max-request", sandbox.DefaultMaxRequestBytes, "largest job request in `BYTES`")
+	f.StringVar(&o.tokenEnv, "token-env", "", "environment `VARIABLE` holding the token every request must bear (an ecs_fargate task's)")
+	f.DurationVar(&o.lifetime, "max-lifetime", 0, "exit after this long, jobs or not (an ecs_fargate task's max_task_lifetime_sec)")
+	f.StringVar(&o.install, "install", "", "copy this nel-run to `PATH` and exit (the first container of an ecs_fargate task)")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
+		if o.install != "" {
+			if err := sandbox.InstallSelf(o.install); err != nil {
+				e.errorf("sandbox-serve: %v", err)
+				return exitFailure
+			}
+			return exitOK
+		}
 		cfg, msg := o.config(e)
 		if msg != "" {
 			return usageError(e, c, msg)
@@ -65,7 +80,7 @@ func (o *sandboxServeOptions) config(e *env) (sandbox.Config, string) {
 		return sandbox.Config{}, "--listen is required"
 	case o.slots < 1:
 		return sandbox.Config{}, "--slots must be at least 1"
-	case o.cpus < 0 || o.procs < 0 || o.timeout < 0 || o.grace < 0 || o.maxReq < 1:
+	case o.cpus < 0 || o.procs < 0 || o.timeout < 0 || o.grace < 0 || o.lifetime < 0 || o.maxReq < 1:
 		return sandbox.Config{}, "limits must not be negative"
 	}
 	cfg := sandbox.Config{
@@ -107,12 +122,36 @@ func (o *sandboxServeOptions) run(ctx context.Context, e *env, cfg sandbox.Confi
 		e.errorf("sandbox-serve: %v", err)
 		return exitFailure
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "engine", o.engine, "slots", o.slots)
-	srv := sandbox.NewServer(sb, sandbox.ServerOptions{Slots: o.slots, MaxRequestBytes: o.maxReq, Logger: log})
-	if err := sandbox.Serve(ctx, ln, srv, o.grace); err != nil && !errors.Is(err, context.Canceled) {
+	token, msg := o.token()
+	if msg != "" {
+		e.errorf("sandbox-serve: %s", msg)
+		return exitFailure
+	}
+	if o.lifetime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.lifetime)
+		defer cancel()
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "engine", o.engine, "slots", o.slots, "token", token != "")
+	srv := sandbox.NewServer(sb, sandbox.ServerOptions{Slots: o.slots, MaxRequestBytes: o.maxReq, Logger: log, Token: token})
+	if err := sandbox.Serve(ctx, ln, srv, o.grace); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		e.errorf("sandbox-serve: %v", err)
 		return exitFailure
 	}
 	log.Info("stopped")
 	return exitOK
+}
+
+// token reads the server's token from --token-env and takes it out of the
+// environment, so that no job sees it.
+func (o *sandboxServeOptions) token() (string, string) {
+	if o.tokenEnv == "" {
+		return "", ""
+	}
+	t := os.Getenv(o.tokenEnv)
+	if t == "" {
+		return "", "--token-env " + o.tokenEnv + ": the variable is empty or unset"
+	}
+	os.Unsetenv(o.tokenEnv)
+	return t, ""
 }

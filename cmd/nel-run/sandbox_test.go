@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +38,7 @@ func TestSandboxServeUsage(t *testing.T) {
 // reason, before it listens.
 func TestSandboxServeNoEngine(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run(t.Context(), []string{"sandbox-serve", "--listen", "127.0.0.1:0", "--engine", "ecs_fargate"}, &out, &errb)
+	code := run(t.Context(), []string{"sandbox-serve", "--listen", "127.0.0.1:0", "--engine", "custom"}, &out, &errb)
 	if code != exitFailure || !strings.Contains(errb.String(), sandbox.ErrUnavailable.Error()) {
 		t.Errorf("exit %d, stderr %q; want 1 with %q", code, errb.String(), sandbox.ErrUnavailable)
 	}
@@ -130,4 +132,79 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// What an ecs_fargate task runs: --install copies nel-run, then
+// sandbox-serve --engine container serves only requests bearing the token
+// from --token-env (which no job sees) and exits at --max-lifetime.
+func TestSandboxServeInTask(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "nel", "nel-run")
+	var errb bytes.Buffer
+	if code := run(t.Context(), []string{"sandbox-serve", "--install", dst}, &bytes.Buffer{}, &errb); code != exitOK {
+		t.Fatalf("--install: exit %d: %s", code, errb.String())
+	}
+	self, _ := os.Executable()
+	want, _ := os.ReadFile(self)
+	if got, err := os.ReadFile(dst); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("--install wrote %d bytes (%v), want this executable's %d", len(got), err, len(want))
+	}
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o755 {
+		t.Errorf("installed mode %v, want 0755", fi.Mode().Perm())
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("NEL_TEST_TOKEN", "tok123")
+	done := make(chan int, 1)
+	var logb syncBuffer
+	go func() {
+		done <- run(t.Context(), []string{"sandbox-serve", "--engine", "container", "--listen", addr, "--slots", "1",
+			"--token-env", "NEL_TEST_TOKEN", "--max-lifetime", "3s"}, &bytes.Buffer{}, &logb)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("health without the token: %s, want 401", resp.Status)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer in 10s: %v\n%s", err, logb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, ok := os.LookupEnv("NEL_TEST_TOKEN"); ok {
+		t.Error("the token is still in sandbox-serve's environment")
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/run",
+		strings.NewReader(`{"command":["sh","-c","echo run:${NEL_TEST_TOKEN:-none}"]}`))
+	req.Header.Set("Authorization", "Bearer tok123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Stdout []byte }
+	json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(res.Stdout) != "run:none\n" {
+		t.Errorf("job with the token: %s, stdout %q; want 200 and run:none", resp.Status, res.Stdout)
+	}
+	if strings.Contains(logb.String(), "tok123") {
+		t.Errorf("the token is in the log:\n%s", logb.String())
+	}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d at --max-lifetime: %s", code, logb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("sandbox-serve still running 15s after --max-lifetime 3s")
+	}
 }

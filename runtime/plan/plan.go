@@ -404,6 +404,31 @@ type Sandbox struct {
 	MaxFileSize  string            `json:"max_file_size,omitempty"`
 	SlotsPerNode int               `json:"slots_per_node,omitempty"`
 	Env          map[string]string `json:"env,omitempty"`
+	// ECS is an ecs_fargate sandbox's AWS side (its Memory is there, in
+	// Fargate's MiB, not above).
+	ECS *ECS `json:"ecs,omitempty"`
+}
+
+// ECS is where and how an ecs_fargate sandbox runs its tasks. It names
+// AWS resources only: the credentials are nel-run's, from the AWS SDK's
+// standard chain on the node.
+type ECS struct {
+	Region              string   `json:"region,omitempty"`
+	Cluster             string   `json:"cluster"`
+	Subnets             []string `json:"subnets"`
+	SecurityGroups      []string `json:"security_groups,omitempty"`
+	AssignPublicIP      bool     `json:"assign_public_ip,omitempty"`
+	CPU                 string   `json:"cpu"`
+	Memory              string   `json:"memory"`
+	EphemeralStorageGiB int      `json:"ephemeral_storage_gib,omitempty"`
+	ExecutionRoleARN    string   `json:"execution_role_arn,omitempty"`
+	TaskRoleARN         string   `json:"task_role_arn,omitempty"`
+	LogGroup            string   `json:"log_group,omitempty"`
+	LogStreamPrefix     string   `json:"log_stream_prefix,omitempty"`
+	MaxTaskLifetimeSec  int      `json:"max_task_lifetime_sec"`
+	ExecServerPort      int      `json:"exec_server_port"`
+	// NelRunImage is the image nel-run is copied into each task from.
+	NelRunImage string `json:"nel_run_image"`
 }
 
 // Read loads and checks a plan file (see [Parse]).

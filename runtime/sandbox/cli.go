@@ -19,6 +19,7 @@ import (
 type cliJob struct {
 	argv    []string
 	env     []string // the CLI's environment
+	dir     string   // its working directory; "" is ours
 	stdin   []byte
 	timeout time.Duration
 	output  int64
@@ -47,6 +48,7 @@ func runCLI(ctx context.Context, j cliJob) (*cliResult, error) {
 
 	cmd := exec.CommandContext(runCtx, j.argv[0], j.argv[1:]...)
 	cmd.Env = j.env
+	cmd.Dir = j.dir
 	cmd.Stdin = bytes.NewReader(j.stdin)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Cancel = func() error {

@@ -265,8 +265,8 @@ func TestLocalArgv(t *testing.T) {
 }
 
 func TestOpenUnknownType(t *testing.T) {
-	_, err := Open(context.Background(), Config{Type: "ecs_fargate", Name: "x"})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `"ecs_fargate"`) {
+	_, err := Open(context.Background(), Config{Type: "custom", Name: "x"})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `"custom"`) {
 		t.Errorf("err %v", err)
 	}
 }

@@ -11,7 +11,8 @@ import (
 type Config struct {
 	// Name is the recipe's name for it ("" for an inline sandbox).
 	Name string
-	// Type is local, docker, apptainer or slurm.
+	// Type is local, docker, apptainer, slurm, ecs_fargate or container
+	// (nel-run sandbox-serve inside an ecs_fargate task).
 	Type string
 	// Image is the container image (docker, apptainer, slurm).
 	Image string
@@ -41,6 +42,8 @@ type Config struct {
 	// directory first on PATH, its prefix bound read-only); "" finds
 	// python3 on the host's PATH, resolving pyenv shims and venvs.
 	Python string
+	// ECS is an ecs_fargate sandbox's AWS side.
+	ECS *ECSConfig
 	// Logger receives the engine's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -64,6 +67,10 @@ func Open(ctx context.Context, cfg Config) (Sandbox, error) {
 		return openDocker(ctx, name, cfg)
 	case "apptainer", "singularity":
 		return openApptainer(ctx, name, cfg)
+	case "ecs_fargate":
+		return openECS(ctx, name, cfg)
+	case "container":
+		return openContainer(name, cfg), nil
 	}
 	return nil, fmt.Errorf("sandbox %s: type %q: %w", name, cfg.Type, ErrUnavailable)
 }

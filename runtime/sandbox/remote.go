@@ -118,6 +118,7 @@ type remote struct {
 	env    map[string]string
 	client *http.Client
 	log    *slog.Logger
+	token  string // the servers' bearer token ("" for a SLURM pool's)
 
 	mu    sync.Mutex
 	eps   []*endpoint
@@ -227,6 +228,7 @@ func (r *remote) health(ctx context.Context, addr string) (Health, error) {
 	if err != nil {
 		return Health{}, err
 	}
+	r.authorize(req)
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return Health{}, transportError(err)
@@ -241,6 +243,13 @@ func (r *remote) health(ctx context.Context, addr string) (Health, error) {
 		return Health{}, fmt.Errorf("health: not a nel sandbox server (answered %.80q)", b)
 	}
 	return h, nil
+}
+
+// authorize adds the servers' token to a request, if they have one.
+func (r *remote) authorize(req *http.Request) {
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
 }
 
 // transportError shortens the url.Error of a failed request to its cause.
@@ -315,6 +324,7 @@ func (r *remote) post(ctx context.Context, addr string, body []byte) (*Result, e
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	r.authorize(req)
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return nil, &connError{transportError(err)}

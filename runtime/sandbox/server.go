@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,6 +98,10 @@ type ServerOptions struct {
 	MaxRequestBytes int64
 	// Logger receives a line per job; nil discards them.
 	Logger *slog.Logger
+	// Token, when set, must come with every request as "Authorization:
+	// Bearer TOKEN": a server on a shared network (an ECS task's VPC)
+	// runs only its own client's jobs.
+	Token string
 }
 
 // Server serves a Sandbox over HTTP (see the protocol above).
@@ -105,6 +110,7 @@ type Server struct {
 	slots    chan struct{}
 	maxReq   int64
 	log      *slog.Logger
+	token    string
 	draining atomic.Bool
 	running  atomic.Int64
 	waiting  atomic.Int64
@@ -123,7 +129,7 @@ func NewServer(sb Sandbox, opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{sb: sb, slots: make(chan struct{}, opts.Slots), maxReq: opts.MaxRequestBytes, log: opts.Logger}
+	return &Server{sb: sb, slots: make(chan struct{}, opts.Slots), maxReq: opts.MaxRequestBytes, log: opts.Logger, token: opts.Token}
 }
 
 // Drain makes the server refuse new jobs (503) and report itself unhealthy,
@@ -136,6 +142,10 @@ func (s *Server) Health() Health {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.token)) != 1 {
+		writeError(w, http.StatusUnauthorized, "this sandbox server needs its token (Authorization: Bearer)")
+		return
+	}
 	switch r.URL.Path {
 	case "/health":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

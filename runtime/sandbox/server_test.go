@@ -343,3 +343,32 @@ func TestServerLocalEngine(t *testing.T) {
 		t.Errorf("endless program: limit %q, exit %d; want timeout", res.Limit, res.ExitCode)
 	}
 }
+
+// A server with a token answers only requests that bear it.
+func TestServerToken(t *testing.T) {
+	srv := NewServer(&fakeSandbox{name: "py"}, ServerOptions{Token: "s3cret"})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	for _, auth := range []string{"", "Bearer wrong", "s3cret", "Bearer s3cre"} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/health", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %s, want 401", auth, resp.Status)
+		}
+	}
+	r := &remote{name: "py", client: ts.Client(), token: "s3cret"}
+	if h, err := r.health(t.Context(), strings.TrimPrefix(ts.URL, "http://")); err != nil || h.Name != "py" {
+		t.Errorf("health with the token: %+v %v", h, err)
+	}
+	r.token = ""
+	if _, err := r.health(t.Context(), strings.TrimPrefix(ts.URL, "http://")); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("health without the token: %v, want 401", err)
+	}
+}

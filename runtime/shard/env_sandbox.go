@@ -82,6 +82,15 @@ func sandboxConfig(sb *plan.Sandbox) (sandbox.Config, error) {
 		return cfg, fmt.Errorf("timeout: want seconds ≥ 0, found %v", sb.Timeout)
 	}
 	cfg.Timeout = time.Duration(sb.Timeout * float64(time.Second))
+	if e := sb.ECS; e != nil {
+		cfg.ECS = &sandbox.ECSConfig{
+			Region: e.Region, Cluster: e.Cluster, Subnets: e.Subnets, SecurityGroups: e.SecurityGroups,
+			AssignPublicIP: e.AssignPublicIP, CPU: e.CPU, Memory: e.Memory, EphemeralStorageGiB: e.EphemeralStorageGiB,
+			ExecutionRoleARN: e.ExecutionRoleARN, TaskRoleARN: e.TaskRoleARN, LogGroup: e.LogGroup,
+			LogStreamPrefix: e.LogStreamPrefix, MaxTaskLifetime: time.Duration(e.MaxTaskLifetimeSec) * time.Second,
+			ExecServerPort: e.ExecServerPort, NelRunImage: e.NelRunImage,
+		}
+	}
 	return cfg, nil
 }
 

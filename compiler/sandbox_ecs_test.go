@@ -1,0 +1,119 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// loadECS loads a recipe of one api service and the given sandboxes and
+// benchmarks.
+func loadECS(t *testing.T, rest string) *Source {
+	t.Helper()
+	s, err := newTestLoader(t).Load("r.yaml", []byte("services:\n  m: {type: api, url: \"http://127.0.0.1:8000/v1\", model: m}\n"+rest), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// An ecs_fargate sandbox with what nel-run needs compiles into the plan's
+// ecs section: names and ARNs as written (no credentials exist in a
+// recipe), Fargate's memory in MiB there and not as a byte size, NeMo
+// Evaluator's default lifetime, and the exec server's port.
+func TestECSSandboxPlan(t *testing.T) {
+	s := loadECS(t, `sandboxes:
+  fargate:
+    type: ecs_fargate
+    region: us-west-2
+    cluster: nel-sandbox
+    subnets: [subnet-1, subnet-2]
+    security_groups: [sg-1]
+    execution_role_arn: arn:aws:iam::123456789012:role/exec
+    image: python:3.12-slim
+    nel_run_image: 123456789012.dkr.ecr.us-west-2.amazonaws.com/nel:1
+    cpu: "2048"
+    memory: "4096"
+    log_group: /nel/sandbox
+    timeout: 120.0
+benchmarks:
+  - name: humaneval
+    solver: {type: simple, service: m}
+    sandbox: fargate
+`)
+	if u := Unsupported(s); len(u) != 0 {
+		t.Fatalf("refused: %v", u)
+	}
+	h, _, err := ComputeHashes(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := BuildPlan(s, h, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := p.Benchmarks[0].Sandbox
+	if sb.Name != "fargate" || sb.Type != "ecs_fargate" || sb.Image != "python:3.12-slim" || sb.Memory != "" || sb.Timeout != 120 || sb.Concurrency != 4 {
+		t.Errorf("sandbox %+v", sb)
+	}
+	want := plan.ECS{Region: "us-west-2", Cluster: "nel-sandbox", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
+		CPU: "2048", Memory: "4096", ExecutionRoleARN: "arn:aws:iam::123456789012:role/exec", LogGroup: "/nel/sandbox",
+		MaxTaskLifetimeSec: 14400, ExecServerPort: 19542, NelRunImage: "123456789012.dkr.ecr.us-west-2.amazonaws.com/nel:1"}
+	if sb.ECS == nil || strings.Join(sb.ECS.Subnets, ",") != "subnet-1,subnet-2" || sb.ECS.Region != want.Region ||
+		sb.ECS.Cluster != want.Cluster || sb.ECS.CPU != want.CPU || sb.ECS.Memory != want.Memory ||
+		sb.ECS.ExecutionRoleARN != want.ExecutionRoleARN || sb.ECS.LogGroup != want.LogGroup ||
+		sb.ECS.MaxTaskLifetimeSec != want.MaxTaskLifetimeSec || sb.ECS.ExecServerPort != want.ExecServerPort ||
+		sb.ECS.NelRunImage != want.NelRunImage || strings.Join(sb.ECS.SecurityGroups, ",") != "sg-1" {
+		t.Errorf("ecs %+v\nwant %+v", sb.ECS, want)
+	}
+}
+
+// What nel-run cannot do with an ecs_fargate sandbox is refused where the
+// recipe says it, with the reason.
+func TestECSSandboxRefused(t *testing.T) {
+	s := loadECS(t, `sandboxes:
+  discovered:
+    type: ecs_fargate
+    region: us-west-1
+    ssm_project: nel-sandbox
+    ecr_repository: 123.dkr.ecr.us-west-2.amazonaws.com/x
+    s3_bucket: staging
+    efs_filesystem_id: fs-1
+    container_port: 8080
+    ssh_sidecar:
+      public_key_secret_arn: arn:aws:secretsmanager:us-west-1:1:secret:pub
+      private_key_secret_arn: arn:aws:secretsmanager:us-west-1:1:secret:priv
+  nosubnets:
+    type: ecs_fargate
+    cluster: c
+    image: python:3.12-slim
+    nel_run_image: nel:1
+benchmarks:
+  - name: humaneval
+    solver: {type: simple, service: m}
+    sandbox: discovered
+  - name: humaneval
+    solver: {type: simple, service: m}
+    sandbox: nosubnets
+`)
+	var got []string
+	for _, e := range Unsupported(s) {
+		got = append(got, e.Error())
+	}
+	// A field the sandbox lacks is placed at the sandbox.
+	want := []string{
+		"r.yaml:4:3: sandboxes.discovered.cluster: not supported yet: an ecs_fargate sandbox without cluster (NeMo Evaluator reads the cluster, subnets and roles from the SSM parameter /nel-sandbox/ecs-sandbox/config; nel reads no SSM: copy them into the sandbox: cluster, subnets, security_groups, execution_role_arn)",
+		"r.yaml:4:3: sandboxes.discovered.image: not supported yet: an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)",
+		"r.yaml:4:3: sandboxes.discovered.nel_run_image: not supported yet: an ecs_fargate sandbox without nel_run_image (nel's field: an image holding nel-run, e.g. nel's own from make image, pushed where the tasks pull from; each task copies nel-run from it to serve the job)",
+		"r.yaml:8:21: sandboxes.discovered.ecr_repository: not supported yet: ecr_repository (NeMo Evaluator builds task images with CodeBuild and pushes them to ECR; nel-run runs the image as named: build and push it yourself and set image)",
+		"r.yaml:9:16: sandboxes.discovered.s3_bucket: not supported yet: s3_bucket and s3_prefix (NeMo Evaluator stages task files in S3; nel-run sends a job's files with the job)",
+		"r.yaml:10:24: sandboxes.discovered.efs_filesystem_id: not supported yet: efs_filesystem_id and efs_access_point_id (an EFS workspace carries an agent's files to its verifier; nel runs no agents in ecs_fargate sandboxes)",
+		"r.yaml:11:21: sandboxes.discovered.container_port: not supported yet: container_port (the task's image runs nel-run's exec server, not a server of its own)",
+		"r.yaml:12:5: sandboxes.discovered.ssh_sidecar: not supported yet: ssh_sidecar (nel runs no SSH sidecar: nel-run reaches the task's exec server at its private IP with a token made for the task, so it must run in the task's VPC; drop ssh_sidecar)",
+		"r.yaml:15:3: sandboxes.nosubnets.subnets: not supported yet: an ecs_fargate sandbox without subnets (set its tasks' awsvpc subnets, which nel-run must reach)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

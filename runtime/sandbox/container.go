@@ -1,0 +1,102 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The container engine runs a job as a plain process of the container it
+// is in: the container is the isolation. It is the engine of nel-run
+// sandbox-serve inside an ECS Fargate task (ecs.go), where the task is a
+// microVM of its own and neither bubblewrap's user namespaces nor a
+// container runtime is available. Each job gets a fresh work directory,
+// its own environment (nothing of the server's: its token stays out), the
+// wall-clock timeout and the output caps; the memory and CPU limits are
+// the task's.
+type container struct {
+	name  string
+	env   map[string]string
+	lim   limits
+	slots slots
+}
+
+func openContainer(name string, cfg Config) *container {
+	return &container{name: name, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg))}
+}
+
+func (c *container) Name() string { return c.name }
+func (c *container) Close() error { return nil }
+
+func (c *container) Run(ctx context.Context, job Job) (*Result, error) {
+	if len(job.Command) == 0 {
+		return nil, fmt.Errorf("sandbox %s: empty command", c.name)
+	}
+	if err := c.slots.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", c.name, err)
+	}
+	defer c.slots.release()
+	wd, err := newWorkDir("", job.Files)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", c.name, err)
+	}
+	defer wd.remove()
+	out, err := runCLI(ctx, cliJob{
+		argv:    job.Command,
+		env:     c.jobEnv(wd.path, job.Env),
+		dir:     wd.path,
+		stdin:   job.Stdin,
+		timeout: c.lim.jobTimeout(job),
+		output:  c.lim.output,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", c.name, err)
+	}
+	res := out.res
+	res.Limit = classify(out.info, res.Stderr)
+	if res.Files, err = wd.collect(job.Collect, c.lim.fileSize); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", c.name, err)
+	}
+	return res, nil
+}
+
+// jobEnv is a job's environment: the image's PATH (so that python3 is
+// found as in the image), HOME at the work directory, then the Config's
+// and the job's own settings.
+func (c *container) jobEnv(home string, own map[string]string) []string {
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": home}
+	if env["PATH"] == "" {
+		env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+	}
+	maps.Copy(env, c.env)
+	maps.Copy(env, own)
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// InstallSelf copies the running executable (nel-run) to dst, executable
+// by all: the first container of an ecs_fargate task puts nel-run where
+// the job's image runs it from.
+func InstallSelf(dst string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("install nel-run: %w", err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		return fmt.Errorf("install nel-run: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("install nel-run: %w", err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		return fmt.Errorf("install nel-run: %w", err)
+	}
+	return os.Chmod(dst, 0o755) // whatever the umask
+}

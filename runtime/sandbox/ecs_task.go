@@ -1,0 +1,224 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
+)
+
+// The lifecycle of one job's task: RunTask, DescribeTasks until RUNNING,
+// StopTask; GetLogEvents to say why a task failed.
+
+// capacityFailures are RunTask failure reasons that pass: Fargate out of
+// capacity in the zone, or the account's rate of task launches. Others
+// (a bad subnet, a missing role) fail the job at once.
+var capacityFailures = []string{"capacity is unavailable", "rate exceeded", "throttl", "too many concurrent"}
+
+// runTask starts the job's task, retrying capacity failures until
+// StartupTimeout (the SDK retries throttled calls itself).
+func (e *ecsEngine) runTask(ctx context.Context, token string) (string, error) {
+	c := e.cfg
+	in := &ecs.RunTaskInput{
+		Cluster: aws.String(c.Cluster), TaskDefinition: aws.String(e.taskDef),
+		LaunchType: types.LaunchTypeFargate, Count: aws.Int32(1), StartedBy: aws.String("nel"),
+		NetworkConfiguration: &types.NetworkConfiguration{AwsvpcConfiguration: &types.AwsVpcConfiguration{
+			Subnets: c.Subnets, SecurityGroups: c.SecurityGroups, AssignPublicIp: types.AssignPublicIpDisabled,
+		}},
+		// The token is made for this task alone and dies with it.
+		Overrides: &types.TaskOverride{ContainerOverrides: []types.ContainerOverride{{
+			Name: aws.String(ecsMainContainer), Environment: []types.KeyValuePair{{Name: aws.String(TokenEnv), Value: aws.String(token)}},
+		}}},
+	}
+	if c.AssignPublicIP {
+		in.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIp = types.AssignPublicIpEnabled
+	}
+	deadline := time.Now().Add(c.StartupTimeout)
+	wait := c.PollInterval
+	for {
+		out, err := e.ecs.RunTask(ctx, in)
+		if err != nil {
+			return "", fmt.Errorf("run task on cluster %s: %w", c.Cluster, err)
+		}
+		if len(out.Failures) == 0 && len(out.Tasks) > 0 {
+			arn := aws.ToString(out.Tasks[0].TaskArn)
+			e.log.Debug("ecs task started", "task", arn)
+			return arn, nil
+		}
+		reasons := failureReasons(out.Failures)
+		if len(out.Failures) == 0 {
+			reasons = "RunTask returned no task"
+		}
+		if !isCapacity(reasons) || time.Now().Add(wait).After(deadline) {
+			return "", fmt.Errorf("run task on cluster %s: %s", c.Cluster, reasons)
+		}
+		e.log.Warn("ecs run task: no capacity yet, retrying", "reasons", reasons, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("run task on cluster %s: %s: %w", c.Cluster, reasons, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+func failureReasons(fs []types.Failure) string {
+	var parts []string
+	for _, f := range fs {
+		s := aws.ToString(f.Reason)
+		if d := aws.ToString(f.Detail); d != "" {
+			s += " (" + d + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func isCapacity(reasons string) bool {
+	r := strings.ToLower(reasons)
+	for _, m := range capacityFailures {
+		if strings.Contains(r, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitRunning polls the task until it runs and has its private IP, or
+// stops (then the error says why), or ctx ends.
+func (e *ecsEngine) waitRunning(ctx context.Context, arn string) (string, error) {
+	last := ""
+	for {
+		t, err := e.describe(ctx, arn)
+		if err != nil {
+			return "", err
+		}
+		last = aws.ToString(t.LastStatus)
+		switch last {
+		case "STOPPED", "DEACTIVATING", "STOPPING", "DEPROVISIONING":
+			return "", fmt.Errorf("stopped before it ran: %s%s", stopReason(t), e.logTail(ctx, arn))
+		case "RUNNING":
+			if ip := privateIP(t); ip != "" {
+				return ip, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("not running after %s (last status %s): %w", e.cfg.StartupTimeout, last, ctx.Err())
+		case <-time.After(e.cfg.PollInterval):
+		}
+	}
+}
+
+func (e *ecsEngine) describe(ctx context.Context, arn string) (*types.Task, error) {
+	out, err := e.ecs.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(e.cfg.Cluster), Tasks: []string{arn}})
+	if err != nil {
+		return nil, fmt.Errorf("describe task: %w", err)
+	}
+	if len(out.Tasks) == 0 {
+		return nil, fmt.Errorf("describe task: not found (%s)", failureReasons(out.Failures))
+	}
+	return &out.Tasks[0], nil
+}
+
+// privateIP is the address of the task's network interface (awsvpc).
+func privateIP(t *types.Task) string {
+	for _, a := range t.Attachments {
+		if aws.ToString(a.Type) != "ElasticNetworkInterface" {
+			continue
+		}
+		for _, d := range a.Details {
+			if aws.ToString(d.Name) == "privateIPv4Address" {
+				return aws.ToString(d.Value)
+			}
+		}
+	}
+	return ""
+}
+
+// stopReason is why ECS stopped a task, with its containers' own reasons
+// and exit codes.
+func stopReason(t *types.Task) string {
+	s := aws.ToString(t.StoppedReason)
+	if s == "" {
+		s = "no reason given"
+	}
+	if t.StopCode != "" {
+		s = string(t.StopCode) + ": " + s
+	}
+	for _, c := range t.Containers {
+		var parts []string
+		if r := aws.ToString(c.Reason); r != "" {
+			parts = append(parts, r)
+		}
+		if c.ExitCode != nil {
+			parts = append(parts, fmt.Sprintf("exit code %d", *c.ExitCode))
+		}
+		if len(parts) > 0 {
+			s += fmt.Sprintf("; container %s: %s", aws.ToString(c.Name), strings.Join(parts, ", "))
+		}
+	}
+	return s
+}
+
+// whyStopped is ", the task stopped: REASON" with its log's last lines
+// when the task is no longer running (its exec server died with it), ""
+// when it runs or cannot be asked.
+func (e *ecsEngine) whyStopped(ctx context.Context, arn string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	t, err := e.describe(ctx, arn)
+	if err != nil || aws.ToString(t.LastStatus) == "RUNNING" {
+		return ""
+	}
+	return "; the task stopped: " + stopReason(t) + e.logTail(ctx, arn)
+}
+
+// logTailLines is how much of a failed task's log its error quotes.
+const logTailLines = 20
+
+// logTail is the last lines the task's exec server container logged, as
+// "; its log ends: …", or "" without a log group or lines.
+func (e *ecsEngine) logTail(ctx context.Context, arn string) string {
+	if e.cfg.LogGroup == "" {
+		return ""
+	}
+	id := arn[strings.LastIndexByte(arn, '/')+1:]
+	// The awslogs driver's stream: PREFIX/CONTAINER/TASK-ID.
+	stream := e.streamPrefix() + "/" + ecsMainContainer + "/" + id
+	out, err := e.logs.GetLogEvents(ctx, &cloudwatchlogs.GetLogEventsInput{
+		LogGroupName: aws.String(e.cfg.LogGroup), LogStreamName: aws.String(stream),
+		Limit: aws.Int32(logTailLines), StartFromHead: aws.Bool(false),
+	})
+	if err != nil {
+		e.log.Warn("ecs task log", "group", e.cfg.LogGroup, "stream", stream, "err", err)
+		return ""
+	}
+	var lines []string
+	for _, ev := range out.Events {
+		lines = append(lines, strings.TrimRight(aws.ToString(ev.Message), "\n"))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; its log (%s %s) ends: %s", e.cfg.LogGroup, stream, strings.Join(lines, " | "))
+}
+
+// stopTask stops the job's task, also when ctx ended: a task left running
+// costs money until max_task_lifetime_sec.
+func (e *ecsEngine) stopTask(ctx context.Context, arn string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_, err := e.ecs.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(e.cfg.Cluster), Task: aws.String(arn),
+		Reason: aws.String("nel: job done")})
+	if err != nil {
+		e.log.Warn("ecs stop task failed: it stops itself at max_task_lifetime_sec", "task", arn, "err", err)
+		return
+	}
+	e.log.Debug("ecs task stopped", "task", arn)
+}
