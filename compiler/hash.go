@@ -146,7 +146,7 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 		"fewshot":              b.Fewshot,
 		"context_window":       b.ContextWindow,
 		"timeout":              b.Timeout,
-		"instruction_template": b.InstructionTemplate,
+		"instruction_template": instructionMethod(s, i),
 		"system_prompt":        effectiveSystemPrompt(b),
 		"generation":           EffectiveGeneration(r, b),
 		"solver":               solverMethod(r, b.Solver),

@@ -29,12 +29,16 @@ var compatFeatureIssue = map[string]string{
 	// NeMo's own Harbor-based benchmarks (terminal-bench-hard, nmp_harbor…)
 	// by their names; harbor://NAME@VERSION compiles.
 	"solver type harbor on a benchmark other than harbor:// tasks": "issue 20",
-	"cmd_timeout with solver type harbor":                          "issue 20",
+	// NeMo patches the OpenHands SDK's per-command timeout in the sandbox;
+	// the Harbor CLI takes no such setting, and nel does not patch agents.
+	"cmd_timeout with solver type harbor": "none",
+	// The Harbor CLI gives its agent instruction.md; nel renders templates
+	// for its own loop (tool_calling) only.
+	"instruction_template with solver type harbor": "none",
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor":                       "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
 	"solver type openclaw":                            "issue 20",
-	"instruction_template":                            "issue 20",
 	"apptainer sandboxes on a node pool":              "issue 20",
 	"a gym service without url":                       "issue 21",
 	"proxy.extra_body":                                "issue 21",
@@ -68,7 +72,7 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template with solver type harbor", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
 	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},

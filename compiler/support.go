@@ -71,6 +71,7 @@ func unsupported(s *Source, target string) Errors {
 	for i, b := range r.Benchmarks {
 		benchmarkUnsupported(no, r, i, b)
 		harborUnsupported(no, s, i, b)
+		instructionUnsupported(no, s, i, b)
 	}
 	unsupportedCluster(r, no)
 	if r.Cluster.Type != "local" { // a local cluster's container_env is refused whole
@@ -245,9 +246,6 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 	}
 	if b.Verifier != "" {
 		no("verifier", "benchmarks", i, "verifier")
-	}
-	if b.InstructionTemplate != nil {
-		no("instruction_template", "benchmarks", i, "instruction_template")
 	}
 	if _, ok := b.Sandbox.(map[string]any); ok {
 		unsupportedSandbox(resolveSandbox(r, b), no, "benchmarks", i, "sandbox")

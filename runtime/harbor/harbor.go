@@ -181,6 +181,25 @@ func (ds *Dataset) Items() []bench.Item {
 	return items
 }
 
+// ItemsWith is Items with each prompt rendered from tmpl (an
+// instruction_template) with its task's variables (Task.Vars); the items'
+// ids stay those of the tasks' own content. A nil tmpl is Items.
+func (ds *Dataset) ItemsWith(tmpl *Instruction) ([]bench.Item, error) {
+	items := ds.Items()
+	if tmpl == nil {
+		return items, nil
+	}
+	for i := range items {
+		p, err := tmpl.Render(ds.Tasks[i].Vars())
+		if err != nil {
+			return nil, fmt.Errorf("harbor dataset %s: task %s: %w", ds.Name, ds.Tasks[i].Name, err)
+		}
+		items[i].Messages = []bench.Message{{Role: "user", Content: p}}
+		items[i].Prompt = p
+	}
+	return items, nil
+}
+
 // Task returns the task of an item Items made.
 func (ds *Dataset) Task(it bench.Item) (*Task, bool) {
 	name, _ := it.Meta["harbor_task"].(string)

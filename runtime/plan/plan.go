@@ -237,6 +237,12 @@ type HarborTasks struct {
 	Digest string `json:"digest"`
 	// Tasks is how many tasks the dataset holds.
 	Tasks int `json:"tasks"`
+	// InstructionTemplate is the text of the benchmark's
+	// instruction_template (NeMo Evaluator's Jinja2 subset,
+	// runtime/harbor.ParseInstruction): each task's prompt is it rendered
+	// with the task's variables instead of instruction.md. Empty: the
+	// instruction as written (and an older plan has none).
+	InstructionTemplate string `json:"instruction_template,omitempty"`
 }
 
 // BYOB is a benchmark declared in the recipe: a dataset, a prompt

@@ -102,6 +102,7 @@ func fullPlan() *Plan {
 			Harbor: &HarborTasks{
 				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
 				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,
+				InstructionTemplate: "Fix {{ instance.problem_statement }} in {{ workspace_path }}.",
 			},
 		}},
 	}

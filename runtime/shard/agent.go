@@ -50,8 +50,18 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	r.harbor = ds
+	var tmpl *harbor.Instruction
+	if src := r.b.Harbor.InstructionTemplate; src != "" {
+		if tmpl, err = harbor.ParseInstruction(src); err != nil {
+			return nil, fmt.Errorf("benchmark %s: instruction_template:%w", r.b.Key, err)
+		}
+	}
+	items, err := ds.ItemsWith(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: instruction_template: %w", r.b.Key, err)
+	}
 	return &bench.Set{
-		Items:    ds.Items(),
+		Items:    items,
 		Datasets: []*dataset.Dataset{{Spec: r.b.Name, Digest: ds.Digest}},
 	}, nil
 }
