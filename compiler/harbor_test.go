@@ -249,7 +249,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 		benchmarkUnsupported(no, &Recipe{}, 0, b)
 	}
 	want := []string{
-		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)",
+		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -36,8 +36,8 @@ var compatFeatureIssue = map[string]string{
 	// for its own loop (tool_calling) only.
 	"instruction_template with solver type harbor": "none",
 	// Harbor takes an agent timeout override or the task's, not the larger.
-	"timeout_strategy max with solver type harbor":                       "none",
-	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
+	"timeout_strategy max with solver type harbor":                                     "none",
+	"solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks": "issue 20",
 	"solver type openclaw":                            "issue 20",
 	"apptainer sandboxes on a node pool":              "issue 20",
 	"a gym service without url":                       "issue 21",
@@ -74,7 +74,7 @@ var compatConfigs = []struct {
 	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template with solver type harbor", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
 	{"vision.yaml", nil},
 }
 

@@ -263,6 +263,13 @@ type BYOB struct {
 	Category string       `json:"category,omitempty"`
 	Fewshot  *BYOBFewshot `json:"fewshot,omitempty"`
 	Scorer   BYOBScorer   `json:"scorer"`
+	// Verifier makes each record a task for the tool_calling solver: the
+	// argv run in the sample's sandbox session after the agent stops, each
+	// word a template like Prompt over the record's fields (no shell reads
+	// it). Its reward file, else its exit status, is the sample's reward,
+	// and Scorer and Target go unused. Empty for a benchmark scored from
+	// the answer.
+	Verifier []string `json:"verifier,omitempty"`
 }
 
 // BYOBFewshot puts the first N records of Dataset before every item, as
@@ -410,6 +417,12 @@ type Sandbox struct {
 	MaxFileSize  string            `json:"max_file_size,omitempty"`
 	SlotsPerNode int               `json:"slots_per_node,omitempty"`
 	Env          map[string]string `json:"env,omitempty"`
+	// ImageTemplate is, for a byob benchmark whose records are tasks
+	// (BYOB.Verifier), each sample's environment: a template like
+	// BYOB.Prompt over the record's fields (NeMo's {instance_id}) naming
+	// the image of a docker or apptainer session, or for the local
+	// sandbox a folder relative to RecipeDir copied into /app.
+	ImageTemplate string `json:"image_template,omitempty"`
 }
 
 // Read loads and checks a plan file (see [Parse]).

@@ -80,6 +80,7 @@ func fullPlan() *Plan {
 				Name: "py", Type: "docker", Image: "python:3.12", Memory: "2g", Cpus: 1.5,
 				Timeout: 30, Concurrency: 8, Network: "none", MaxProcesses: 64,
 				MaxFileSize: "10m", SlotsPerNode: 16, Env: map[string]string{"PYTHONHASHSEED": "0"},
+				ImageTemplate: "swebench/sweb.eval.x86_64.{instance_id}:latest",
 			},
 			SkipFailed: true, MaxSystemRetries: 3,
 			Data:      []DataPin{pin},
@@ -94,6 +95,7 @@ func fullPlan() *Plan {
 					Name: "regex", Pattern: `(?i)answer:\s*(\w+)`, Letters: "ABCD", Test: "{test}\ncheck({entry_point})",
 					Schema: `{"type":"object"}`, Command: []string{"python3", "score.py"}, Timeout: 12.5,
 				},
+				Verifier: []string{"bash", "-c", "{test_cmd}"},
 			},
 			Harness: &Harness{
 				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",

@@ -180,18 +180,9 @@ func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 // runAgent opens the sample's session, runs the loop and the verifier,
 // and closes the session.
 func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, msgs []model.Message, seed int64) agentRun {
-	task, ok := r.harbor.Task(*it)
-	if !ok {
-		return infraRun(failure.SandboxError, fmt.Errorf("item %s is no task of dataset %s", it.ID, r.harbor.Name))
-	}
-	spec := sandbox.SessionSpec{App: task.App(), Tests: task.Tests()}
-	if r.b.Sandbox != nil {
-		spec.Timeout = time.Duration(r.b.Sandbox.Timeout * float64(time.Second))
-		img, err := taskImage(r.b.Sandbox.Type, task)
-		if err != nil {
-			return infraRun(failure.SandboxError, err)
-		}
-		spec.Image = img
+	task, spec, err := r.sampleTask(it)
+	if err != nil {
+		return infraRun(failure.SandboxError, err)
 	}
 	sess, err := sandbox.OpenSession(ctx, r.agentSB, spec)
 	if err != nil {
