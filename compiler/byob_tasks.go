@@ -97,3 +97,16 @@ func imageTemplateUnsupported(no func(string, ...any), r *Recipe, i int, b *Benc
 	}
 	no("image_template outside byob tasks (it is filled from a record's fields: a byob benchmark with a verifier, run by the tool_calling solver; a Harbor task names its own image)", sandboxPath(b, i, "image_template")...)
 }
+
+// nemoHarborBenchmark says, for one of NeMo Evaluator's own Harbor-based
+// benchmarks, why nel cannot name its tasks for the Harbor CLI: they are
+// no Harbor registry dataset. "" for any other name.
+func nemoHarborBenchmark(name string) string {
+	switch name {
+	case "terminal-bench-hard", "terminal-bench-hard-aa-split", "terminal-bench-v1":
+		return "NeMo Evaluator builds " + name + "'s tasks itself, cloning Terminal-Bench v1's repository and converting its tasks with Harbor's adapter, a subset of them for the -hard names; it names no Harbor registry dataset nel could hand the CLI: convert them into $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
+	case "nmp_harbor":
+		return "NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout ($NMP_REPO/tests/agentic-use) and builds their base image from its Dockerfile.harbor: put the tasks under $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
+	}
+	return ""
+}

@@ -27,7 +27,10 @@ const compatDir = "../testdata/nemo-compat"
 // it; docs/nemo-compat.md attributes the published configs the same way.
 var compatFeatureIssue = map[string]string{
 	// NeMo's own Harbor-based benchmarks (terminal-bench-hard, nmp_harbor…)
-	// by their names; harbor://NAME@VERSION compiles.
+	// by their names: NeMo builds their tasks (a git clone converted by
+	// Harbor's adapter, an NMP checkout) and names no Harbor registry
+	// dataset the facts give; harbor://NAME@VERSION and a converted folder
+	// compile.
 	"solver type harbor on a benchmark other than harbor:// tasks": "issue 20",
 	// NeMo patches the OpenHands SDK's per-command timeout in the sandbox;
 	// the Harbor CLI takes no such setting, and nel does not patch agents.

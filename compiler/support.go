@@ -237,7 +237,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		case b.Solver.Type == "gym_delegation":
 			no("solver type gym_delegation (the Gym server's own agent calls the model, and NeMo hands it the model's API key in the request's metadata: the key would be written into requests the Gym server may log or store, where nel passes keys by name only, resolved on the node; use gym://HOST:PORT, where nel calls the model itself and the server only seeds and verifies)", "benchmarks", i, "solver", "type")
 		case b.Solver.Type == "harbor":
-			no("solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
+			no("solver type harbor on a benchmark other than harbor:// tasks ("+nemoHarborBenchmark(b.Name)+"the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}
