@@ -97,9 +97,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
-		if pb.Harbor != nil {
-			pb.Harbor.InstructionTemplate = s.instruction[i]
-		}
+		pb.InstructionTemplate = s.instruction[i]
 		if b.Solver.Type == "tool_calling" {
 			toolSettings(&pb.Solver, b.Solver)
 		}

@@ -162,6 +162,23 @@ func (t *Task) Vars() map[string]any {
 	return vars
 }
 
+// ItemVars are the template's variables for a byob record run as a task,
+// as NeMo Evaluator's byob environment gives them: source "byob", the
+// benchmark's name and the record's fields at the top level, with
+// workspace_path, original_prompt (the prompt byob.prompt made) and
+// instance (the same with problem_statement, the prompt).
+func ItemVars(benchmark string, rec map[string]any, prompt string) map[string]any {
+	meta := map[string]any{"source": "byob", "benchmark": benchmark}
+	maps.Copy(meta, rec)
+	instance := maps.Clone(meta)
+	instance["problem_statement"] = prompt
+	vars := maps.Clone(meta)
+	vars["workspace_path"] = WorkspacePath
+	vars["original_prompt"] = prompt
+	vars["instance"] = instance
+	return vars
+}
+
 // seconds is a timeout as TOML most likely wrote it: a whole number as an
 // integer (600), else a float.
 func seconds(s float64) any {
@@ -219,8 +236,16 @@ func tmplText(v any) (string, error) {
 			return "True", nil
 		}
 		return "False", nil
+	case json.Number: // a JSON record's number, as the record wrote it
+		return string(v), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), nil
 	case int64:
 		return strconv.FormatInt(v, 10), nil
+	case float32:
+		return tmplText(float64(v))
 	case float64:
 		if v == math.Trunc(v) && math.Abs(v) < 1e16 {
 			return strconv.FormatFloat(v, 'f', 1, 64), nil
@@ -242,6 +267,15 @@ func truthy(v any) bool {
 	case int64:
 		return v != 0
 	case float64:
+		return v != 0
+	case json.Number:
+		f, err := v.Float64()
+		return err != nil || f != 0
+	case int:
+		return v != 0
+	case int32:
+		return v != 0
+	case float32:
 		return v != 0
 	case []any:
 		return len(v) > 0

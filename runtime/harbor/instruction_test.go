@@ -1,6 +1,7 @@
 package harbor
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,19 @@ func TestTaskVars(t *testing.T) {
 	task.Config.Metadata["repo_language"] = "C"
 	if got := task.Vars()["repo_language"]; got != "C" {
 		t.Errorf("[metadata].repo_language: %v, want C", got)
+	}
+}
+
+// TestItemVars: a byob record's variables as NeMo's byob environment gives
+// them; a JSON number renders as the record wrote it.
+func TestItemVars(t *testing.T) {
+	v := ItemVars("swe-mini", map[string]any{"instance_id": "calc-1", "n": json.Number("7"), "zero": json.Number("0.0")}, "Fix add.sh.")
+	tmpl, err := ParseInstruction("{{ source }}/{{ benchmark }}/{{ instance_id }}/{{ n }}/{{ 'z' if zero else 'nz' }}: {{ instance.problem_statement }} in {{ workspace_path }} ({{ original_prompt }})")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tmpl.Render(v)
+	if want := "byob/swe-mini/calc-1/7/nz: Fix add.sh. in /app (Fix add.sh.)"; err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
 }

@@ -222,6 +222,13 @@ type Benchmark struct {
 	// dataset's tasks, pinned to the content the hashes covered. An older
 	// plan has none.
 	Harbor *HarborTasks `json:"harbor,omitempty"`
+	// InstructionTemplate is the text of the benchmark's
+	// instruction_template (NeMo Evaluator's Jinja2 subset,
+	// runtime/harbor.ParseInstruction), for an agent's tasks (Harbor's, or
+	// byob records with a verifier): each task's prompt is it rendered
+	// with the task's variables. Empty: the prompt as the task has it (and
+	// an older plan has none).
+	InstructionTemplate string `json:"instruction_template,omitempty"`
 }
 
 // HarborTasks is a Harbor dataset (runtime/harbor) as the compiler found
@@ -237,12 +244,6 @@ type HarborTasks struct {
 	Digest string `json:"digest"`
 	// Tasks is how many tasks the dataset holds.
 	Tasks int `json:"tasks"`
-	// InstructionTemplate is the text of the benchmark's
-	// instruction_template (NeMo Evaluator's Jinja2 subset,
-	// runtime/harbor.ParseInstruction): each task's prompt is it rendered
-	// with the task's variables instead of instruction.md. Empty: the
-	// instruction as written (and an older plan has none).
-	InstructionTemplate string `json:"instruction_template,omitempty"`
 }
 
 // BYOB is a benchmark declared in the recipe: a dataset, a prompt

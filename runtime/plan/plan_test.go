@@ -104,8 +104,8 @@ func fullPlan() *Plan {
 			Harbor: &HarborTasks{
 				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
 				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,
-				InstructionTemplate: "Fix {{ instance.problem_statement }} in {{ workspace_path }}.",
 			},
+			InstructionTemplate: "Fix {{ instance.problem_statement }} in {{ workspace_path }}.",
 		}},
 	}
 }

@@ -51,10 +51,8 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 	}
 	r.harbor = ds
 	var tmpl *harbor.Instruction
-	if src := r.b.Harbor.InstructionTemplate; src != "" {
-		if tmpl, err = harbor.ParseInstruction(src); err != nil {
-			return nil, fmt.Errorf("benchmark %s: instruction_template:%w", r.b.Key, err)
-		}
+	if tmpl, err = r.instruction(); err != nil {
+		return nil, err
 	}
 	items, err := ds.ItemsWith(tmpl)
 	if err != nil {

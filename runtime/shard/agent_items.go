@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,4 +121,43 @@ func (r *runner) sampleTask(it *bench.Item) (*harbor.Task, sandbox.SessionSpec, 
 		spec.Image = img
 	}
 	return task, spec, nil
+}
+
+// instruction parses the benchmark's instruction_template; nil when it has
+// none.
+func (r *runner) instruction() (*harbor.Instruction, error) {
+	src := r.b.InstructionTemplate
+	if src == "" {
+		return nil, nil
+	}
+	t, err := harbor.ParseInstruction(src)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: instruction_template:%w", r.b.Key, err)
+	}
+	return t, nil
+}
+
+// itemInstructions is set with each task record's prompt rendered from
+// the instruction_template (harbor.ItemVars); set itself when there is
+// none. The items are copies: set may be shared by the shards.
+func (r *runner) itemInstructions(set *bench.Set) (*bench.Set, error) {
+	tmpl, err := r.instruction()
+	if err != nil || tmpl == nil {
+		return set, err
+	}
+	out := *set
+	out.Items = slices.Clone(set.Items)
+	for i := range out.Items {
+		it := &out.Items[i]
+		p, err := tmpl.Render(harbor.ItemVars(r.b.Name, it.Content, it.Prompt))
+		if err != nil {
+			return nil, fmt.Errorf("benchmark %s: instruction_template: %s: %w", r.b.Key, it.Origin, err)
+		}
+		// The user message is the record's prompt (last, after a system
+		// message); the agent loop speaks chat only.
+		it.Messages = slices.Clone(it.Messages)
+		it.Messages[len(it.Messages)-1].Content = p
+		it.Prompt = p
+	}
+	return &out, nil
 }

@@ -525,6 +525,9 @@ func (r *runner) load(ctx context.Context) (*bench.Set, error) {
 	if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
 		r.log.Warn("benchmark "+r.b.Key+": "+d, "duplicates", len(set.Duplicates))
 	}
+	if r.items != nil {
+		return r.itemInstructions(set)
+	}
 	return set, nil
 }
 
