@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -70,6 +71,9 @@ func (r *runner) itemTask(it *bench.Item) (*harbor.Task, string, error) {
 		return task, "", nil
 	}
 	env, err := t.image.Render(it.Content)
+	if err == nil {
+		err = checkItemEnv(r.b.Sandbox.Type, env)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("item %s: sandbox.image_template: %w", it.ID, err)
 	}
@@ -82,15 +86,36 @@ func (r *runner) itemTask(it *bench.Item) (*harbor.Task, string, error) {
 		}
 		return task, env, nil
 	}
-	dir := filepath.FromSlash(env)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.p.RecipeDir, dir)
-	}
+	dir := filepath.Join(r.p.RecipeDir, filepath.FromSlash(env))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, "", fmt.Errorf("item %s: sandbox.image_template: %s is no folder of the item's files for the local sandbox", it.ID, dir)
 	}
 	task.AppDir = dir
 	return task, "", nil
+}
+
+// imageRef is what an image_template may render to for a container
+// session: an image reference, never an option (a record's "--privileged"
+// would be one on docker's command line) nor more than one word.
+var imageRef = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$`)
+
+// checkItemEnv refuses what a record's fields made of image_template that
+// would leave the task's environment: an image that is not one reference,
+// or, for the local sandbox, a folder outside the recipe's (whose files,
+// copied into /app, the model would read).
+func checkItemEnv(sandboxType, env string) error {
+	switch sandboxType {
+	case "docker", "apptainer":
+		if !imageRef.MatchString(env) {
+			return fmt.Errorf("%q is not an image reference", env)
+		}
+		return nil
+	}
+	p := filepath.FromSlash(env)
+	if p == "" || filepath.IsAbs(p) || !filepath.IsLocal(p) {
+		return fmt.Errorf("%q is not a folder inside the recipe's folder", env)
+	}
+	return nil
 }
 
 // sampleTask is the task of item it and the session it starts from: a
