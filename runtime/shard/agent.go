@@ -50,8 +50,8 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	r.harbor = ds
-	var tmpl *harbor.Instruction
-	if tmpl, err = r.instruction(); err != nil {
+	tmpl, err := r.instruction()
+	if err != nil {
 		return nil, err
 	}
 	items, err := ds.ItemsWith(tmpl)
@@ -143,7 +143,11 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 		traj.Error = msg
 	}
 	if ar.details != nil {
-		d, _ := json.Marshal(map[string]any{"method": "harbor_verifier", "verifier": ar.details})
+		method := "harbor_verifier"
+		if r.items != nil {
+			method = "byob_verifier" // byob.verifier's command, not a Harbor task's tests
+		}
+		d, _ := json.Marshal(map[string]any{"method": method, "verifier": ar.details})
 		traj.ScoringDetails = string(d)
 	}
 	settle(&row, false, nil, msg)
