@@ -77,10 +77,11 @@ func (c *ruleChecker) byob(i int, b *Benchmark) {
 	}
 	scorer, sok := c.byobScorer(i, b)
 	spec.Scorer = scorer
-	if !sok || !ok {
+	verifier, vok := c.byobVerifier(i, b, spec)
+	if !sok || !ok || !vok {
 		return
 	}
-	c.byobData(i, spec, prompt, answer)
+	c.byobData(i, spec, prompt, answer, verifier)
 	y.spec = spec
 }
 
@@ -226,8 +227,13 @@ func (c *ruleChecker) byobFile(i int, name, what string, path []any) (string, bo
 // byobData digests the local datasets and checks the templates' fields
 // against each one's first record. Remote datasets are checked by nel-run
 // when it loads them, with the same message.
-func (c *ruleChecker) byobData(i int, spec *plan.BYOB, prompt, answer *bench.Template) {
+func (c *ruleChecker) byobData(i int, spec *plan.BYOB, prompt, answer *bench.Template, verifier []string) {
 	fields := map[string][]string{"prompt": prompt.Fields(), "target": {spec.Target}}
+	if len(spec.Verifier) > 0 {
+		// A task's reward is its verifier's: no reference answer.
+		delete(fields, "target")
+		fields["verifier"] = verifier
+	}
 	if spec.Scorer.Name == "code_execution" {
 		t, _ := bench.ParseTemplate(spec.Scorer.Test) // checked by CheckBYOBScorer
 		fields["scorer"] = t.Fields()

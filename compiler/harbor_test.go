@@ -244,12 +244,14 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 	for _, b := range []*Benchmark{
 		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 		{Name: "terminal-bench-hard", Solver: Solver{Type: "harbor"}},
+		{Name: "my-tasks", Solver: Solver{Type: "harbor"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 	} {
 		benchmarkUnsupported(no, &Recipe{}, 0, b)
 	}
 	want := []string{
-		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)",
+		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)",
+		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator builds terminal-bench-hard's tasks itself, cloning Terminal-Bench v1's repository and converting its tasks with Harbor's adapter, a subset of them for the -hard names; it names no Harbor registry dataset nel could hand the CLI: convert them into $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

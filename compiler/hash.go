@@ -146,7 +146,7 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 		"fewshot":              b.Fewshot,
 		"context_window":       b.ContextWindow,
 		"timeout":              b.Timeout,
-		"instruction_template": b.InstructionTemplate,
+		"instruction_template": instructionMethod(s, i),
 		"system_prompt":        effectiveSystemPrompt(b),
 		"generation":           EffectiveGeneration(r, b),
 		"solver":               solverMethod(r, b.Solver),
@@ -299,13 +299,18 @@ func sandboxMethod(r *Recipe, b *Benchmark) map[string]any {
 	if sb == nil || sb.Type == "none" {
 		return nil
 	}
-	return map[string]any{
+	m := map[string]any{
 		"image":   sb.Image,
 		"memory":  sb.Memory,
 		"cpus":    sb.Cpus,
 		"timeout": sb.Timeout,
 		"network": sb.Network,
 	}
+	if sb.ImageTemplate != "" {
+		// Each task's environment; only a sandbox with one has the key.
+		m["image_template"] = sb.ImageTemplate
+	}
+	return m
 }
 
 // resolveSandbox returns a benchmark's sandbox, named or inline; nil for none.

@@ -118,6 +118,9 @@ type Source struct {
 	// harborImage is, by benchmark index, why a task's image cannot be
 	// pulled by name for a container sandbox's sessions (harbor.go).
 	harborImage map[int]error
+	// instruction is each benchmark's instruction_template text, by
+	// index, when one was read (instruction.go).
+	instruction map[int]string
 
 	// deferredRefs are the paths of strings that hold a literal ${VAR}
 	// (written $${VAR}) for the node to resolve.

@@ -27,14 +27,21 @@ const compatDir = "../testdata/nemo-compat"
 // it; docs/nemo-compat.md attributes the published configs the same way.
 var compatFeatureIssue = map[string]string{
 	// NeMo's own Harbor-based benchmarks (terminal-bench-hard, nmp_harbor…)
-	// by their names; harbor://NAME@VERSION compiles.
+	// by their names: NeMo builds their tasks (a git clone converted by
+	// Harbor's adapter, an NMP checkout) and names no Harbor registry
+	// dataset the facts give; harbor://NAME@VERSION and a converted folder
+	// compile.
 	"solver type harbor on a benchmark other than harbor:// tasks": "issue 20",
-	"cmd_timeout with solver type harbor":                          "issue 20",
+	// NeMo patches the OpenHands SDK's per-command timeout in the sandbox;
+	// the Harbor CLI takes no such setting, and nel does not patch agents.
+	"cmd_timeout with solver type harbor": "none",
+	// The Harbor CLI gives its agent instruction.md; nel renders templates
+	// for its own loop (tool_calling) only.
+	"instruction_template with solver type harbor": "none",
 	// Harbor takes an agent timeout override or the task's, not the larger.
-	"timeout_strategy max with solver type harbor":                       "none",
-	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
+	"timeout_strategy max with solver type harbor":                                     "none",
+	"solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks": "issue 20",
 	"solver type openclaw":                            "issue 20",
-	"instruction_template":                            "issue 20",
 	"apptainer sandboxes on a node pool":              "issue 20",
 	"a gym service without url":                       "issue 21",
 	"proxy.extra_body":                                "issue 21",
@@ -79,9 +86,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without nel_run_image", "gym:// other than gym://HOST:PORT", "proxy.verbose", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without nel_run_image", "gym:// other than gym://HOST:PORT", "proxy.verbose", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
 	{"vision.yaml", nil},
 }
 

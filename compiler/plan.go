@@ -97,6 +97,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
+		pb.InstructionTemplate = s.instruction[i]
 		if b.Solver.Type == "tool_calling" {
 			toolSettings(&pb.Solver, b.Solver)
 		}
@@ -118,7 +119,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 				Name: name, Type: sb.Type, Image: sb.Image, Memory: sb.Memory, Cpus: sb.Cpus,
 				Timeout: sb.Timeout, Concurrency: sb.Concurrency, Network: sb.Network,
 				MaxProcesses: sb.MaxProcesses, MaxFileSize: sb.MaxFileSize, SlotsPerNode: sb.SlotsPerNode,
-				Env: sb.ContainerEnv,
+				Env: sb.ContainerEnv, ImageTemplate: sb.ImageTemplate,
 			}
 			if len(pb.Sandbox.Env) == 0 {
 				pb.Sandbox.Env = nil

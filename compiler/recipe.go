@@ -221,6 +221,9 @@ type BYOB struct {
 	// Scorer is a scorer's name (string) or a map: {name, pattern, …} or
 	// {command, timeout}.
 	Scorer any `json:"scorer"`
+	// Verifier makes the records tasks for the tool_calling solver
+	// (byob_tasks.go).
+	Verifier []string `json:"verifier"`
 
 	// spec is the section as nel-run reads it, files read (the prompt,
 	// the schema): filled by the byob rule (byob.go) when it is valid.

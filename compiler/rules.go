@@ -29,6 +29,7 @@ func checkRules(s *Source) Errors {
 	c.benchmarkNames()
 	c.localData()
 	c.harborData()
+	c.instructionTemplates()
 	c.byobRules()
 	c.cluster()
 	c.dynamoAndNim()

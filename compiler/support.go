@@ -71,6 +71,9 @@ func unsupported(s *Source, target string) Errors {
 	for i, b := range r.Benchmarks {
 		benchmarkUnsupported(no, r, i, b)
 		harborUnsupported(no, s, i, b)
+		instructionUnsupported(no, s, i, b)
+		itemTasksUnsupported(no, r, i, b)
+		imageTemplateUnsupported(no, r, i, b)
 	}
 	unsupportedCluster(r, no)
 	if r.Cluster.Type != "local" { // a local cluster's container_env is refused whole
@@ -160,10 +163,9 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 			no("slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)", at("slots_per_node")...)
 		}
 	}
+	// image_template is checked per benchmark (imageTemplateUnsupported):
+	// it is nel's for byob tasks.
 	const agentic = " (it belongs to agentic benchmarks, which nel does not run yet)"
-	if sb.ImageTemplate != "" {
-		no("image_template"+agentic, at("image_template")...)
-	}
 	if sb.CaptureCmd != "" {
 		no("capture_cmd"+agentic, at("capture_cmd")...)
 	}
@@ -231,13 +233,13 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		switch {
 		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
-			if _, ok := harborOf(b.Name); !ok {
-				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)", "benchmarks", i, "solver", "type")
+			if _, ok := harborOf(b.Name); !ok && !itemTasks(b) {
+				no("solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "gym_delegation":
 			no("solver type gym_delegation (the Gym server's own agent calls the model, and NeMo hands it the model's API key in the request's metadata: the key would be written into requests the Gym server may log or store, where nel passes keys by name only, resolved on the node; use gym://HOST:PORT, where nel calls the model itself and the server only seeds and verifies)", "benchmarks", i, "solver", "type")
 		case b.Solver.Type == "harbor":
-			no("solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
+			no("solver type harbor on a benchmark other than harbor:// tasks ("+nemoHarborBenchmark(b.Name)+"the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:
 			no("solver type "+b.Solver.Type, "benchmarks", i, "solver", "type")
 		}
@@ -247,9 +249,6 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 	}
 	if b.Verifier != "" {
 		no("verifier", "benchmarks", i, "verifier")
-	}
-	if b.InstructionTemplate != nil {
-		no("instruction_template", "benchmarks", i, "instruction_template")
 	}
 	if _, ok := b.Sandbox.(map[string]any); ok {
 		unsupportedSandbox(resolveSandbox(r, b), no, "benchmarks", i, "sandbox")

@@ -44,7 +44,7 @@ benchmarks:
 		got = append(got, e.Error())
 	}
 	want := []string{
-		"r.yaml:7:21: sandboxes.agentic.image_template: not supported yet: image_template (it belongs to agentic benchmarks, which nel does not run yet)",
+		"r.yaml:7:21: sandboxes.agentic.image_template: not supported yet: image_template outside byob tasks (it is filled from a record's fields: a byob benchmark with a verifier, run by the tool_calling solver; a Harbor task names its own image)",
 		"r.yaml:8:18: sandboxes.agentic.capture_cmd: not supported yet: capture_cmd (it belongs to agentic benchmarks, which nel does not run yet)",
 		"r.yaml:9:15: sandboxes.agentic.stateful: not supported yet: stateful sandboxes (it belongs to agentic benchmarks, which nel does not run yet)",
 		"r.yaml:10:24: sandboxes.agentic.scrub_git_history: not supported yet: scrub_git_history (it belongs to agentic benchmarks, which nel does not run yet)",

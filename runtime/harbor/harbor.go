@@ -55,6 +55,15 @@ type Task struct {
 	Config      Config
 	// Digest is "sha256:…" over the task's files (FileDigest lines).
 	Digest string
+	// AppDir, when set, is the host folder copied into /app instead of
+	// environment/: the files of a dataset item's task (ItemTask).
+	AppDir string
+	// Verifier, when set, is the verifier's argv instead of tests/test.sh:
+	// a dataset item's own command (ItemTask), run with no /tests. It may
+	// write a reward file as test.sh does; when it writes none, its exit
+	// status is the reward (0: 1, else 0), as SWE-bench-style test
+	// commands say pass or fail.
+	Verifier []string
 }
 
 // App is the host folder copied into the sandbox's /app: the
@@ -63,6 +72,9 @@ type Task struct {
 // environment folder (its image, [environment].docker_image, brings
 // everything).
 func (t *Task) App() string {
+	if t.AppDir != "" {
+		return t.AppDir
+	}
 	dir := filepath.Join(t.Dir, "environment")
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return ""
@@ -72,7 +84,12 @@ func (t *Task) App() string {
 
 // Tests is the host folder mounted at /tests for the verifier only
 // (sandbox.SessionSpec.Tests).
-func (t *Task) Tests() string { return filepath.Join(t.Dir, "tests") }
+func (t *Task) Tests() string {
+	if t.Verifier != nil {
+		return ""
+	}
+	return filepath.Join(t.Dir, "tests")
+}
 
 // Dataset is a loaded Harbor dataset.
 type Dataset struct {
@@ -179,6 +196,25 @@ func (ds *Dataset) Items() []bench.Item {
 	}
 	bench.AssignIDs(items)
 	return items
+}
+
+// ItemsWith is Items with each prompt rendered from tmpl (an
+// instruction_template) with its task's variables (Task.Vars); the items'
+// ids stay those of the tasks' own content. A nil tmpl is Items.
+func (ds *Dataset) ItemsWith(tmpl *Instruction) ([]bench.Item, error) {
+	items := ds.Items()
+	if tmpl == nil {
+		return items, nil
+	}
+	for i := range items {
+		p, err := tmpl.Render(ds.Tasks[i].Vars())
+		if err != nil {
+			return nil, fmt.Errorf("harbor dataset %s: task %s: %w", ds.Name, ds.Tasks[i].Name, err)
+		}
+		items[i].Messages = []bench.Message{{Role: "user", Content: p}}
+		items[i].Prompt = p
+	}
+	return items, nil
 }
 
 // Task returns the task of an item Items made.

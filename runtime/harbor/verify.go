@@ -81,20 +81,41 @@ func (t *Task) Verify(ctx context.Context, s sandbox.Session) (float64, Details,
 	for k, v := range t.Config.VerifierEnv {
 		env[k] = v
 	}
-	res, err := s.Exec(ctx, sandbox.Command{Argv: []string{"bash", "-c", script}, Env: env, Timeout: t.Config.VerifierTimeout, WithTests: true})
+	c := sandbox.Command{Argv: []string{"bash", "-c", script}, Env: env, Timeout: t.Config.VerifierTimeout, WithTests: true}
+	what := "tests/test.sh"
+	if t.Verifier != nil {
+		c.Argv, c.WithTests, what = t.Verifier, false, "the verifier command"
+	}
+	res, err := s.Exec(ctx, c)
 	if err != nil {
-		return 0, d, t.sandboxErr("run tests/test.sh", err)
+		return 0, d, t.sandboxErr("run "+what, err)
 	}
 	d.ExitCode, d.Duration = res.ExitCode, res.Duration
 	d.Output = tail(string(res.Stdout)+string(res.Stderr), outputTail)
 	if res.Limit == sandbox.LimitTimeout {
-		return 0, d, t.verifierErr("tests/test.sh did not finish within the task's verifier timeout (%s)", t.Config.VerifierTimeout)
+		return 0, d, t.verifierErr("%s did not finish within the task's verifier timeout (%s)", what, t.Config.VerifierTimeout)
 	}
 	reward, err := t.readReward(ctx, s, &d)
+	switch {
+	case err != errNoRewardFile:
+	case t.Verifier == nil:
+		err = t.verifierErr("tests/test.sh (exit status %d) wrote neither %s nor %s", d.ExitCode, rewardTxt, rewardJSON)
+	default:
+		d.Source, reward, err = "exit_status", 0, nil
+		if res.ExitCode == 0 {
+			reward = 1
+		}
+		d.Rewards = map[string]float64{"reward": reward}
+	}
 	return reward, d, err
 }
 
-// readReward reads reward.json (which wins, as in Harbor) or reward.txt.
+// errNoRewardFile is readReward's error when the verifier wrote neither
+// reward file: Verify says what that means for the task.
+var errNoRewardFile = errors.New("no reward file")
+
+// readReward reads reward.json (which wins, as in Harbor) or reward.txt;
+// errNoRewardFile when there is neither.
 func (t *Task) readReward(ctx context.Context, s sandbox.Session, d *Details) (float64, error) {
 	for _, file := range []string{rewardJSON, rewardTxt} {
 		res, err := s.Exec(ctx, sandbox.Command{Argv: []string{"cat", file}, Timeout: time.Minute})
@@ -119,7 +140,7 @@ func (t *Task) readReward(ctx context.Context, s sandbox.Session, d *Details) (f
 		d.Rewards = map[string]float64{"reward": r}
 		return r, nil
 	}
-	return 0, t.verifierErr("tests/test.sh (exit status %d) wrote neither %s nor %s", d.ExitCode, rewardTxt, rewardJSON)
+	return 0, errNoRewardFile
 }
 
 // jsonReward reads reward.json: an object of named numbers, whose

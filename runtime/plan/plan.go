@@ -222,6 +222,13 @@ type Benchmark struct {
 	// dataset's tasks, pinned to the content the hashes covered. An older
 	// plan has none.
 	Harbor *HarborTasks `json:"harbor,omitempty"`
+	// InstructionTemplate is the text of the benchmark's
+	// instruction_template (NeMo Evaluator's Jinja2 subset,
+	// runtime/harbor.ParseInstruction), for an agent's tasks (Harbor's, or
+	// byob records with a verifier): each task's prompt is it rendered
+	// with the task's variables. Empty: the prompt as the task has it (and
+	// an older plan has none).
+	InstructionTemplate string `json:"instruction_template,omitempty"`
 }
 
 // HarborTasks is a Harbor dataset (runtime/harbor) as the compiler found
@@ -257,6 +264,13 @@ type BYOB struct {
 	Category string       `json:"category,omitempty"`
 	Fewshot  *BYOBFewshot `json:"fewshot,omitempty"`
 	Scorer   BYOBScorer   `json:"scorer"`
+	// Verifier makes each record a task for the tool_calling solver: the
+	// argv run in the sample's sandbox session after the agent stops, each
+	// word a template like Prompt over the record's fields (no shell reads
+	// it). Its reward file, else its exit status, is the sample's reward,
+	// and Scorer and Target go unused. Empty for a benchmark scored from
+	// the answer.
+	Verifier []string `json:"verifier,omitempty"`
 }
 
 // BYOBFewshot puts the first N records of Dataset before every item, as
@@ -404,6 +418,12 @@ type Sandbox struct {
 	MaxFileSize  string            `json:"max_file_size,omitempty"`
 	SlotsPerNode int               `json:"slots_per_node,omitempty"`
 	Env          map[string]string `json:"env,omitempty"`
+	// ImageTemplate is, for a byob benchmark whose records are tasks
+	// (BYOB.Verifier), each sample's environment: a template like
+	// BYOB.Prompt over the record's fields (NeMo's {instance_id}) naming
+	// the image of a docker or apptainer session, or for the local
+	// sandbox a folder relative to RecipeDir copied into /app.
+	ImageTemplate string `json:"image_template,omitempty"`
 	// ECS is an ecs_fargate sandbox's AWS side (its Memory is there, in
 	// Fargate's MiB, not above).
 	ECS *ECS `json:"ecs,omitempty"`

@@ -84,6 +84,7 @@ func fullPlan() *Plan {
 					AssignPublicIP: true, CPU: "2048", Memory: "4096", EphemeralStorageGiB: 30, ExecutionRoleARN: "arn:e",
 					TaskRoleARN: "arn:t", LogGroup: "/l", LogStreamPrefix: "p", MaxTaskLifetimeSec: 60, ExecServerPort: 19542,
 					NelRunImage: "nel:1"},
+				ImageTemplate: "swebench/sweb.eval.x86_64.{instance_id}:latest",
 			},
 			SkipFailed: true, MaxSystemRetries: 3,
 			Data:      []DataPin{pin},
@@ -98,6 +99,7 @@ func fullPlan() *Plan {
 					Name: "regex", Pattern: `(?i)answer:\s*(\w+)`, Letters: "ABCD", Test: "{test}\ncheck({entry_point})",
 					Schema: `{"type":"object"}`, Command: []string{"python3", "score.py"}, Timeout: 12.5,
 				},
+				Verifier: []string{"bash", "-c", "{test_cmd}"},
 			},
 			Harness: &Harness{
 				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
@@ -107,6 +109,7 @@ func fullPlan() *Plan {
 				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
 				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,
 			},
+			InstructionTemplate: "Fix {{ instance.problem_statement }} in {{ workspace_path }}.",
 		}},
 	}
 }

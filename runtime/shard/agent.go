@@ -50,8 +50,16 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
 	r.harbor = ds
+	tmpl, err := r.instruction()
+	if err != nil {
+		return nil, err
+	}
+	items, err := ds.ItemsWith(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: instruction_template: %w", r.b.Key, err)
+	}
 	return &bench.Set{
-		Items:    ds.Items(),
+		Items:    items,
 		Datasets: []*dataset.Dataset{{Spec: r.b.Name, Digest: ds.Digest}},
 	}, nil
 }
@@ -135,7 +143,11 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 		traj.Error = msg
 	}
 	if ar.details != nil {
-		d, _ := json.Marshal(map[string]any{"method": "harbor_verifier", "verifier": ar.details})
+		method := "harbor_verifier"
+		if r.items != nil {
+			method = "byob_verifier" // byob.verifier's command, not a Harbor task's tests
+		}
+		d, _ := json.Marshal(map[string]any{"method": method, "verifier": ar.details})
 		traj.ScoringDetails = string(d)
 	}
 	settle(&row, false, nil, msg)
@@ -170,18 +182,9 @@ func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 // runAgent opens the sample's session, runs the loop and the verifier,
 // and closes the session.
 func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, msgs []model.Message, seed int64) agentRun {
-	task, ok := r.harbor.Task(*it)
-	if !ok {
-		return infraRun(failure.SandboxError, fmt.Errorf("item %s is no task of dataset %s", it.ID, r.harbor.Name))
-	}
-	spec := sandbox.SessionSpec{App: task.App(), Tests: task.Tests()}
-	if r.b.Sandbox != nil {
-		spec.Timeout = time.Duration(r.b.Sandbox.Timeout * float64(time.Second))
-		img, err := taskImage(r.b.Sandbox.Type, task)
-		if err != nil {
-			return infraRun(failure.SandboxError, err)
-		}
-		spec.Image = img
+	task, spec, err := r.sampleTask(it)
+	if err != nil {
+		return infraRun(failure.SandboxError, err)
 	}
 	sess, err := sandbox.OpenSession(ctx, r.agentSB, spec)
 	if err != nil {

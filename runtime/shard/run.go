@@ -197,9 +197,11 @@ type runner struct {
 	// judgeClients are the judges' model clients, closed with env.
 	judgeClients []*model.Client
 	// agentic: the solver is tool_calling (agent.go); its tasks are
-	// harbor's, its sessions are opened on agentSB.
+	// harbor's, or a byob benchmark's records (items, agent_items.go);
+	// its sessions are opened on agentSB.
 	agentic bool
 	harbor  *harbor.Dataset
+	items   *itemTasks
 	agentSB sandbox.Sandbox
 
 	mu sync.Mutex
@@ -291,6 +293,9 @@ func newRunner(o Options) (*runner, error) {
 		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling",
 		log: o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 	}
+	if r.items, err = newItemTasks(b); err != nil {
+		return nil, err
+	}
 	bdir := rundir.Dir(o.OutDir).Benchmark(b.Dir)
 	r.files, r.dir = bdir.Shard(o.Shard, o.Of), bdir.Shards()
 	r.final, r.trajs = string(r.files), r.files.Trajectories()
@@ -329,8 +334,8 @@ func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 	if b.Harbor != nil {
 		return harborDefinition(b)
 	}
-	if b.Solver.Type == "tool_calling" {
-		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks", b.Key)
+	if b.Solver.Type == "tool_calling" && (b.BYOB == nil || len(b.BYOB.Verifier) == 0) {
+		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks or byob records with a verifier", b.Key)
 	}
 	if strings.HasPrefix(b.Name, "gym://") {
 		return gymenv.Definition(b.Name)
@@ -519,6 +524,9 @@ func (r *runner) load(ctx context.Context) (*bench.Set, error) {
 	}
 	if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
 		r.log.Warn("benchmark "+r.b.Key+": "+d, "duplicates", len(set.Duplicates))
+	}
+	if r.items != nil {
+		return r.itemInstructions(set)
 	}
 	return set, nil
 }

@@ -1,0 +1,1 @@
+# Print a greeting for the name given as the first argument.
