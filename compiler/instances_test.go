@@ -1,11 +1,19 @@
 package compiler
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/nel-eval/nel/internal/testenv"
 )
@@ -84,4 +92,123 @@ func TestBalancerConfigScriptFails(t *testing.T) {
 	if want := "nel_fail: cannot write /nonexistent/dir/h.cfg"; !strings.Contains(string(b), want) {
 		t.Errorf("output %q lacks %q", b, want)
 	}
+}
+
+// TestBalancerServes starts HAProxy with the config the job writes, in
+// front of two made-up instances on loopback addresses (the same port on
+// 127.0.0.1 and 127.0.0.2, as instances share the server's port on their
+// own nodes), and checks what the job relies on: the balancer's health
+// answers 200 once the instances answer theirs, requests reach both
+// instances, and the caller's Authorization header (the job's key) is
+// passed on unchanged.
+func TestBalancerServes(t *testing.T) {
+	haproxy := testenv.LookPath(t, testenv.HAProxy)
+	var mu sync.Mutex
+	hits := map[string]int{}
+	var auth []string
+	instance := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/health" {
+				return
+			}
+			mu.Lock()
+			hits[name]++
+			auth = append(auth, r.Header.Get("Authorization"))
+			mu.Unlock()
+			fmt.Fprintf(w, `{"instance":%q}`, name)
+		})
+	}
+	first := listen(t, "127.0.0.1:0")
+	port := first.Addr().(*net.TCPAddr).Port
+	second := listen(t, net.JoinHostPort("127.0.0.2", strconv.Itoa(port)))
+	for name, l := range map[string]net.Listener{"a": first, "b": second} {
+		srv := &http.Server{Handler: instance(name)}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	front := listen(t, "127.0.0.3:0")
+	frontPort := front.Addr().(*net.TCPAddr).Port
+	front.Close() // HAProxy binds it
+
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "haproxy.cfg")
+	script := "set -euo pipefail\nnel_fail() { echo \"$*\" >&2; exit 9; }\n" +
+		"nel_ips_M=(127.0.0.1 127.0.0.2)\nNEL_SERVICE_M_HOST=127.0.0.3\n" +
+		balancerConfigScript(cfg, "M", "NEL_SERVICE_M_HOST", frontPort, port, "/health") + "\n"
+	if b, err := exec.Command("bash", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("bash: %v\n%s", err, b)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	logs, err := os.Create(filepath.Join(dir, "haproxy.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	cmd := exec.CommandContext(ctx, haproxy, "-db", "-f", cfg)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+
+	base := "http://127.0.0.3:" + strconv.Itoa(frontPort)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the balancer's /health did not answer 200 (last: %v)\n%s", err, haproxyLog(dir))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Both instances must pass their checks before requests spread.
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		spread := hits["a"] > 0 && hits["b"] > 0
+		mu.Unlock()
+		if spread {
+			break
+		}
+		req, _ := http.NewRequest("GET", base+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer k3y")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /v1/models through the balancer: %s", resp.Status)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits["a"] == 0 || hits["b"] == 0 {
+		t.Fatalf("requests reached instances %v; want both\n%s", hits, haproxyLog(dir))
+	}
+	for _, a := range auth {
+		if a != "Bearer k3y" {
+			t.Errorf("an instance got Authorization %q, want the caller's", a)
+		}
+	}
+}
+
+func listen(t *testing.T, addr string) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen %s: %v", addr, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func haproxyLog(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
+	return string(b)
 }
