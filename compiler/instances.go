@@ -157,3 +157,29 @@ func balancerConfigScript(path, v, hostEnv string, port, instancePort int, healt
 	b.WriteString(`} > "` + path + `" || nel_fail "cannot write ` + path + `"`)
 	return b.String()
 }
+
+// balancerImageFields are the images of the balancers in front of
+// services' instances, the default one included, for a lock to pin as
+// "services.NAME.balancer.image" (an error about a default one points at
+// instances, which asks for it).
+func balancerImageFields(r *Recipe) []ImageField {
+	var out []ImageField
+	for _, name := range sortedKeys(r.Services) {
+		s := r.Services[name]
+		if !s.instanced() {
+			continue
+		}
+		path := []any{"services", name, "instances"}
+		if s.Balancer != nil && s.Balancer.Image != "" {
+			path = []any{"services", name, "balancer", "image"}
+		}
+		out = append(out, ImageField{Field: "services." + name + ".balancer.image", Ref: s.balancer().Image, path: path,
+			set: func(v string) {
+				if s.Balancer == nil {
+					s.Balancer = &Balancer{}
+				}
+				s.Balancer.Image = v
+			}})
+	}
+	return out
+}
