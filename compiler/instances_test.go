@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -211,4 +212,111 @@ func listen(t *testing.T, addr string) net.Listener {
 func haproxyLog(dir string) string {
 	b, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
 	return string(b)
+}
+
+// TestInstancesJob runs the part of a compiled job that starts a service's
+// instances (examples/slurm_vllm_instances.cue: 2 instances of 2 nodes)
+// with bash, srun, scontrol and getent replaced by stubs that record what
+// they are asked, and checks where each server, Ray process and the
+// balancer would run, what each server binds, the balancer's config and
+// what the job waits on.
+func TestInstancesJob(t *testing.T) {
+	l, err := NewLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.LoadFile(filepath.Join("..", "examples", "slurm_vllm_instances.cue"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := Compile(s, CompileOptions{Target: "slurm", NelVersion: "test", NelRun: "/opt/nel-run", NelRunSHA256: strings.Repeat("0", 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(job)
+	start := strings.Index(text, "# service model")
+	end := strings.Index(text, `"$NEL_RUN" wait-ready --name model`)
+	if start < 0 || end < start {
+		t.Fatalf("no service section in the job:\n%s", text)
+	}
+	out := t.TempDir()
+	stubs := `set -euo pipefail
+nel_fail() { echo "nel_fail: $*" >&2; exit 9; }
+scontrol() { printf '%s\n' n1 n2 n3 n4 n5; }
+getent() { echo "10.0.0.${2#n} STREAM $2"; }
+od() { echo 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff; }
+sleep() { :; }
+srun() { echo "srun $*" >> "$NEL_OUT/srun.log"; }
+nel_pids=()
+mkdir -p "$NEL_OUT/logs" "$NEL_OUT/.nel"
+`
+	script := stubs + text[start:end] + "wait\nprintf '%s\\n' \"${nel_wait_MODEL[@]}\" > \"$NEL_OUT/wait.txt\"\necho \"url=$NEL_SERVICE_MODEL_URL\"\n"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "NEL_OUT="+out, "SLURM_JOB_ID=42", "SLURM_JOB_NODELIST=n[1-5]")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, b)
+	}
+	if want := "url=http://10.0.0.1:5010/v1\n"; string(b) != want {
+		t.Errorf("output %q, want %q", b, want)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	calls := strings.Split(strings.TrimSpace(read("srun.log")), "\n")
+	// Background calls log in any order: compare each call's node and role.
+	var got []string
+	for _, c := range calls {
+		node := between(c, "--nodelist=", " ")
+		switch {
+		case strings.Contains(c, "ray start --head"):
+			got = append(got, node+" ray head")
+		case strings.Contains(c, "ray start --address="):
+			got = append(got, node+" ray worker of "+between(c, "--address=", " "))
+		case strings.Contains(c, "vllm serve"):
+			got = append(got, node+" vllm on "+between(c, "--host ", " ")+":"+between(c, "--port ", " "))
+		case strings.Contains(c, "haproxy -f"):
+			got = append(got, node+" haproxy "+between(c, "--container-mounts=", " "))
+		default:
+			got = append(got, "unexpected: "+c)
+		}
+	}
+	slices.Sort(got)
+	want := []string{
+		"n1 haproxy " + out + "/.nel/haproxy-model-42.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro",
+		"n1 ray head",
+		"n1 vllm on 10.0.0.1:8000",
+		"n2 ray worker of n1:6379",
+		"n3 ray head",
+		"n3 vllm on 10.0.0.3:8000",
+		"n4 ray worker of n3:6379",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("srun calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	cfg := read(".nel/haproxy-model-42.cfg")
+	for _, line := range []string{"    server instance0 10.0.0.1:8000 check\n", "    server instance1 10.0.0.3:8000 check\n", "    bind 10.0.0.1:5010\n"} {
+		if !strings.Contains(cfg, line) {
+			t.Errorf("balancer config lacks %q:\n%s", line, cfg)
+		}
+	}
+	wait := strings.Fields(read("wait.txt"))
+	if len(wait) != 6 || wait[0] != "http://10.0.0.1:8000/health" || wait[1] != "http://10.0.0.3:8000/health" ||
+		wait[2] != "--pid" || wait[4] != "--pid" {
+		t.Errorf("the job waits on %q, want both instances' health URLs and two --pid", wait)
+	}
+}
+
+// between is the text of s after the first prefix, up to sep (or the end).
+func between(s, prefix, sep string) string {
+	_, after, ok := strings.Cut(s, prefix)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(after, sep)
+	return v
 }
