@@ -52,9 +52,14 @@ func describeService(sv *Service) string {
 	case "process":
 		return fmt.Sprintf("process %s on port %d, model %s", strings.Join(sv.Command, " "), sv.Port, sv.Model)
 	}
-	return fmt.Sprintf("%s server of %s in %s, port %d, TP %d × PP %d × DP %d on %d node(s)",
+	out := fmt.Sprintf("%s server of %s in %s, port %d, TP %d × PP %d × DP %d on %d node(s)",
 		sv.Type, sv.Model, cmp.Or(sv.Image, "its default image"), sv.Port,
 		sv.TensorParallelSize, sv.PipelineParallelSize, sv.DataParallelSize, sv.NumNodes)
+	if sv.instanced() {
+		b := sv.balancer()
+		out += fmt.Sprintf(", %d instances behind %s on port %d", sv.Instances, b.Image, b.Port)
+	}
+	return out
 }
 
 func describeBenchmark(r *Recipe, bm *Benchmark) string {

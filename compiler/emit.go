@@ -127,6 +127,12 @@ type server struct {
 	// EveryNode runs Cmd on each of NumNodes nodes (everynode.go).
 	EveryNode bool
 	Het       bool // its clients may be on other nodes
+	// Instances > 1 starts that many copies of Cmd, NumNodes nodes each
+	// (TotalNodes in all), on InstancePort behind a balancer on Port
+	// (instances.go): BalancerConfig writes its config, BalancerSrun runs
+	// it after srun's flags (both pre-quoted).
+	Instances, InstancePort, TotalNodes int
+	BalancerConfig, BalancerSrun        string
 }
 
 // sandboxPool is a slurm sandbox: a sandbox server (nel-run sandbox-serve)
@@ -336,7 +342,7 @@ func (j *job) sbatchLines(s *Source, p *plan.Plan, gi int, name, jobName string)
 	nodes := np.Nodes
 	for _, sv := range p.Services {
 		if sv.Managed && j.poolOf(r.Services[sv.Name].NodePool) == name {
-			nodes = max(nodes, r.Services[sv.Name].NumNodes)
+			nodes = max(nodes, r.Services[sv.Name].NumNodes*r.Services[sv.Name].instanceCount())
 		}
 	}
 	if gi == 0 {
@@ -498,6 +504,9 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	}
 	if rs.Image != "" {
 		srv.Pyxis = pyxisFlags(cl, rs, names, p.OutputDir)
+	}
+	if rs.instanced() {
+		j.instanceLayout(&srv, rs)
 	}
 	return srv
 }

@@ -94,10 +94,6 @@ func (t *v1) auxDeployment(name string, d *ast.StructLit, at []any) (auxDeployme
 		t.refuse(getIn(d, "type"), append(at, "type"), "not supported yet: an auxiliary %s deployment (nel starts vllm and sglang ones)", kind)
 		return auxDeployment{}, false
 	}
-	if n, ok := intOf(getIn(d, "num_instances")); ok && n > 1 {
-		t.refuse(getIn(d, "num_instances"), append(at, "num_instances"), "not supported yet: several instances behind HAProxy")
-		return auxDeployment{}, false
-	}
 	if name == v1Service {
 		t.refuse(d, at, "nel names the model's service %q: give the auxiliary deployment another name", v1Service)
 		return auxDeployment{}, false
@@ -107,7 +103,7 @@ func (t *v1) auxDeployment(name string, d *ast.StructLit, at []any) (auxDeployme
 		nodes = ast.NewLit(token.INT, "1")
 	}
 	svc, ok := t.serverFields(d, at, kind, name, nodes)
-	if !ok {
+	if !ok || !t.instances(svc, getIn(d, "num_instances"), nodes, append(at, "num_instances"), t.auxBalancerPort(name)) {
 		return auxDeployment{}, false
 	}
 	if args := t.serverArgs(d, at, kind); len(args.Elts) > 0 {
@@ -134,6 +130,9 @@ func (t *v1) auxRefs(name string, d *ast.StructLit) map[string]string {
 	port := "8000"
 	if p, ok := getIn(d, "port").(*ast.BasicLit); ok {
 		port = p.Value
+	}
+	if bp := t.auxBalancerPort(name); bp != nil {
+		port = bp.Value // clients call its balancer
 	}
 	refs := map[string]string{prefix + "model_id": served}
 	if eps, ok := getIn(d, "endpoints").(*ast.StructLit); ok {

@@ -40,9 +40,7 @@ func (t *v1) slurmCluster(ex *ast.StructLit, at []any) ast.Expr {
 		host, _ := stringOf(h)
 		t.warn(h, append(at, "hostname"), "nel does not submit over ssh: on %s, run nel compile with this config and pipe it to sbatch (or nel run there)", host)
 	}
-	if n, ok := intOf(t.get("execution.num_instances")); ok && n > 1 {
-		t.refuse(t.get("execution.num_instances"), append(at, "num_instances"), "not supported yet: several deployment instances behind an HAProxy load balancer (nel starts one server per job: leave num_instances out to serve one instance over execution.num_nodes, with data_parallel_size for its replicas)")
-	}
+	t.instancesOutsideServer()
 	if v := t.get("execution.deployment.n_tasks"); v != nil {
 		tasks, _ := intOf(v)
 		nodes, _ := intOf(t.get("execution.num_nodes"))

@@ -227,7 +227,7 @@ func (t *v1) managedServer(kind string) ast.Expr {
 		nodes = t.get("execution.num_nodes")
 	}
 	out, ok := t.serverFields(d, at, kind, "gpu", nodes)
-	if !ok {
+	if !ok || nodes != nil && !t.instances(out, t.get("execution.num_instances"), nodes, []any{"execution", "num_instances"}, nil) {
 		return out
 	}
 	t.serverCommand(d, out)

@@ -100,7 +100,8 @@ type ImageField struct {
 
 // ImageFields lists the recipe's container images in a fixed order:
 // services, then sandboxes, then benchmarks' inline sandboxes, then the
-// cluster's eval image, then the harness benchmarks' images it does not
+// cluster's eval image, then the balancers of services' instances
+// (balancerImageFields), then the harness benchmarks' images it does not
 // set (harnessImageFields).
 func ImageFields(r *Recipe) []ImageField {
 	var out []ImageField
@@ -130,6 +131,7 @@ func ImageFields(r *Recipe) []ImageField {
 		out = append(out, ImageField{Field: "cluster.eval_image", Ref: r.Cluster.EvalImage,
 			path: []any{"cluster", "eval_image"}, set: func(v string) { r.Cluster.EvalImage = v }})
 	}
+	out = append(out, balancerImageFields(r)...)
 	return append(out, harnessImageFields(r)...)
 }
 

@@ -58,6 +58,10 @@ type Service struct {
 	PreCmd               string            `json:"pre_cmd"`
 	EveryNode            bool              `json:"every_node"`
 	Command              []string          `json:"command"` // process
+	// Instances copies of the server behind Balancer (instances.go); 0
+	// when unset, which means one and no balancer.
+	Instances int       `json:"instances"`
+	Balancer  *Balancer `json:"balancer"`
 
 	// gym: a managed Gym server's command, or the benchmark it serves
 	// (refused: support.go); an external one is its url.

@@ -35,6 +35,7 @@ func checkRules(s *Source) Errors {
 	c.dynamoAndNim()
 	c.dynamoPorts()
 	c.everyNode()
+	c.instances()
 	c.slurmSandboxes()
 	s.Warnings = append(s.Warnings, c.warns...).sorted()
 	return c.errs
@@ -415,8 +416,10 @@ func (c *ruleChecker) cluster() {
 		nodes := max(s.NumNodes, 1)
 		if nodes > p.Nodes {
 			c.at(fmt.Sprintf("num_nodes is %d but node pool %q has %d node(s)", s.NumNodes, s.NodePool, p.Nodes), "services", name, "num_nodes")
+		} else if all := nodes * s.instanceCount(); all > p.Nodes {
+			c.at(fmt.Sprintf("%d instances of %d node(s) each need %d nodes but node pool %q has %d", s.Instances, nodes, all, s.NodePool, p.Nodes), "services", name, "instances")
 		}
-		if nodes > 1 {
+		if nodes*s.instanceCount() > 1 {
 			if other, ok := multiNode[s.NodePool]; ok {
 				c.at(fmt.Sprintf("services %q and %q are both multi-node in node pool %q; use separate node pools", other, name, s.NodePool), "services", name, "node_pool")
 			}

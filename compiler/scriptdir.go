@@ -45,6 +45,12 @@ func (d scriptDir) ServerLog(fileName string) string {
 	return filepath.ToSlash(d.dir.Logs().Server(fileName, "$SLURM_JOB_ID"))
 }
 
+// Balancer is the load balancer's config of a service's instances in
+// this SLURM job.
+func (d scriptDir) Balancer(fileName string) string {
+	return filepath.ToSlash(d.dir.Balancer(fileName, "$SLURM_JOB_ID"))
+}
+
 func (d scriptDir) SandboxLog(fileName string) string {
 	return filepath.ToSlash(d.dir.Logs().Sandbox(fileName, "$SLURM_JOB_ID"))
 }

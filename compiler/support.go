@@ -37,6 +37,7 @@ func unsupported(s *Source, target string) Errors {
 			no("proxy_verbose", "services", name, "proxy_verbose")
 		}
 		setupUnsupported(no, name, sv)
+		instancesUnsupported(no, name, sv, r.Cluster.Type, target)
 		if sv.Gpus != nil {
 			no("gpus (use node pools with gres)", "services", name, "gpus")
 		}

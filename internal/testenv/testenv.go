@@ -77,6 +77,7 @@ type Tool struct {
 // The tools of the real parts. .ci/testdeps installs the same packages.
 var (
 	Shellcheck = Tool{"shellcheck", "shellcheck"}
+	HAProxy    = Tool{"haproxy", "haproxy"}
 	Pdflatex   = Tool{"pdflatex", "texlive-latex-base"}
 	Python3    = Tool{"python3", "python3"}
 	Node       = Tool{"node", "nodejs"}

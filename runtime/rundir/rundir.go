@@ -11,6 +11,7 @@
 //	│   ├── attempts-shard-3                          Attempts(tag): auto-resume's count of a job's (or shard's) attempts
 //	│   ├── merge.lock                                MergeLock(): one nel-run merge at a time
 //	│   ├── servers/                                  Servers(): records of the servers a local run started
+//	│   ├── haproxy-vllm-1234.cfg                     Balancer(service, job): the load balancer's config of a server's instances in SLURM job 1234
 //	│   ├── recipe/                                   RecipeDir(): copies of the recipe nel run ran, and of its lock
 //	│   │   └── suite.cue                             Recipe(file)
 //	│   ├── source.json                               Source(): where that recipe came from, with its overrides
@@ -141,6 +142,12 @@ func (d Dir) MergeLock() string { return filepath.Join(d.Meta(), "merge.lock") }
 // Servers is the folder of the records of the servers a local run
 // started, which the next run reads to stop the servers of one that died.
 func (d Dir) Servers() string { return filepath.Join(d.Meta(), "servers") }
+
+// Balancer is the HAProxy config that SLURM job job writes for the load
+// balancer in front of a service's instances.
+func (d Dir) Balancer(service, job string) string {
+	return filepath.Join(d.Meta(), "haproxy-"+service+jobSuffix(job)+".cfg")
+}
 
 // RecipeDir is the folder where nel run copies the recipe it ran (and its
 // lock), for nel publish.

@@ -28,6 +28,7 @@ func TestDocLayout(t *testing.T) {
 		{"Attempts(tag)", d.Attempts("shard-3")},
 		{"MergeLock()", d.MergeLock()},
 		{"Servers()", d.Servers()},
+		{"Balancer(service, job)", d.Balancer("vllm", "1234")},
 		{"RecipeDir()", d.RecipeDir()},
 		{"Recipe(file)", d.Recipe("suite.cue")},
 		{"Source()", d.Source()},
