@@ -164,3 +164,44 @@ func TestPlainTransportIdleHoldsNoReader(t *testing.T) {
 		t.Errorf("%d connections for 2 requests in a row, want 1", n)
 	}
 }
+
+// An https endpoint goes through net/http, which negotiates HTTP/2 by ALPN
+// where the server offers it; a plain http one is spoken HTTP/1.1 by the
+// plain transport (vLLM and SGLang speak no h2c, and net/http would not
+// try it either).
+func TestHTTP2OverTLSOnly(t *testing.T) {
+	var proto atomic.Int32
+	h := func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(int32(r.ProtoMajor))
+		reply(200, okChat)(w, r)
+	}
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(h))
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	plainSrv := httptest.NewUnstartedServer(http.HandlerFunc(h))
+	plainSrv.EnableHTTP2 = true
+	plainSrv.Start()
+	defer plainSrv.Close()
+
+	tr := newTransport(4).(*plainTransport)
+	// Trust the test server's certificate, as the system's roots trust a
+	// real endpoint's; the rest of the fallback is as built.
+	tr.fallback.TLSClientConfig = tlsSrv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	for _, tc := range []struct {
+		url  string
+		want int32
+	}{{tlsSrv.URL, 2}, {plainSrv.URL, 1}} {
+		c, err := New(Config{BaseURL: tc.url + "/v1", Model: "m", HTTPClient: &http.Client{Transport: tr}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Complete(context.Background(), chatReq()); err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		if got := proto.Load(); got != tc.want {
+			t.Errorf("%s: the server saw HTTP/%d, want HTTP/%d", tc.url, got, tc.want)
+		}
+	}
+	tr.CloseIdleConnections()
+}

@@ -1,0 +1,239 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rawServer accepts connections and hands the i-th (from 0) to serve[i];
+// one past the list is closed at once. It records the bodies of the
+// requests it read, in order.
+type rawServer struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	bodies []string
+	conns  int
+}
+
+func newRawServer(t *testing.T, serve ...func(s *rawServer, c net.Conn, br *bufio.Reader)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for i := 0; ; i++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+			if i >= len(serve) {
+				c.Close()
+				continue
+			}
+			go func() {
+				defer c.Close()
+				serve[i](s, c, bufio.NewReader(c))
+			}()
+		}
+	}()
+	return s
+}
+
+// read reads one request and records its body.
+func (s *rawServer) read(br *bufio.Reader) bool {
+	r, err := http.ReadRequest(br)
+	if err != nil {
+		return false
+	}
+	b, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.bodies = append(s.bodies, string(b))
+	s.mu.Unlock()
+	return true
+}
+
+func (s *rawServer) seen() (conns int, bodies []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns, append([]string(nil), s.bodies...)
+}
+
+// answer reads a request and answers it, keeping the connection (no
+// "Connection: close").
+func answer(s *rawServer, c net.Conn, br *bufio.Reader) bool {
+	if !s.read(br) {
+		return false
+	}
+	_, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+
+		strconv.Itoa(len(okChat))+"\r\n\r\n"+okChat)
+	return err == nil
+}
+
+func testTransport() *plainTransport {
+	return newPlainTransport(4, &http.Transport{IdleConnTimeout: time.Minute, Proxy: http.ProxyFromEnvironment}, (&net.Dialer{}).DialContext)
+}
+
+func post(t *testing.T, tr http.RoundTripper, url, body string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return resp, err
+}
+
+// A server that closes a kept-alive connection once it has read the next
+// request, without answering (what a client sees when the server's idle
+// close crosses the request on the wire, after the liveness peek): the
+// transport resends the request at once on a new connection, with its
+// whole body, and the caller sees the answer.
+func TestRedialKeptAliveClosed(t *testing.T) {
+	s := newRawServer(t,
+		func(s *rawServer, c net.Conn, br *bufio.Reader) {
+			if answer(s, c, br) {
+				s.read(br) // the second request, read and not answered
+			}
+		},
+		func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
+	)
+	tr := testTransport()
+	defer tr.CloseIdleConnections()
+	url := "http://" + s.ln.Addr().String() + "/v1/chat/completions"
+	if _, err := post(t, tr, url, "first"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := post(t, tr, url, "second")
+	if err != nil {
+		t.Fatalf("request on a kept-alive connection the server closed: %v, want the answer after a redial", err)
+	}
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+	conns, bodies := s.seen()
+	if conns != 2 || strings.Join(bodies, ",") != "first,second,second" {
+		t.Errorf("server saw %d connections and bodies %q, want 2 and first,second,second", conns, bodies)
+	}
+}
+
+// Through Client, the redial is no retry: the request succeeds at its
+// first attempt (without the redial, at its second, after a backoff).
+func TestRedialIsNoAttempt(t *testing.T) {
+	s := newRawServer(t,
+		func(s *rawServer, c net.Conn, br *bufio.Reader) {
+			if answer(s, c, br) {
+				s.read(br)
+			}
+		},
+		func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
+	)
+	c, err := New(Config{BaseURL: "http://" + s.ln.Addr().String() + "/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 2 {
+		r, err := c.Complete(context.Background(), chatReq())
+		if err != nil || r.Attempts != 1 {
+			t.Fatalf("request %d: %+v, %v; want success at attempt 1", i+1, r, err)
+		}
+	}
+}
+
+// No redial where it could be wrong or is no help: a new connection closed
+// before its answer (the server refuses this request, not an idle
+// connection), an answer cut after its first bytes (the server answered),
+// a body that cannot be read again.
+func TestNoRedial(t *testing.T) {
+	keptThenClosed := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if answer(s, c, br) {
+			s.read(br)
+		}
+	}
+	keptThenCut := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if answer(s, c, br) && s.read(br) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		}
+	}
+	closed := func(s *rawServer, c net.Conn, br *bufio.Reader) { s.read(br) }
+	for _, tc := range []struct {
+		name   string
+		serve  func(*rawServer, net.Conn, *bufio.Reader)
+		first  bool // the first request is answered, the second fails
+		body   func(string) io.Reader
+		bodies string
+	}{
+		{"new connection", closed, false, func(s string) io.Reader { return strings.NewReader(s) }, "second"},
+		{"answer cut", keptThenCut, true, func(s string) io.Reader { return strings.NewReader(s) }, "first,second"},
+		{"body not rewindable", keptThenClosed, true, func(s string) io.Reader { return io.MultiReader(strings.NewReader(s)) }, "first,second"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A second connection, if one were dialed, would be answered.
+			s := newRawServer(t, tc.serve, func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) })
+			tr := testTransport()
+			defer tr.CloseIdleConnections()
+			url := "http://" + s.ln.Addr().String() + "/"
+			if tc.first {
+				if _, err := post(t, tr, url, "first"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			req, _ := http.NewRequest("POST", url, tc.body("second"))
+			if _, err := tr.RoundTrip(req); err == nil {
+				t.Fatal("no error, want the failure of the request")
+			}
+			conns, bodies := s.seen()
+			if conns != 1 || strings.Join(bodies, ",") != tc.bodies {
+				t.Errorf("server saw %d connections and bodies %q, want 1 and %s", conns, bodies, tc.bodies)
+			}
+		})
+	}
+}
+
+// A cancelled request is not resent: its error is the context's.
+func TestNoRedialCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := newRawServer(t,
+		func(s *rawServer, c net.Conn, br *bufio.Reader) {
+			if answer(s, c, br) {
+				s.read(br)
+				cancel() // before the close reaches the client
+				time.Sleep(20 * time.Millisecond)
+			}
+		},
+		func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
+	)
+	tr := testTransport()
+	defer tr.CloseIdleConnections()
+	url := "http://" + s.ln.Addr().String() + "/"
+	if _, err := post(t, tr, url, "first"); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader([]byte("second")))
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if conns, _ := s.seen(); conns != 1 {
+		t.Errorf("%d connections, want 1", conns)
+	}
+}
