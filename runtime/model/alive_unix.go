@@ -31,15 +31,26 @@ func alive(c net.Conn) bool {
 // read buffer while its answer is computed (issue 23: at 10,000 in flight
 // the 2 KiB buffers were a fifth of the live heap). It returns c's error,
 // such as the deadline that cancelling sets.
+//
+// Only the first look is a syscall: once the poller reports the socket
+// readable, it returns without peeking again (issue 23: a third syscall
+// per request). A wake-up with nothing to read after all is rare, and
+// harmless: the read that follows waits in the poller, as any read does,
+// with its buffer taken.
 func readable(c net.Conn) error {
 	rc, err := rawConn(c)
 	if err != nil || rc == nil {
 		return err
 	}
 	var b [1]byte
+	waited := false
 	return rc.Read(func(fd uintptr) bool {
+		if waited {
+			return true
+		}
 		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK // else wait
+		waited = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+		return !waited // else wait
 	})
 }
 

@@ -49,6 +49,10 @@ type plainConn struct {
 	reused    bool // it carried a request before this one
 }
 
+// trustIdle is how long a connection stays idle before get peeks whether
+// the server closed it.
+const trustIdle = time.Second
+
 // readBufferSize is a connection's read buffer: an OpenAI response's
 // headers fit; a larger body is read through it.
 const readBufferSize = 2 << 10
@@ -201,8 +205,13 @@ func (t *plainTransport) get(ctx context.Context, host string, fresh bool) (*pla
 		h.idle = h.idle[:len(h.idle)-1]
 		// One the server closed while it was idle would fail the
 		// request sent on it (net/http's read loop notices the close;
-		// here no goroutine waits on an idle connection).
-		if time.Since(pc.idleSince) < t.idleFor && alive(pc.c) {
+		// here no goroutine waits on an idle connection). Servers close
+		// idle connections after seconds (uvicorn 5 s, nginx 75 s), so
+		// one idle for less than trustIdle is used without the peek's
+		// syscall (a syscall per request at high rates); the rare one
+		// closed all the same is redialed at once (RoundTrip).
+		idle := time.Since(pc.idleSince)
+		if idle < t.idleFor && (idle < trustIdle || alive(pc.c)) {
 			t.mu.Unlock()
 			return pc, nil
 		}

@@ -237,3 +237,50 @@ func TestNoRedialCancelled(t *testing.T) {
 		t.Errorf("%d connections, want 1", conns)
 	}
 }
+
+// A connection idle for longer than trustIdle is peeked before it is
+// used: one the server closed (here only its writing side, so that a
+// request sent on it would still be read and show) is dropped, and the
+// request goes out once, on a new connection. Idle for less, it is used
+// without the peek and the request, unanswered, is resent.
+func TestIdlePeekedAfterTrustIdle(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		idle   time.Duration
+		bodies string
+	}{
+		{"peeked", 2 * trustIdle, "first,second"},
+		{"trusted", 0, "first,second,second"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRawServer(t,
+				func(s *rawServer, c net.Conn, br *bufio.Reader) {
+					if answer(s, c, br) {
+						c.(*net.TCPConn).CloseWrite()
+						s.read(br)
+					}
+				},
+				func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
+			)
+			tr := testTransport()
+			defer tr.CloseIdleConnections()
+			url := "http://" + s.ln.Addr().String() + "/"
+			if _, err := post(t, tr, url, "first"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond) // the FIN crosses loopback
+			tr.mu.Lock()
+			for _, pc := range tr.hosts[s.ln.Addr().String()].idle {
+				pc.idleSince = pc.idleSince.Add(-tc.idle)
+			}
+			tr.mu.Unlock()
+			if _, err := post(t, tr, url, "second"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond) // the first server reads what it got
+			if _, bodies := s.seen(); strings.Join(bodies, ",") != tc.bodies {
+				t.Errorf("server saw bodies %q, want %s", bodies, tc.bodies)
+			}
+		})
+	}
+}

@@ -30,9 +30,11 @@ func countConns(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int
 	return srv, &n
 }
 
-// Requests one after another share one connection; one the server closed
-// while it was idle is not used again: the next request opens another and
-// succeeds at its first attempt (no retry spent on the server's close).
+// Requests one after another share one connection; after the server
+// closed it while it was idle, the next request opens another and
+// succeeds at its first attempt (no retry spent on the server's close:
+// the liveness peek, or the redial when the connection was idle for less
+// than trustIdle and not peeked).
 func TestPlainTransportKeepAlive(t *testing.T) {
 	srv, conns := countConns(t, reply(200, okChat))
 	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m"})
