@@ -47,6 +47,7 @@ type plainConn struct {
 	host      string
 	idleSince time.Time
 	reused    bool // it carried a request before this one
+	readable  *readable
 }
 
 // trustIdle is how long a connection stays idle before get peeks whether
@@ -166,7 +167,7 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
 	}
-	if err := readable(pc.c); err != nil {
+	if err := pc.readable.wait(); err != nil {
 		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
 	}
 	pc.takeReader()
@@ -270,7 +271,7 @@ func (t *plainTransport) dialConn(ctx context.Context, host string, h *hostConns
 		t.release(h)
 		return nil, err
 	}
-	return &plainConn{c: c, host: host}, nil
+	return &plainConn{c: c, host: host, readable: newReadable(c)}, nil
 }
 
 // put gives a connection whose response was read whole to a waiting
