@@ -158,7 +158,7 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 	}
 	w := writers.Get().(*bufio.Writer)
 	w.Reset(pc.c)
-	err := r.Write(w)
+	err := writeRequest(w, r)
 	if err == nil {
 		err = w.Flush()
 	}
