@@ -41,7 +41,7 @@ func TestWriteRequestAsRequestWrite(t *testing.T) {
 			r.Header.Set("Host", "ignored")
 			r.Header.Set("Content-Length", "999")
 		}),
-		"user agent": mk("POST", "http://h/", "b", func(r *http.Request) { r.Header.Set("User-Agent", " nel/1 ") }),
+		"user agent":    mk("POST", "http://h/", "b", func(r *http.Request) { r.Header.Set("User-Agent", " nel/1 ") }),
 		"no user agent": mk("POST", "http://h/", "b", func(r *http.Request) { r.Header["User-Agent"] = []string{""} }),
 		"host":          mk("POST", "http://h:81/p", "b", func(r *http.Request) { r.Host = "other:82" }),
 		"empty post":    mk("POST", "http://h/", "", nil),
