@@ -103,26 +103,39 @@ func post(t *testing.T, tr http.RoundTripper, url, body string) (*http.Response,
 	return resp, err
 }
 
+// answerThenRead answers the first request on a connection, then reads
+// the next one and closes the connection without answering it.
+func answerThenRead(s *rawServer, c net.Conn, br *bufio.Reader) {
+	if answer(s, c, br) {
+		s.read(br)
+	}
+}
+
+// answerOne answers one request.
+func answerOne(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) }
+
+// afterFirst starts a server whose first connection first serves, and
+// whose second answers, and sends "first" to it through a new transport,
+// which it returns with the URL.
+func afterFirst(t *testing.T, first func(*rawServer, net.Conn, *bufio.Reader)) (*rawServer, *plainTransport, string) {
+	t.Helper()
+	s := newRawServer(t, first, answerOne)
+	tr := testTransport()
+	t.Cleanup(tr.CloseIdleConnections)
+	url := "http://" + s.ln.Addr().String() + "/v1/chat/completions"
+	if _, err := post(t, tr, url, "first"); err != nil {
+		t.Fatal(err)
+	}
+	return s, tr, url
+}
+
 // A server that closes a kept-alive connection once it has read the next
 // request, without answering (what a client sees when the server's idle
 // close crosses the request on the wire, after the liveness peek): the
 // transport resends the request at once on a new connection, with its
 // whole body, and the caller sees the answer.
 func TestRedialKeptAliveClosed(t *testing.T) {
-	s := newRawServer(t,
-		func(s *rawServer, c net.Conn, br *bufio.Reader) {
-			if answer(s, c, br) {
-				s.read(br) // the second request, read and not answered
-			}
-		},
-		func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
-	)
-	tr := testTransport()
-	defer tr.CloseIdleConnections()
-	url := "http://" + s.ln.Addr().String() + "/v1/chat/completions"
-	if _, err := post(t, tr, url, "first"); err != nil {
-		t.Fatal(err)
-	}
+	s, tr, url := afterFirst(t, answerThenRead)
 	resp, err := post(t, tr, url, "second")
 	if err != nil {
 		t.Fatalf("request on a kept-alive connection the server closed: %v, want the answer after a redial", err)
@@ -139,14 +152,7 @@ func TestRedialKeptAliveClosed(t *testing.T) {
 // Through Client, the redial is no retry: the request succeeds at its
 // first attempt (without the redial, at its second, after a backoff).
 func TestRedialIsNoAttempt(t *testing.T) {
-	s := newRawServer(t,
-		func(s *rawServer, c net.Conn, br *bufio.Reader) {
-			if answer(s, c, br) {
-				s.read(br)
-			}
-		},
-		func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
-	)
+	s := newRawServer(t, answerThenRead, answerOne)
 	c, err := New(Config{BaseURL: "http://" + s.ln.Addr().String() + "/v1", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -165,11 +171,6 @@ func TestRedialIsNoAttempt(t *testing.T) {
 // connection), an answer cut after its first bytes (the server answered),
 // a body that cannot be read again.
 func TestNoRedial(t *testing.T) {
-	keptThenClosed := func(s *rawServer, c net.Conn, br *bufio.Reader) {
-		if answer(s, c, br) {
-			s.read(br)
-		}
-	}
 	keptThenCut := func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		if answer(s, c, br) && s.read(br) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\n")
@@ -185,11 +186,11 @@ func TestNoRedial(t *testing.T) {
 	}{
 		{"new connection", closed, false, func(s string) io.Reader { return strings.NewReader(s) }, "second"},
 		{"answer cut", keptThenCut, true, func(s string) io.Reader { return strings.NewReader(s) }, "first,second"},
-		{"body not rewindable", keptThenClosed, true, func(s string) io.Reader { return io.MultiReader(strings.NewReader(s)) }, "first,second"},
+		{"body not rewindable", answerThenRead, true, func(s string) io.Reader { return io.MultiReader(strings.NewReader(s)) }, "first,second"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A second connection, if one were dialed, would be answered.
-			s := newRawServer(t, tc.serve, func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) })
+			s := newRawServer(t, tc.serve, answerOne)
 			tr := testTransport()
 			defer tr.CloseIdleConnections()
 			url := "http://" + s.ln.Addr().String() + "/"
@@ -213,22 +214,13 @@ func TestNoRedial(t *testing.T) {
 // A cancelled request is not resent: its error is the context's.
 func TestNoRedialCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := newRawServer(t,
-		func(s *rawServer, c net.Conn, br *bufio.Reader) {
-			if answer(s, c, br) {
-				s.read(br)
-				cancel() // before the close reaches the client
-				time.Sleep(20 * time.Millisecond)
-			}
-		},
-		func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
-	)
-	tr := testTransport()
-	defer tr.CloseIdleConnections()
-	url := "http://" + s.ln.Addr().String() + "/"
-	if _, err := post(t, tr, url, "first"); err != nil {
-		t.Fatal(err)
-	}
+	s, tr, url := afterFirst(t, func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if answer(s, c, br) {
+			s.read(br)
+			cancel() // before the close reaches the client
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader([]byte("second")))
 	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
@@ -253,21 +245,12 @@ func TestIdlePeekedAfterTrustIdle(t *testing.T) {
 		{"trusted", 0, "first,second,second"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newRawServer(t,
-				func(s *rawServer, c net.Conn, br *bufio.Reader) {
-					if answer(s, c, br) {
-						c.(*net.TCPConn).CloseWrite()
-						s.read(br)
-					}
-				},
-				func(s *rawServer, c net.Conn, br *bufio.Reader) { answer(s, c, br) },
-			)
-			tr := testTransport()
-			defer tr.CloseIdleConnections()
-			url := "http://" + s.ln.Addr().String() + "/"
-			if _, err := post(t, tr, url, "first"); err != nil {
-				t.Fatal(err)
-			}
+			s, tr, url := afterFirst(t, func(s *rawServer, c net.Conn, br *bufio.Reader) {
+				if answer(s, c, br) {
+					c.(*net.TCPConn).CloseWrite()
+					s.read(br)
+				}
+			})
 			time.Sleep(20 * time.Millisecond) // the FIN crosses loopback
 			tr.mu.Lock()
 			for _, pc := range tr.hosts[s.ln.Addr().String()].idle {
