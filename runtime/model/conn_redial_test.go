@@ -267,3 +267,31 @@ func TestIdlePeekedAfterTrustIdle(t *testing.T) {
 		})
 	}
 }
+
+// A server that closes every connection after its response, without
+// saying "Connection: close": each next request, sent on the closed
+// connection within trustIdle (no peek), is resent at once on a new one
+// and succeeds at its first attempt.
+func TestServerClosesAfterEachResponse(t *testing.T) {
+	const n = 5
+	serve := make([]func(*rawServer, net.Conn, *bufio.Reader), n)
+	for i := range serve {
+		serve[i] = answerOne
+	}
+	s := newRawServer(t, serve...)
+	c, err := New(Config{BaseURL: "http://" + s.ln.Addr().String() + "/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range n {
+		time.Sleep(5 * time.Millisecond) // the server's close arrives first
+		r, err := c.Complete(context.Background(), chatReq())
+		if err != nil || r.Attempts != 1 {
+			t.Fatalf("request %d: %+v, %v; want success at attempt 1", i+1, r, err)
+		}
+	}
+	if conns, bodies := s.seen(); conns != n || len(bodies) != n {
+		t.Errorf("server saw %d connections and %d requests, want %d and %d", conns, len(bodies), n, n)
+	}
+}
