@@ -238,7 +238,10 @@ func BenchmarkClientCost(b *testing.B) {
 // faults: a fault's retry wait is time the client holds a slot by
 // design). 20 rounds: C × 20 samples, ideal 10 s. %efficiency is the
 // ideal time over the wall time of the whole `nel-run shard` process,
-// start-up and Parquet files included.
+// start-up and Parquet files included. The asyncio peer sends the same
+// bodies at C in flight to the same simulator after each nel run
+// (asyncio-%efficiency, its whole process too): where it falls short as
+// much as nel, the simulator or the machine is the limit, not nel.
 func BenchmarkEfficiencyCapped(b *testing.B) {
 	for _, conc := range []int{64, 512} {
 		b.Run(fmt.Sprintf("C=%d", conc), func(b *testing.B) {
@@ -253,10 +256,23 @@ func BenchmarkEfficiencyCapped(b *testing.B) {
 				{Name: "system_message", Config: map[string]any{"system_message": "Answer briefly."}},
 				{Name: "reasoning"}, {Name: "finish_reason"}, {Name: "response_stats"},
 			}
-			var wall time.Duration
-			runs := runShards(b, bin, p, dir, samples, func(c procCost) { wall += c.wall })
+			py := peer(b)
+			var bodies string
+			if py != "" {
+				bodies = recordBodies(b, bin, data, *p, dir)
+			}
+			var wall, peerWall time.Duration
+			runs := runShards(b, bin, p, dir, samples, func(c procCost) {
+				wall += c.wall
+				if py != "" {
+					peerWall += runPeer(b, py, url, bodies, conc, samples).wall
+				}
+			})
 			ideal := float64(rounds) * latency.Seconds()
 			b.ReportMetric(100*ideal/(wall.Seconds()/float64(runs)), "%efficiency")
+			if py != "" {
+				b.ReportMetric(100*ideal/(peerWall.Seconds()/float64(runs)), "asyncio-%efficiency")
+			}
 		})
 	}
 }

@@ -21,7 +21,9 @@ import (
 // Here a request in flight costs its caller's goroutine, the socket and a
 // small read buffer. Requests it does not handle (https, a proxy from the
 // environment) go to fallback, an http.Transport, which also brings HTTP/2
-// where a TLS server offers it.
+// where a TLS server offers it (negotiated by ALPN). Plain http:// stays
+// HTTP/1.1: vLLM and SGLang speak no h2c (HTTP/2 without TLS), and
+// net/http would not try it either (TestHTTP2OverTLSOnly).
 type plainTransport struct {
 	fallback *http.Transport
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -44,7 +46,13 @@ type plainConn struct {
 	br        *bufio.Reader // from readers while a response is read, else nil
 	host      string
 	idleSince time.Time
+	reused    bool // it carried a request before this one
+	readable  *readable
 }
+
+// trustIdle is how long a connection stays idle before get peeks whether
+// the server closed it.
+const trustIdle = time.Second
 
 // readBufferSize is a connection's read buffer: an OpenAI response's
 // headers fit; a larger body is read through it.
@@ -86,12 +94,52 @@ func (t *plainTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if p, err := t.fallback.Proxy(r); err != nil || p != nil {
 		return t.fallback.RoundTrip(r)
 	}
-	pc, err := t.get(r.Context(), hostPort(r))
+	ctx, host := r.Context(), hostPort(r)
+	pc, err := t.get(ctx, host, false)
 	if err != nil {
 		closeBody(r)
 		return nil, err
 	}
-	return t.exchange(r.Context(), pc, r)
+	resp, err := t.exchange(ctx, pc, r)
+	if !pc.reused || !errors.Is(err, errNoAnswer) || ctx.Err() != nil {
+		return resp, err
+	}
+	// A kept-alive connection the server closed after the liveness peek
+	// (its idle timeout, a restart) fails before any answer. Client's
+	// retry policy would resend the request anyway, after a backoff and
+	// counted as an attempt: resend it at once on a new connection,
+	// once. net/http resends too, though for a POST only when nothing of
+	// it was written; an LLM request asked twice is the same request.
+	again, ok := rewound(r)
+	if !ok {
+		return resp, err
+	}
+	if pc, err = t.get(ctx, host, true); err != nil {
+		closeBody(again)
+		return nil, err
+	}
+	return t.exchange(ctx, pc, again)
+}
+
+// errNoAnswer marks a request that failed before any byte of its answer
+// arrived: written in part or whole, but not answered.
+var errNoAnswer = errors.New("connection closed before any response")
+
+// rewound is r with its body from the start, when it can be sent again.
+func rewound(r *http.Request) (*http.Request, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return r, true
+	}
+	if r.GetBody == nil {
+		return nil, false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return nil, false
+	}
+	again := *r
+	again.Body = body
+	return &again, true
 }
 
 // exchange writes r on pc and reads the response's head. The response's
@@ -110,19 +158,23 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 	}
 	w := writers.Get().(*bufio.Writer)
 	w.Reset(pc.c)
-	err := r.Write(w)
+	err := writeRequest(w, r)
 	if err == nil {
 		err = w.Flush()
 	}
 	w.Reset(nil)
 	writers.Put(w)
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
 	}
-	if err := readable(pc.c); err != nil {
-		return fail(err)
+	if err := pc.readable.wait(); err != nil {
+		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
 	}
 	pc.takeReader()
+	if _, err := pc.br.Peek(1); err != nil {
+		// The server's close (EOF, a reset) with nothing before it.
+		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
+	}
 	var resp *http.Response
 	for {
 		resp, err = http.ReadResponse(pc.br, r)
@@ -140,21 +192,27 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 }
 
 // get returns an idle connection to host, or a new one once fewer than
-// maxConns are open, waiting for one of the two.
-func (t *plainTransport) get(ctx context.Context, host string) (*plainConn, error) {
+// maxConns are open, waiting for one of the two. fresh skips the idle
+// ones (a redial after one failed).
+func (t *plainTransport) get(ctx context.Context, host string, fresh bool) (*plainConn, error) {
 	t.mu.Lock()
 	h := t.hosts[host]
 	if h == nil {
 		h = &hostConns{}
 		t.hosts[host] = h
 	}
-	for len(h.idle) > 0 {
+	for len(h.idle) > 0 && !fresh {
 		pc := h.idle[len(h.idle)-1]
 		h.idle = h.idle[:len(h.idle)-1]
 		// One the server closed while it was idle would fail the
 		// request sent on it (net/http's read loop notices the close;
-		// here no goroutine waits on an idle connection).
-		if time.Since(pc.idleSince) < t.idleFor && alive(pc.c) {
+		// here no goroutine waits on an idle connection). Servers close
+		// idle connections after seconds (uvicorn 5 s, nginx 75 s), so
+		// one idle for less than trustIdle is used without the peek's
+		// syscall (a syscall per request at high rates); the rare one
+		// closed all the same is redialed at once (RoundTrip).
+		idle := time.Since(pc.idleSince)
+		if idle < t.idleFor && (idle < trustIdle || alive(pc.c)) {
 			t.mu.Unlock()
 			return pc, nil
 		}
@@ -213,7 +271,7 @@ func (t *plainTransport) dialConn(ctx context.Context, host string, h *hostConns
 		t.release(h)
 		return nil, err
 	}
-	return &plainConn{c: c, host: host}, nil
+	return &plainConn{c: c, host: host, readable: newReadable(c)}, nil
 }
 
 // put gives a connection whose response was read whole to a waiting
@@ -226,6 +284,7 @@ func (t *plainTransport) put(pc *plainConn) {
 	}
 	pc.dropReader()
 	pc.idleSince = time.Now()
+	pc.reused = true
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.hosts[pc.host]

@@ -391,6 +391,10 @@ func TestRecoversAfterTransientFailures(t *testing.T) {
 	c, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
 		switch n.Add(1) {
 		case 1:
+			// Closed, so that the hang-up comes on a new connection:
+			// on a kept-alive one the transport resends at once,
+			// without an attempt (TestRedialKeptAliveClosed).
+			w.Header().Set("Connection", "close")
 			reply(503, "")(w, r)
 		case 2:
 			hangUp(w, r)

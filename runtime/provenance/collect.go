@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // CollectBuild describes the running binary: nelVersion (what the build
@@ -40,13 +41,14 @@ func CollectBuild(nelVersion string) Build {
 
 // executableSHA256 hashes the running binary once per process: it does not
 // change while the process runs, and nel-run may run many shards (reading
-// ~30 MB each time would be waste). The value is a constant once computed.
+// ~30 MB each time would be waste). The value is a constant once computed;
+// across processes, the cache of exehash.go keeps it.
 var executableSHA256 = sync.OnceValues(func() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	return FileSHA256(exe)
+	return cachedFileSHA256(exe, exeCacheDir(), time.Now())
 })
 
 // FileSHA256 is "sha256:<hex>" of the file at path.

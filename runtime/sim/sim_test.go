@@ -323,8 +323,12 @@ func TestFaultsRetriedAway(t *testing.T) {
 		}
 		faulted += st.Faults[k]
 	}
-	if int64(retried) != faulted || st.Requests != n+faulted {
-		t.Errorf("client retried %d times, server injected %d faults in %d requests", retried, faulted, st.Requests)
+	// Every fault costs one more request. A reset on a kept-alive
+	// connection, before any answer, is resent at once by the transport
+	// (as a server's idle close would be), without an attempt: retries
+	// cover the other faults and some of the resets.
+	if st.Requests != n+faulted || int64(retried) > faulted || faulted-int64(retried) > st.Faults["reset"] {
+		t.Errorf("client retried %d times, server injected %d faults (%d resets) in %d requests", retried, faulted, st.Faults["reset"], st.Requests)
 	}
 	if frac := float64(faulted) / float64(st.Requests); frac < 0.3 || frac > 0.5 {
 		t.Errorf("fault fraction %.2f, want about 0.4", frac)
