@@ -179,7 +179,7 @@ func (r *runner) streamItems(ctx context.Context, s dataset.Streamer, spec strin
 		total int
 	)
 	ids := bench.NewIDs(len(sel.ranks))
-	ds, err := s.Windows(ctx, spec, dataset.LoadOptions{}, windowRecords, func(w *dataset.Dataset) error {
+	ds, err := s.Windows(ctx, spec, dataset.LoadOptions{}, r.window, func(w *dataset.Dataset) error {
 		set, err := r.def.Load(ctx, windowLoader{spec: spec, w: w}, r.b.Params)
 		if err != nil {
 			return err

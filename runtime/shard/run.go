@@ -219,6 +219,10 @@ type runner struct {
 	// sysFingerprint is the first system_fingerprint the solver's server
 	// answered with (provenance.go).
 	sysFingerprint atomic.Pointer[string]
+
+	// window is how many records a streaming shard prepares at a time
+	// (windowRecords; tests make it small to cross window edges).
+	window int
 }
 
 type namedScorer struct {
@@ -288,7 +292,7 @@ func newRunner(o Options) (*runner, error) {
 		o.RampRate = defaultRampPerCPU * float64(runtime.GOMAXPROCS(0))
 	}
 	r := &runner{
-		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling",
+		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling", window: windowRecords,
 		log: o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 	}
 	bdir := rundir.Dir(o.OutDir).Benchmark(b.Dir)

@@ -1,0 +1,160 @@
+package shard
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// itemsPlan is a one-benchmark gsm8k plan over data (a local path).
+func itemsPlan(data string, shards int, maxProblems *int, seed *int64) *plan.Plan {
+	return &plan.Plan{
+		PlanVersion: plan.Version, ScoringVersion: "1", RecipeHash: "sha256:r", PlanHash: "sha256:p", Shards: shards,
+		Services: []plan.Service{{Name: "m", Type: "api", Protocol: "chat_completions", Model: "m", URL: "http://127.0.0.1:1/v1"}},
+		Benchmarks: []plan.Benchmark{{
+			Key: "gsm8k", Name: "gsm8k", Dir: "gsm8k", Hash: "sha256:b",
+			Solver: plan.Solver{Type: "simple", Service: "m"}, Repeats: 1, MaxConcurrent: 1, Timeout: 30,
+			MaxProblems: maxProblems, ShuffleSeed: seed, Params: map[string]any{"data_path": data},
+		}},
+	}
+}
+
+// loadShard returns shard of p's items, streamed or whole (a DataCache
+// makes a shard load the whole set, as the shards of nel run do), and
+// what it logged at warning level.
+func loadShard(t *testing.T, p *plan.Plan, shard int, whole bool, window int) (*shardData, string, error) {
+	t.Helper()
+	var logs bytes.Buffer
+	o := Options{Plan: p, Benchmark: "gsm8k", Shard: shard, Of: p.Shards, OutDir: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))}
+	if whole {
+		o.Data = &DataCache{}
+	}
+	r, err := newRunner(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.window = window
+	d, err := r.shardItems(context.Background())
+	if err == nil && d.streamed == whole {
+		t.Fatalf("whole=%v, but streamed=%v", whole, d.streamed)
+	}
+	return d, logs.String(), err
+}
+
+func dropTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+// gsm8kLines returns n distinct problems as JSONL lines; every 97th
+// repeats problem 3 (a duplicate the warning names).
+func gsm8kLines(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		k := i
+		if i > 3 && i%97 == 0 {
+			k = 3
+		}
+		out[i] = fmt.Sprintf(`{"question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`, k, k%7, k, k%7, k+k%7, k+k%7)
+	}
+	return out
+}
+
+func writeData(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(text)
+	if strings.HasSuffix(path, ".gz") {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		data = b.Bytes()
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamedShardItems: a shard that streams its data gets exactly the
+// items the whole-set path gives it (IDs, indices, origins, prompts, in
+// the same order), the same counts, digest and duplicate warning, for a
+// file, a gzipped file and a folder of two files, across shard counts,
+// with max_problems and with shuffle_seed, windows crossing file edges.
+func TestStreamedShardItems(t *testing.T) {
+	dir := t.TempDir()
+	lines := gsm8kLines(1000)
+	one := strings.Join(lines[:400], "\n") + "\n\n" + strings.Join(lines[400:], "\n") + "\n"
+	writeData(t, filepath.Join(dir, "one.jsonl"), one)
+	writeData(t, filepath.Join(dir, "one.jsonl.gz"), one)
+	writeData(t, filepath.Join(dir, "two", "a.jsonl"), strings.Join(lines[:333], "\n"))
+	writeData(t, filepath.Join(dir, "two", "b.jsonl"), "\n"+strings.Join(lines[333:], "\n")+"\n")
+	ptr := func(n int) *int { return &n }
+	seed := func(n int64) *int64 { return &n }
+	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two"} {
+		for _, c := range []struct {
+			max  *int
+			seed *int64
+		}{{nil, nil}, {ptr(250), nil}, {nil, seed(42)}, {ptr(300), seed(7)}, {ptr(5000), seed(1)}} {
+			for _, of := range []int{1, 3, 8} {
+				p := itemsPlan(filepath.Join(dir, data), of, c.max, c.seed)
+				sum := 0
+				for shard := range of {
+					name := fmt.Sprintf("%s max=%v seed=%v shard %d/%d", data, deref(c.max), deref(c.seed), shard, of)
+					want, wantLog, err := loadShard(t, p, shard, true, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, gotLog, err := loadShard(t, p, shard, false, 37)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					sameItems(t, name, got, want)
+					if gotLog != wantLog || !strings.Contains(wantLog, "repeats") {
+						t.Errorf("%s: warned\n%s\nwant\n%s", name, gotLog, wantLog)
+					}
+					sum += len(got.mine)
+				}
+				if want, _, _ := loadShard(t, p, 0, true, 0); sum != want.selected {
+					t.Errorf("%s max=%v seed=%v: %d shards hold %d items, %d selected", data, deref(c.max), deref(c.seed), of, sum, want.selected)
+				}
+			}
+		}
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
+}
+
+func sameItems(t *testing.T, name string, got, want *shardData) {
+	t.Helper()
+	if got.selected != want.selected || got.total != want.total || got.digest != want.digest {
+		t.Errorf("%s: selected %d, total %d, digest %s; want %d, %d, %s", name, got.selected, got.total, got.digest, want.selected, want.total, want.digest)
+	}
+	if len(got.mine) != len(want.mine) {
+		t.Fatalf("%s: %d items, want %d", name, len(got.mine), len(want.mine))
+	}
+	for i, w := range want.mine {
+		g := got.mine[i]
+		if g.ID != w.ID || g.Index != w.Index || g.Origin != w.Origin || g.Prompt != w.Prompt || g.Expected != w.Expected || fmt.Sprint(g.Content) != fmt.Sprint(w.Content) {
+			t.Fatalf("%s: item %d is %+v\nwant %+v", name, i, *g, *w)
+		}
+	}
+}
