@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 )
 
@@ -156,5 +158,110 @@ func sameItems(t *testing.T, name string, got, want *shardData) {
 		if g.ID != w.ID || g.Index != w.Index || g.Origin != w.Origin || g.Prompt != w.Prompt || g.Expected != w.Expected || fmt.Sprint(g.Content) != fmt.Sprint(w.Content) {
 			t.Fatalf("%s: item %d is %+v\nwant %+v", name, i, *g, *w)
 		}
+	}
+}
+
+// TestStreamedShardErrors: a shard that streams its data fails as the
+// whole-set path fails, word for word: a malformed line with its number
+// (also after a record the benchmark refuses, and with shuffle_seed), a
+// refused record with its index in the whole dataset, a missing file,
+// and data changed since compiling (reported before what the change
+// made the benchmark refuse).
+func TestStreamedShardErrors(t *testing.T) {
+	dir := t.TempDir()
+	lines := gsm8kLines(1000)
+	with := func(name string, edit func(ls []string)) string {
+		ls := append([]string(nil), lines...)
+		edit(ls)
+		path := filepath.Join(dir, name)
+		writeData(t, path, strings.Join(ls, "\n")+"\n")
+		return path
+	}
+	seed := int64(3)
+	cases := []struct {
+		name, data string
+		seed       *int64
+		pin        string // a file whose digest the plan pins
+		want       string
+	}{
+		{"malformed", with("bad.jsonl", func(ls []string) { ls[799] = `{"question": "x", ` }), nil, "", "bad.jsonl: line 800: invalid JSON"},
+		{"malformed+seed", filepath.Join(dir, "bad.jsonl"), &seed, "", "bad.jsonl: line 800: invalid JSON"},
+		{"refused record", with("refused.jsonl", func(ls []string) { ls[700] = `{"question": "x"}` }), nil, "", `record 700: missing field "answer"`},
+		{"refused, then malformed", with("both.jsonl", func(ls []string) { ls[5] = `{"question": "x"}`; ls[900] = `[1]` }), nil, "", "both.jsonl: line 901: not a JSON object"},
+		{"missing", filepath.Join(dir, "nope.jsonl"), nil, "", "no such file"},
+		{"changed", with("changed.jsonl", func(ls []string) { ls[5] = `{"question": "x"}` }), nil, filepath.Join(dir, "one.jsonl"), "the data changed since the job was compiled"},
+	}
+	writeData(t, filepath.Join(dir, "one.jsonl"), strings.Join(lines, "\n")+"\n")
+	for _, c := range cases {
+		p := itemsPlan(c.data, 4, nil, c.seed)
+		if c.pin != "" {
+			d, err := dataset.LocalDigest("", c.pin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Spec = c.data
+			p.Benchmarks[0].LocalData = dataset.PinsOf([]*dataset.Dataset{d})
+		}
+		_, _, wantErr := loadShard(t, p, 1, true, 0)
+		_, _, gotErr := loadShard(t, p, 1, false, 37)
+		if wantErr == nil || !strings.Contains(wantErr.Error(), c.want) {
+			t.Fatalf("%s: the whole-set path gave %v, expected %q", c.name, wantErr, c.want)
+		}
+		if gotErr == nil || gotErr.Error() != wantErr.Error() {
+			t.Errorf("%s: streamed: %v\nwant: %v", c.name, gotErr, wantErr)
+		}
+	}
+}
+
+// liveHeap runs f and returns the bytes live on the heap after it, what f
+// returned still held.
+func liveHeap(f func() any) (uint64, any) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v := f()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0, v
+	}
+	return after.HeapAlloc - before.HeapAlloc, v
+}
+
+// TestStreamedShardHeap: shard 0 of 1,000 of a 200,000-item file holds
+// its ~200 items, not the dataset: its live heap after loading stays
+// under 16 MB (0.2 MB measured). The whole-set path, loading the same
+// shard, holds every item (150 MB measured), which the test measures too
+// so that the bound is known to tell them apart.
+func TestStreamedShardHeap(t *testing.T) {
+	const items, bound = 200_000, 16 << 20
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	var b strings.Builder
+	for i := range items {
+		fmt.Fprintf(&b, `{"question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`+"\n", i, i%97, i, i%97, i+i%97, i+i%97)
+	}
+	writeData(t, path, b.String())
+	b = strings.Builder{}
+	p := itemsPlan(path, 1000, nil, nil)
+	for _, whole := range []bool{false, true} {
+		n, v := liveHeap(func() any {
+			d, _, err := loadShard(t, p, 0, whole, windowRecords)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		})
+		d := v.(*shardData)
+		t.Logf("whole=%v: %d items, %.1f MB live", whole, len(d.mine), float64(n)/1e6)
+		if len(d.mine) < items/1000/2 || len(d.mine) > items/1000*2 {
+			t.Errorf("whole=%v: shard 0 of 1000 holds %d items, expected about %d", whole, len(d.mine), items/1000)
+		}
+		if !whole && n > bound {
+			t.Errorf("the streamed shard holds %d MB after loading, more than %d MB", n>>20, bound>>20)
+		}
+		if whole && n <= bound {
+			t.Errorf("the whole-set path holds %d MB, within the %d MB bound: the bound tells nothing", n>>20, bound>>20)
+		}
+		runtime.KeepAlive(d)
 	}
 }
