@@ -77,7 +77,20 @@ func NewIDs(n int) *IDs { return &IDs{seen: make(map[uint64]uint64, n)} }
 // the index of the first item with the same content when it is a repeat
 // (else -1).
 func (a *IDs) Next(content map[string]any, index int) (id string, first int) {
-	sum := contentSum(content)
+	return a.next(contentSum(content), content, index)
+}
+
+// NextID is Next for an item whose ContentID is known: base.
+func (a *IDs) NextID(base string, content map[string]any, index int) (id string, first int, err error) {
+	var sum [8]byte
+	if n, err := hex.Decode(sum[:], []byte(base)); err != nil || n != len(sum) || len(base) != 2*len(sum) {
+		return "", 0, fmt.Errorf("content id %q: not 16 hex digits", base)
+	}
+	id, first = a.next(sum[:], content, index)
+	return id, first, nil
+}
+
+func (a *IDs) next(sum []byte, content map[string]any, index int) (id string, first int) {
 	key := byteorder.BigEndian.Uint64(sum)
 	v, seen := a.seen[key]
 	if !seen {

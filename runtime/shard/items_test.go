@@ -59,14 +59,18 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// gsm8kLines returns n distinct problems as JSONL lines; every 97th
-// repeats problem 3 (a duplicate the warning names).
+// gsm8kLines returns n problems as JSONL lines; every 97th repeats
+// problem 3 (repeats in windows after the first's), and every 211th plus
+// one the problem before it (a repeat in the same window).
 func gsm8kLines(n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		k := i
-		if i > 3 && i%97 == 0 {
+		switch {
+		case i > 3 && i%97 == 0:
 			k = 3
+		case i%211 == 1 && i > 1:
+			k = i - 1
 		}
 		out[i] = fmt.Sprintf(`{"question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`, k, k%7, k, k%7, k+k%7, k+k%7)
 	}
