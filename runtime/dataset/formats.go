@@ -334,6 +334,28 @@ func parseCSV(data []byte, comma rune, columns []string) ([]Record, []int, error
 // readCSV is parseCSV over a reader (its byte order mark removed) that
 // stops after limit records (0: none).
 func readCSV(in io.Reader, comma rune, columns []string, limit int) ([]Record, []int, error) {
+	var (
+		recs  []Record
+		lines []int
+	)
+	err := scanCSV(in, comma, columns, func(rec Record, line int) error {
+		recs = append(recs, rec)
+		lines = append(lines, line)
+		if len(recs) == limit {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, lines, nil
+}
+
+// scanCSV hands fn each record of in (its byte order mark removed) with
+// the line it starts on, in order. An error of fn ends the scan and is
+// returned (errStop: nil).
+func scanCSV(in io.Reader, comma rune, columns []string, fn func(rec Record, line int) error) error {
 	r := csv.NewReader(in)
 	r.Comma = comma
 	r.ReuseRecord = false
@@ -344,48 +366,55 @@ func readCSV(in io.Reader, comma rune, columns []string, limit int) ([]Record, [
 	if len(header) == 0 {
 		h, err := r.Read()
 		if err == io.EOF {
-			return nil, nil, fmt.Errorf("no header row")
+			return fmt.Errorf("no header row")
 		}
 		if err != nil {
-			return nil, nil, csvErr(err)
+			return csvErr(err)
 		}
 		header = h
 	}
 	seen := map[string]bool{}
 	for i, h := range header {
 		if h == "" {
-			return nil, nil, fmt.Errorf("header column %d is empty", i+1)
+			return fmt.Errorf("header column %d is empty", i+1)
 		}
 		if seen[h] {
-			return nil, nil, fmt.Errorf("header column %q appears twice", h)
+			return fmt.Errorf("header column %q appears twice", h)
 		}
 		seen[h] = true
 	}
 	r.FieldsPerRecord = len(header)
-	var (
-		recs  []Record
-		lines []int
-	)
 	for {
 		row, err := r.Read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, nil, csvErr(err)
+			return csvErr(err)
 		}
 		rec := make(Record, len(header))
 		for i, h := range header {
 			rec[h] = row[i]
 		}
-		recs = append(recs, rec)
 		line, _ := r.FieldPos(0)
-		lines = append(lines, line)
-		if len(recs) == limit {
-			break
+		if ferr := fn(rec, line); ferr == errStop {
+			return nil
+		} else if ferr != nil {
+			return ferr
 		}
 	}
-	return recs, lines, nil
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start of r.
+func skipBOM(r io.Reader) io.Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\ufeff")) {
+		br.Discard(3)
+	}
+	return br
 }
 
 // csvErr words csv errors as "line N: ...".

@@ -98,11 +98,11 @@ func (p *Pinned) Streams(spec string) bool {
 
 // Count counts spec's records with the loader underneath; the content is
 // checked by Windows.
-func (p *Pinned) Count(ctx context.Context, spec string) (int, error) {
+func (p *Pinned) Count(ctx context.Context, spec string, opts LoadOptions) (int, error) {
 	if !p.Streams(spec) {
 		return 0, fmt.Errorf("dataset %s: not supported yet: counting it without loading it", spec)
 	}
-	return p.Loader.(Streamer).Count(ctx, spec)
+	return p.Loader.(Streamer).Count(ctx, spec, opts)
 }
 
 // Windows streams spec with the loader underneath and checks its digest

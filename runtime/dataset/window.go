@@ -14,8 +14,8 @@ import (
 type Streamer interface {
 	// Streams says whether Windows and Count can read spec.
 	Streams(spec string) bool
-	// Count returns how many records spec holds, without decoding them.
-	Count(ctx context.Context, spec string) (int, error)
+	// Count returns how many records spec holds, without keeping them.
+	Count(ctx context.Context, spec string, opts LoadOptions) (int, error)
 	// Windows reads spec as Load does and hands fn its records, in order,
 	// at most size at a time, each window a Dataset whose Offset says
 	// where it starts. It returns what Load returns, less the records.
@@ -29,8 +29,8 @@ type Streamer interface {
 var _ Streamer = (*Loader)(nil)
 
 // Streams says whether Windows reads spec: a local file or folder whose
-// data files are all JSONL (gzipped or not). The other formats are read
-// whole by Load.
+// data files are all JSONL, CSV or TSV (gzipped or not). JSON and
+// Parquet files are read whole by Load.
 func (l *Loader) Streams(spec string) bool {
 	if !IsLocal(spec) {
 		return false
@@ -40,17 +40,17 @@ func (l *Loader) Streams(spec string) bool {
 		return false
 	}
 	for _, n := range names {
-		if f, _ := formatOf(n); f != fmtJSONL {
+		if f, _ := formatOf(n); f != fmtJSONL && f != fmtCSV && f != fmtTSV {
 			return false
 		}
 	}
 	return true
 }
 
-// Count returns how many records the JSONL files of spec hold: their
-// lines that are not blank. Nothing is decoded; a malformed line is
-// counted, and Windows reports it.
-func (l *Loader) Count(ctx context.Context, spec string) (int, error) {
+// Count returns how many records the files of spec hold: a JSONL file's
+// lines that are not blank (not decoded: a malformed line is counted, and
+// Windows reports it), a CSV or TSV file's rows.
+func (l *Loader) Count(ctx context.Context, spec string, opts LoadOptions) (int, error) {
 	paths, _, err := localFiles(l.opts.BaseDir, spec)
 	if err != nil {
 		return 0, err
@@ -60,14 +60,14 @@ func (l *Loader) Count(ctx context.Context, spec string) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		if err := countLines(path, &n); err != nil {
+		if err := countRecords(path, opts, &n); err != nil {
 			return 0, err
 		}
 	}
 	return n, nil
 }
 
-func countLines(path string, n *int) error {
+func countRecords(path string, opts LoadOptions, n *int) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -77,7 +77,16 @@ func countLines(path string, n *int) error {
 	if err != nil {
 		return err
 	}
-	if err := scanLines(in, func([]byte, int) error { *n++; return nil }); err != nil {
+	count := func(Record, int) error { *n++; return nil }
+	switch f, _ := formatOf(path); f {
+	case fmtCSV, fmtTSV:
+		// A quoted field may span lines: the records are counted by
+		// reading them (their values are not kept).
+		err = scanCSV(skipBOM(in), csvComma(f), opts.Columns, count)
+	default:
+		err = scanLines(in, func([]byte, int) error { *n++; return nil })
+	}
+	if err != nil {
 		return fmt.Errorf("dataset %s: %w", path, err)
 	}
 	return nil
@@ -130,7 +139,7 @@ func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, siz
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sum, err := scanFile(path, func(rec Record, line int) error {
+		sum, err := scanFile(path, opts, func(rec Record, line int) error {
 			w.add(names[i], rec, line)
 			if w.n == 0 {
 				return ctx.Err() // between windows
@@ -147,9 +156,17 @@ func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, siz
 	return ds, w.fnErr
 }
 
-// scanFile is readFile for a JSONL file, handing fn each record instead
+// csvComma is the separator of a CSV or TSV file.
+func csvComma(f format) rune {
+	if f == fmtTSV {
+		return '\t'
+	}
+	return ','
+}
+
+// scanFile is readFile for a JSONL, CSV or TSV file, handing fn each record instead
 // of keeping it; it returns the sha256 of the file's bytes.
-func scanFile(path string, fn func(rec Record, line int) error) (string, error) {
+func scanFile(path string, opts LoadOptions, fn func(rec Record, line int) error) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("dataset: %w", err)
@@ -162,10 +179,16 @@ func scanFile(path string, fn func(rec Record, line int) error) (string, error) 
 		return "", err
 	}
 	n := 0
-	err = scanJSONL(text, func(rec Record, line int) error {
+	counted := func(rec Record, line int) error {
 		n++
 		return fn(rec, line)
-	})
+	}
+	switch f, _ := formatOf(path); f {
+	case fmtCSV, fmtTSV:
+		err = scanCSV(skipBOM(text), csvComma(f), opts.Columns, counted)
+	default:
+		err = scanJSONL(text, counted)
+	}
 	if err != nil {
 		return "", fmt.Errorf("dataset %s: %w", path, err)
 	}

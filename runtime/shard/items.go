@@ -84,7 +84,7 @@ func (r *runner) selection(ctx context.Context, s dataset.Streamer, spec string)
 		return sel, nil
 	}
 	// The permutation is over the whole dataset: count it first.
-	n, err := s.Count(ctx, spec)
+	n, err := s.Count(ctx, spec, dataset.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -108,9 +110,12 @@ func TestStreamedShardItems(t *testing.T) {
 	writeData(t, filepath.Join(dir, "one.jsonl.gz"), one)
 	writeData(t, filepath.Join(dir, "two", "a.jsonl"), strings.Join(lines[:333], "\n"))
 	writeData(t, filepath.Join(dir, "two", "b.jsonl"), "\n"+strings.Join(lines[333:], "\n")+"\n")
+	// The answers hold newlines: quoted CSV fields that span lines.
+	writeData(t, filepath.Join(dir, "one.csv"), "\ufeff"+csvOf(t, lines, ','))
+	writeData(t, filepath.Join(dir, "one.tsv.gz"), csvOf(t, lines, '\t'))
 	ptr := func(n int) *int { return &n }
 	seed := func(n int64) *int64 { return &n }
-	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two"} {
+	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two", "one.csv", "one.tsv.gz"} {
 		for _, c := range []struct {
 			max  *int
 			seed *int64
@@ -140,6 +145,23 @@ func TestStreamedShardItems(t *testing.T) {
 			}
 		}
 	}
+}
+
+// csvOf writes JSONL problem lines as CSV (or TSV) with a header row.
+func csvOf(t *testing.T, lines []string, comma rune) string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Comma = comma
+	w.Write([]string{"question", "answer"})
+	for _, l := range lines {
+		var rec map[string]string
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]string{rec["question"], rec["answer"]})
+	}
+	w.Flush()
+	return b.String()
 }
 
 func deref[T any](p *T) any {
@@ -193,9 +215,14 @@ func TestStreamedShardErrors(t *testing.T) {
 		{"refused record", with("refused.jsonl", func(ls []string) { ls[700] = `{"question": "x"}` }), nil, "", `record 700: missing field "answer"`},
 		{"refused, then malformed", with("both.jsonl", func(ls []string) { ls[5] = `{"question": "x"}`; ls[900] = `[1]` }), nil, "", "both.jsonl: line 901: not a JSON object"},
 		{"missing", filepath.Join(dir, "nope.jsonl"), nil, "", "no such file"},
+		{"csv fields", filepath.Join(dir, "bad.csv"), nil, "", "bad.csv: line 1504: wrong number of fields"},
+		{"csv fields+seed", filepath.Join(dir, "bad.csv"), &seed, "", "bad.csv: line 1504: wrong number of fields"},
 		{"changed", with("changed.jsonl", func(ls []string) { ls[5] = `{"question": "x"}` }), nil, filepath.Join(dir, "one.jsonl"), "the data changed since the job was compiled"},
 	}
 	writeData(t, filepath.Join(dir, "one.jsonl"), strings.Join(lines, "\n")+"\n")
+	// Each record takes two lines (the answer's newline): record 751
+	// (0-based) starts on line 2 + 2 × 751 = 1504, after the header.
+	writeData(t, filepath.Join(dir, "bad.csv"), strings.Replace(csvOf(t, lines, ','), "\nWhat is 751 plus 2?,", "\nWhat is 751 plus 2?,x,", 1))
 	for _, c := range cases {
 		p := itemsPlan(c.data, 4, nil, c.seed)
 		if c.pin != "" {
