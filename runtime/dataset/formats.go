@@ -144,11 +144,17 @@ func parseJSONL(r io.Reader) ([]Record, []int, error) { return readJSONL(r, 0) }
 
 // readJSONL is parseJSONL that stops after limit records (0: none).
 func readJSONL(r io.Reader, limit int) ([]Record, []int, error) {
+	return collect(limit, func(fn func(Record, int) error) error { return scanJSONL(r, fn) })
+}
+
+// collect keeps the records a scan hands out, and their lines, stopping
+// it after limit records (0: none).
+func collect(limit int, scan func(fn func(rec Record, line int) error) error) ([]Record, []int, error) {
 	var (
 		recs  []Record
 		lines []int
 	)
-	err := scanJSONL(r, func(rec Record, line int) error {
+	err := scan(func(rec Record, line int) error {
 		recs = append(recs, rec)
 		lines = append(lines, line)
 		if len(recs) == limit {
@@ -334,22 +340,7 @@ func parseCSV(data []byte, comma rune, columns []string) ([]Record, []int, error
 // readCSV is parseCSV over a reader (its byte order mark removed) that
 // stops after limit records (0: none).
 func readCSV(in io.Reader, comma rune, columns []string, limit int) ([]Record, []int, error) {
-	var (
-		recs  []Record
-		lines []int
-	)
-	err := scanCSV(in, comma, columns, func(rec Record, line int) error {
-		recs = append(recs, rec)
-		lines = append(lines, line)
-		if len(recs) == limit {
-			return errStop
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return recs, lines, nil
+	return collect(limit, func(fn func(Record, int) error) error { return scanCSV(in, comma, columns, fn) })
 }
 
 // scanCSV hands fn each record of in (its byte order mark removed) with
