@@ -168,7 +168,7 @@ func collect(limit int, scan func(fn func(rec Record, line int) error) error) ([
 	return recs, lines, nil
 }
 
-// errStop, returned by a scanJSONL callback, ends the scan without error.
+// errStop, returned by a scan's callback, ends the scan without error.
 var errStop = errors.New("stop")
 
 // scanJSONL hands fn each record of r with the line it is on, in order,
