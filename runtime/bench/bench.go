@@ -135,6 +135,13 @@ type Benchmark struct {
 	// Load reads the data (params["data_path"] replaces Source) and
 	// prepares the items, in dataset order, IDs assigned.
 	Load func(ctx context.Context, l Loader, params map[string]any) (*Set, error)
+	// RowWise says Load loads one dataset spec and makes each item from
+	// one record alone, one item a record, in order: called on a window
+	// of the dataset (a Dataset with an Offset), it makes that window's
+	// items, so a shard can stream the data and keep only its own items.
+	// IDs and Index are then the window's; the streaming caller numbers
+	// them for the whole dataset.
+	RowWise bool
 	// ExtraData names the params besides data_path that name a dataset
 	// spec the benchmark reads (a few-shot pool's train_path).
 	ExtraData []string

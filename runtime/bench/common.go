@@ -72,6 +72,10 @@ type row struct {
 	part   string
 	spec   string
 	origin string // file and line (dataset.Part.Where)
+	// offset is how many records of the dataset come before the window
+	// the row is in (dataset.Dataset.Offset): a row's index in errors is
+	// the whole dataset's, also when Load is given one window of it.
+	offset int
 }
 
 func rowsOf(dss ...*dataset.Dataset) []row {
@@ -79,7 +83,7 @@ func rowsOf(dss ...*dataset.Dataset) []row {
 	for _, ds := range dss {
 		for _, p := range ds.Parts {
 			for i, r := range p.Records {
-				out = append(out, row{rec: r, part: p.Name, spec: ds.Spec, origin: p.Where(i)})
+				out = append(out, row{rec: r, part: p.Name, spec: ds.Spec, origin: p.Where(i), offset: ds.Offset})
 			}
 		}
 	}
@@ -94,6 +98,7 @@ func (r row) located(it Item) Item {
 
 // where names a row in errors.
 func (r row) where(i int) string {
+	i += r.offset
 	if r.part != "" {
 		return fmt.Sprintf("%s (%s) record %d", r.spec, r.part, i)
 	}

@@ -27,6 +27,7 @@ func gsm8k() *Benchmark {
 		Source:   "hf://openai/gsm8k?config=main&split=test",
 		Scorer:   "answer_line",
 		Size:     1319,
+		RowWise:  true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, "hf://openai/gsm8k?config=main&split=test")
 			if err != nil {

@@ -58,6 +58,7 @@ func humaneval() *Benchmark {
 		Scorer:       "code_sandbox",
 		Size:         164,
 		NeedsSandbox: true,
+		RowWise:      true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			timeout, err := humanevalTimeout(params)
 			if err != nil {

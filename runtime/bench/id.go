@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"crypto/sha256"
+	byteorder "encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -27,8 +28,13 @@ func canonicalJSON(v any) []byte {
 // ContentID is the first 16 hex digits of the sha256 of content's
 // canonical JSON.
 func ContentID(content map[string]any) string {
+	return hex.EncodeToString(contentSum(content))
+}
+
+// contentSum is the first 8 bytes of the sha256 of content's canonical JSON.
+func contentSum(content map[string]any) []byte {
 	sum := sha256.Sum256(canonicalJSON(content))
-	return hex.EncodeToString(sum[:])[:16]
+	return sum[:8]
 }
 
 // Duplicate is an item whose content repeats an earlier item's.
@@ -43,29 +49,58 @@ type Duplicate struct {
 // since the repeats are identical it does not matter which one is which.
 // It returns the repeats, so that they can be reported.
 func AssignIDs(items []Item) []Duplicate {
-	type first struct {
-		n      int
-		origin string
-	}
-	seen := make(map[string]first, len(items))
+	ids := NewIDs(len(items))
 	var dups []Duplicate
 	for i := range items {
-		base := ContentID(items[i].Content)
-		f := seen[base]
-		id := base
-		if f.n == 0 {
-			f.origin = items[i].Origin
-		} else {
-			c := maps.Clone(items[i].Content)
-			c["_dup"] = f.n
-			id = ContentID(c)
-			dups = append(dups, Duplicate{Origin: items[i].Origin, First: f.origin})
+		id, first := ids.Next(items[i].Content, i)
+		if first >= 0 {
+			dups = append(dups, Duplicate{Origin: items[i].Origin, First: items[first].Origin})
 		}
-		f.n++
-		seen[base] = f
 		items[i].ID = id
 	}
 	return dups
+}
+
+// IDs gives items their IDs one at a time, in dataset order, as AssignIDs
+// does for a slice: a reader that streams the dataset and keeps a few
+// items still numbers the repeats of the whole. It holds 16 bytes a
+// distinct content (the ID's 64 bits, the count and the first index), not
+// the items.
+type IDs struct {
+	seen map[uint64]uint64 // content sum → count<<32 | index of the first
+}
+
+// NewIDs returns an IDs with room for about n items.
+func NewIDs(n int) *IDs { return &IDs{seen: make(map[uint64]uint64, n)} }
+
+// Next returns the ID of the item at index (< 2^32) with content, and
+// the index of the first item with the same content when it is a repeat
+// (else -1).
+func (a *IDs) Next(content map[string]any, index int) (id string, first int) {
+	return a.next(contentSum(content), content, index)
+}
+
+// NextID is Next for an item whose ContentID is known: base.
+func (a *IDs) NextID(base string, content map[string]any, index int) (id string, first int, err error) {
+	var sum [8]byte
+	if n, err := hex.Decode(sum[:], []byte(base)); err != nil || n != len(sum) || len(base) != 2*len(sum) {
+		return "", 0, fmt.Errorf("content id %q: not 16 hex digits", base)
+	}
+	id, first = a.next(sum[:], content, index)
+	return id, first, nil
+}
+
+func (a *IDs) next(sum []byte, content map[string]any, index int) (id string, first int) {
+	key := byteorder.BigEndian.Uint64(sum)
+	v, seen := a.seen[key]
+	if !seen {
+		a.seen[key] = 1<<32 | uint64(index)
+		return hex.EncodeToString(sum), -1
+	}
+	a.seen[key] = v + 1<<32
+	c := maps.Clone(content)
+	c["_dup"] = int(v >> 32)
+	return ContentID(c), int(v & 0xffffffff)
 }
 
 // DescribeDuplicates words repeats for a warning: how many, and where the

@@ -22,6 +22,7 @@ func ifevalBench() *Benchmark {
 		Source:   src,
 		Scorer:   "ifeval",
 		Size:     541,
+		RowWise:  true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

@@ -24,6 +24,7 @@ func math500() *Benchmark {
 		Source:   src,
 		Scorer:   "math_equiv",
 		Size:     500,
+		RowWise:  true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

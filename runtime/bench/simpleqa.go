@@ -23,6 +23,7 @@ func simpleqa() *Benchmark {
 		Source:   src,
 		Scorer:   "needs_judge",
 		Size:     4326,
+		RowWise:  true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

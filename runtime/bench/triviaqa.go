@@ -20,6 +20,7 @@ func triviaqa() *Benchmark {
 		Category: "Knowledge",
 		Source:   src,
 		Scorer:   "exact_match",
+		RowWise:  true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

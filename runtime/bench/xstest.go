@@ -64,6 +64,7 @@ func xstest() *Benchmark {
 		Source:   src,
 		Scorer:   "refusal_prefix",
 		Size:     450,
+		RowWise:  true,
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

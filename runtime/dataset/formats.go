@@ -65,26 +65,13 @@ func parseFile(path string, r io.Reader, opts LoadOptions) ([]Record, []int, err
 	if !ok {
 		return nil, nil, fmt.Errorf("dataset %s: unknown file type (%s)", path, supportedList())
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	if _, err := br.Peek(1); err == io.EOF {
-		return nil, nil, fmt.Errorf("dataset %s: empty file", path)
-	}
-	in := io.Reader(br)
-	if isGzip(path) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, nil, fmt.Errorf("dataset %s: gunzip: %w", path, err)
-		}
-		zbr := bufio.NewReaderSize(gunzipErrors{zr}, 64<<10)
-		if _, err := zbr.Peek(1); err == io.EOF {
-			return nil, nil, fmt.Errorf("dataset %s: empty file (after gunzip)", path)
-		}
-		in = zbr
+	in, err := openText(path, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	var (
 		recs  []Record
 		lines []int
-		err   error
 	)
 	if f == fmtJSONL {
 		recs, lines, err = parseJSONL(in)
@@ -113,6 +100,27 @@ func parseFile(path string, r io.Reader, opts LoadOptions) ([]Record, []int, err
 	return recs, lines, nil
 }
 
+// openText returns a buffered reader of r's content (gunzipped when path
+// ends in .gz), refusing a file that is empty, before or after gunzip.
+func openText(path string, r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if _, err := br.Peek(1); err == io.EOF {
+		return nil, fmt.Errorf("dataset %s: empty file", path)
+	}
+	if !isGzip(path) {
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: gunzip: %w", path, err)
+	}
+	zbr := bufio.NewReaderSize(gunzipErrors{zr}, 64<<10)
+	if _, err := zbr.Peek(1); err == io.EOF {
+		return nil, fmt.Errorf("dataset %s: empty file (after gunzip)", path)
+	}
+	return zbr, nil
+}
+
 // gunzipErrors words the errors of a gzip stream as such: a truncated
 // file reads as "gunzip: truncated gzip data" wherever the parser was.
 type gunzipErrors struct{ r io.Reader }
@@ -136,11 +144,52 @@ func parseJSONL(r io.Reader) ([]Record, []int, error) { return readJSONL(r, 0) }
 
 // readJSONL is parseJSONL that stops after limit records (0: none).
 func readJSONL(r io.Reader, limit int) ([]Record, []int, error) {
+	return collect(limit, func(fn func(Record, int) error) error { return scanJSONL(r, fn) })
+}
+
+// collect keeps the records a scan hands out, and their lines, stopping
+// it after limit records (0: none).
+func collect(limit int, scan func(fn func(rec Record, line int) error) error) ([]Record, []int, error) {
 	var (
 		recs  []Record
 		lines []int
-		buf   []byte
 	)
+	err := scan(func(rec Record, line int) error {
+		recs = append(recs, rec)
+		lines = append(lines, line)
+		if len(recs) == limit {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, lines, nil
+}
+
+// errStop, returned by a scan's callback, ends the scan without error.
+var errStop = errors.New("stop")
+
+// scanJSONL hands fn each record of r with the line it is on, in order,
+// holding one line at a time. An error of fn ends the scan and is
+// returned (errStop: nil).
+func scanJSONL(r io.Reader, fn func(rec Record, line int) error) error {
+	return scanLines(r, func(buf []byte, line int) error {
+		rec, err := decodeObject(buf)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		return fn(rec, line)
+	})
+}
+
+// scanLines hands fn each line of r that is not blank, with its number;
+// the slice is reused. A line above MaxLineBytes is refused as soon as
+// that much of it is read. An error of fn ends the scan and is returned
+// (errStop: nil).
+func scanLines(r io.Reader, fn func(buf []byte, line int) error) error {
+	var buf []byte
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReader(r)
@@ -152,7 +201,7 @@ func readJSONL(r io.Reader, limit int) ([]Record, []int, error) {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
 			if len(buf)+len(chunk) > MaxLineBytes {
-				return nil, nil, fmt.Errorf("line %d: longer than %d MiB, the most a dataset line may hold", line, MaxLineBytes>>20)
+				return fmt.Errorf("line %d: longer than %d MiB, the most a dataset line may hold", line, MaxLineBytes>>20)
 			}
 			if len(buf)+len(chunk) > cap(buf) {
 				// Grow by doubling: append's gentler growth for large
@@ -169,21 +218,19 @@ func readJSONL(r io.Reader, limit int) ([]Record, []int, error) {
 		if err != nil && err != io.EOF {
 			// A read error (a truncated gzip stream) explains a cut line
 			// better than the JSON error the cut would give.
-			return nil, nil, fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("line %d: %w", line, err)
 		}
 		if len(bytes.TrimSpace(buf)) > 0 {
-			rec, derr := decodeObject(buf)
-			if derr != nil {
-				return nil, nil, fmt.Errorf("line %d: %w", line, derr)
+			if ferr := fn(buf, line); ferr == errStop {
+				return nil
+			} else if ferr != nil {
+				return ferr
 			}
-			recs = append(recs, rec)
-			lines = append(lines, line)
 		}
-		if err == io.EOF || len(recs) == limit {
-			break
+		if err == io.EOF {
+			return nil
 		}
 	}
-	return recs, lines, nil
 }
 
 // decodeObject decodes b, which must hold exactly one JSON object. Numbers
@@ -293,6 +340,13 @@ func parseCSV(data []byte, comma rune, columns []string) ([]Record, []int, error
 // readCSV is parseCSV over a reader (its byte order mark removed) that
 // stops after limit records (0: none).
 func readCSV(in io.Reader, comma rune, columns []string, limit int) ([]Record, []int, error) {
+	return collect(limit, func(fn func(Record, int) error) error { return scanCSV(in, comma, columns, fn) })
+}
+
+// scanCSV hands fn each record of in (its byte order mark removed) with
+// the line it starts on, in order. An error of fn ends the scan and is
+// returned (errStop: nil).
+func scanCSV(in io.Reader, comma rune, columns []string, fn func(rec Record, line int) error) error {
 	r := csv.NewReader(in)
 	r.Comma = comma
 	r.ReuseRecord = false
@@ -303,48 +357,55 @@ func readCSV(in io.Reader, comma rune, columns []string, limit int) ([]Record, [
 	if len(header) == 0 {
 		h, err := r.Read()
 		if err == io.EOF {
-			return nil, nil, fmt.Errorf("no header row")
+			return fmt.Errorf("no header row")
 		}
 		if err != nil {
-			return nil, nil, csvErr(err)
+			return csvErr(err)
 		}
 		header = h
 	}
 	seen := map[string]bool{}
 	for i, h := range header {
 		if h == "" {
-			return nil, nil, fmt.Errorf("header column %d is empty", i+1)
+			return fmt.Errorf("header column %d is empty", i+1)
 		}
 		if seen[h] {
-			return nil, nil, fmt.Errorf("header column %q appears twice", h)
+			return fmt.Errorf("header column %q appears twice", h)
 		}
 		seen[h] = true
 	}
 	r.FieldsPerRecord = len(header)
-	var (
-		recs  []Record
-		lines []int
-	)
 	for {
 		row, err := r.Read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, nil, csvErr(err)
+			return csvErr(err)
 		}
 		rec := make(Record, len(header))
 		for i, h := range header {
 			rec[h] = row[i]
 		}
-		recs = append(recs, rec)
 		line, _ := r.FieldPos(0)
-		lines = append(lines, line)
-		if len(recs) == limit {
-			break
+		if ferr := fn(rec, line); ferr == errStop {
+			return nil
+		} else if ferr != nil {
+			return ferr
 		}
 	}
-	return recs, lines, nil
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start of r.
+func skipBOM(r io.Reader) io.Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\ufeff")) {
+		br.Discard(3)
+	}
+	return br
 }
 
 // csvErr words csv errors as "line N: ...".

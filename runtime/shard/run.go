@@ -221,6 +221,10 @@ type runner struct {
 	// sysFingerprint is the first system_fingerprint the solver's server
 	// answered with (provenance.go).
 	sysFingerprint atomic.Pointer[string]
+
+	// window is how many records a streaming shard prepares at a time
+	// (windowRecords; tests make it small to cross window edges).
+	window int
 }
 
 type namedScorer struct {
@@ -290,7 +294,7 @@ func newRunner(o Options) (*runner, error) {
 		o.RampRate = defaultRampPerCPU * float64(runtime.GOMAXPROCS(0))
 	}
 	r := &runner{
-		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling",
+		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling", window: windowRecords,
 		log: o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 	}
 	if r.items, err = newItemTasks(b); err != nil {
@@ -356,22 +360,15 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 		return res, err
 	}
 	started := time.Now().UTC()
-	set, err := r.load(ctx)
+	data, err := r.shardItems(ctx)
 	if err != nil {
 		return nil, err
 	}
-	digest := datasetDigest(set.Datasets)
-	selected := Select(set.Items, r.b.ShuffleSeed, r.b.MaxProblems)
-	if len(selected) < r.o.Of {
+	digest, mine := data.digest, data.mine
+	if data.selected < r.o.Of {
 		// Shards without an item would run a server for nothing; the
 		// compiler refuses this when max_problems tells, the data tells here.
-		return nil, fmt.Errorf("benchmark %s: %d items to evaluate, fewer than the %d shards; compile it with cluster.shards at most %d", r.b.Key, len(selected), r.o.Of, max(len(selected), 1))
-	}
-	var mine []*bench.Item
-	for i := range selected {
-		if Of(selected[i].ID, r.o.Of) == r.o.Shard {
-			mine = append(mine, &selected[i])
-		}
+		return nil, fmt.Errorf("benchmark %s: %d items to evaluate, fewer than the %d shards; compile it with cluster.shards at most %d", r.b.Key, data.selected, r.o.Of, max(data.selected, 1))
 	}
 	if len(mine) > 0 {
 		closeEnv, err := r.openScoring(ctx, mine[0])
@@ -389,7 +386,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	}
 	repeats := max(r.b.Repeats, 1)
 	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: len(mine) * repeats}
-	r.log.Info("shard", "items", len(mine), "selected", len(selected), "dataset_items", len(set.Items), "repeats", repeats, "dataset", digest)
+	r.log.Info("shard", "items", len(mine), "selected", data.selected, "dataset_items", data.total, "repeats", repeats, "dataset", digest, "streamed", data.streamed)
 
 	j, st, err := r.openJournal(started, digest)
 	if err != nil {
@@ -450,7 +447,7 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 		results.MetaShard:         fmt.Sprintf("%d/%d", r.o.Shard, r.o.Of),
 		results.MetaStartedAt:     started.Format(time.RFC3339),
 		results.MetaEndedAt:       time.Now().UTC().Format(time.RFC3339),
-		results.MetaSelected:      strconv.Itoa(len(selected)),
+		results.MetaSelected:      strconv.Itoa(data.selected),
 		results.MetaRepeats:       strconv.Itoa(repeats),
 		results.MetaProvenance:    r.provenanceJSON(prov),
 	}
@@ -500,6 +497,24 @@ func (r *runner) load(ctx context.Context) (*bench.Set, error) {
 	if r.b.Harbor != nil {
 		return r.loadHarbor(ctx)
 	}
+	loader := r.loader()
+	set, err := r.o.Data.load(ctx, r.b.Key, func(ctx context.Context) (*bench.Set, error) {
+		return r.def.Load(ctx, loader, r.b.Params)
+	})
+	if err != nil {
+		return nil, r.loadErr(err)
+	}
+	r.warnDuplicates(set.Duplicates)
+	if r.items != nil {
+		// byob records that are tasks: never streamed (byob is not RowWise).
+		return r.itemInstructions(set)
+	}
+	return set, nil
+}
+
+// loader is the dataset loader of the benchmark's data, checking it
+// against the plan's pins.
+func (r *runner) loader() bench.Loader {
 	loader := r.o.Loader
 	if loader == nil {
 		loader = dataset.NewLoader(dataset.OptionsFromEnv(r.p.RecipeDir))
@@ -507,28 +522,28 @@ func (r *runner) load(ctx context.Context) (*bench.Set, error) {
 	if len(r.b.Data) > 0 {
 		// A locked recipe: each spec at its pinned revision, refused when
 		// its content is not the locked content.
-		loader = &dataset.Pinned{Loader: loader, Pins: r.b.Data}
-	} else if len(r.b.LocalData) > 0 {
+		return &dataset.Pinned{Loader: loader, Pins: r.b.Data}
+	}
+	if len(r.b.LocalData) > 0 {
 		// Local data is hashed by content when the job is compiled: a file
 		// changed since would give numbers under a hash that is not theirs.
-		loader = &dataset.Pinned{Loader: loader, Pins: r.b.LocalData, Local: true}
+		return &dataset.Pinned{Loader: loader, Pins: r.b.LocalData, Local: true}
 	}
-	set, err := r.o.Data.load(ctx, r.b.Key, func(ctx context.Context) (*bench.Set, error) {
-		return r.def.Load(ctx, loader, r.b.Params)
-	})
-	if err != nil {
-		if r.b.Key == r.b.Name {
-			return nil, err // the benchmark's errors start with its name
-		}
-		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+	return loader
+}
+
+// loadErr words an error of the benchmark's Load for the shard.
+func (r *runner) loadErr(err error) error {
+	if r.b.Key == r.b.Name {
+		return err // the benchmark's errors start with its name
 	}
-	if d := bench.DescribeDuplicates(set.Duplicates); d != "" {
-		r.log.Warn("benchmark "+r.b.Key+": "+d, "duplicates", len(set.Duplicates))
+	return fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+}
+
+func (r *runner) warnDuplicates(dups []bench.Duplicate) {
+	if d := bench.DescribeDuplicates(dups); d != "" {
+		r.log.Warn("benchmark "+r.b.Key+": "+d, "duplicates", len(dups))
 	}
-	if r.items != nil {
-		return r.itemInstructions(set)
-	}
-	return set, nil
 }
 
 // openScoring opens the scoring environment (sandbox, judges) and checks

@@ -1,0 +1,203 @@
+package dataset
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Streamer reads a dataset a window of records at a time, so that a
+// reader that keeps few of them (one shard of many) holds only those.
+type Streamer interface {
+	// Streams says whether Windows and Count can read spec.
+	Streams(spec string) bool
+	// Count returns how many records spec holds, without keeping them.
+	Count(ctx context.Context, spec string, opts LoadOptions) (int, error)
+	// Windows reads spec as Load does and hands fn its records, in order,
+	// at most size at a time, each window a Dataset whose Offset says
+	// where it starts. It returns what Load returns, less the records.
+	// An error of fn stops the calls to fn, not the reading: the file is
+	// still read to its end, so that a malformed line after the record fn
+	// refused is reported as Load would report it, and the Dataset (digest
+	// included) comes back with fn's error.
+	Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error)
+}
+
+var _ Streamer = (*Loader)(nil)
+
+// Streams says whether Windows reads spec: a local file or folder whose
+// data files are all JSONL, CSV or TSV (gzipped or not). JSON and
+// Parquet files are read whole by Load.
+func (l *Loader) Streams(spec string) bool {
+	if !IsLocal(spec) {
+		return false
+	}
+	_, names, err := localFiles(l.opts.BaseDir, spec)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if f, _ := formatOf(n); f != fmtJSONL && f != fmtCSV && f != fmtTSV {
+			return false
+		}
+	}
+	return true
+}
+
+// Count returns how many records the files of spec hold: a JSONL file's
+// lines that are not blank (not decoded: a malformed line is counted, and
+// Windows reports it), a CSV or TSV file's rows.
+func (l *Loader) Count(ctx context.Context, spec string, opts LoadOptions) (int, error) {
+	paths, _, err := localFiles(l.opts.BaseDir, spec)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := countRecords(path, opts, &n); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+func countRecords(path string, opts LoadOptions, n *int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	in, err := openText(path, f)
+	if err != nil {
+		return err
+	}
+	count := func(Record, int) error { *n++; return nil }
+	switch f, _ := formatOf(path); f {
+	case fmtCSV, fmtTSV:
+		// A quoted field may span lines: the records are counted by
+		// reading them (their values are not kept).
+		err = scanCSV(skipBOM(in), csvComma(f), opts.Columns, count)
+	default:
+		err = scanLines(in, func([]byte, int) error { *n++; return nil })
+	}
+	if err != nil {
+		return fmt.Errorf("dataset %s: %w", path, err)
+	}
+	return nil
+}
+
+// window collects records into Datasets of at most size records.
+type window struct {
+	spec  string
+	size  int
+	cur   *Dataset
+	n     int // records in cur
+	fn    func(*Dataset) error
+	fnErr error
+}
+
+func (w *window) add(name string, rec Record, line int) {
+	if k := len(w.cur.Parts); k == 0 || w.cur.Parts[k-1].Name != name {
+		w.cur.Parts = append(w.cur.Parts, Part{Name: name})
+	}
+	p := &w.cur.Parts[len(w.cur.Parts)-1]
+	p.Records = append(p.Records, rec)
+	p.Lines = append(p.Lines, line)
+	if w.n++; w.n == w.size {
+		w.flush()
+	}
+}
+
+// flush hands the window to fn (unless fn failed before) and starts the
+// next one.
+func (w *window) flush() {
+	if w.n > 0 && w.fnErr == nil {
+		w.fnErr = w.fn(w.cur)
+	}
+	w.cur = &Dataset{Spec: w.spec, Offset: w.cur.Offset + w.n}
+	w.n = 0
+}
+
+// Windows implements Streamer for the specs Streams accepts.
+func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
+	if !l.Streams(spec) {
+		return nil, fmt.Errorf("dataset %s: not supported yet: reading it a window at a time (only local JSONL files are)", spec)
+	}
+	paths, names, err := localFiles(l.opts.BaseDir, spec)
+	if err != nil {
+		return nil, err
+	}
+	ds := &Dataset{Spec: spec}
+	w := &window{spec: spec, size: max(size, 1), cur: &Dataset{Spec: spec}, fn: fn}
+	for i, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sum, err := scanFile(path, opts, func(rec Record, line int) error {
+			w.add(names[i], rec, line)
+			if w.n == 0 {
+				return ctx.Err() // between windows
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		ds.Parts = append(ds.Parts, Part{Name: names[i], SHA256: sum})
+	}
+	w.flush()
+	ds.Digest = Digest(ds.Parts)
+	return ds, w.fnErr
+}
+
+// csvComma is the separator of a CSV or TSV file.
+func csvComma(f format) rune {
+	if f == fmtTSV {
+		return '\t'
+	}
+	return ','
+}
+
+// scanFile is readFile for a JSONL, CSV or TSV file, handing fn each record instead
+// of keeping it; it returns the sha256 of the file's bytes.
+func scanFile(path string, opts LoadOptions, fn func(rec Record, line int) error) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	in := io.TeeReader(f, h)
+	text, err := openText(path, in)
+	if err != nil {
+		return "", err
+	}
+	n := 0
+	counted := func(rec Record, line int) error {
+		n++
+		return fn(rec, line)
+	}
+	switch f, _ := formatOf(path); f {
+	case fmtCSV, fmtTSV:
+		err = scanCSV(skipBOM(text), csvComma(f), opts.Columns, counted)
+	default:
+		err = scanJSONL(text, counted)
+	}
+	if err != nil {
+		return "", fmt.Errorf("dataset %s: %w", path, err)
+	}
+	if n == 0 {
+		return "", fmt.Errorf("dataset %s: no records", path)
+	}
+	// What the parser left unread (bytes after a gzip stream) is content too.
+	if _, err := io.Copy(io.Discard, in); err != nil {
+		return "", fmt.Errorf("dataset %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,247 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/pyrand"
+)
+
+// windowRecords is how many records a streaming shard decodes and
+// prepares at a time before it drops those of the other shards.
+const windowRecords = 4096
+
+// shardData is what a shard evaluates of its benchmark's data.
+type shardData struct {
+	// mine are the shard's items, in selection order.
+	mine []*bench.Item
+	// selected counts the items selected (max_problems, shuffle_seed) of
+	// the whole dataset; total, the items of the whole dataset.
+	selected, total int
+	digest          string
+	// streamed says the data was read a window at a time, not held whole.
+	streamed bool
+}
+
+// shardItems loads the shard's items: streamed when the data allows it
+// (one process per shard, a benchmark whose items are made record by
+// record, local JSONL data), else by loading the whole set. Either way a
+// shard gets the same items in the same order, the same digest and the
+// same errors.
+func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
+	if s, spec, ok := r.streamable(); ok {
+		return r.streamItems(ctx, s, spec)
+	}
+	set, err := r.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	selected := Select(set.Items, r.b.ShuffleSeed, r.b.MaxProblems)
+	d := &shardData{selected: len(selected), total: len(set.Items), digest: datasetDigest(set.Datasets)}
+	for i := range selected {
+		if Of(selected[i].ID, r.o.Of) == r.o.Shard {
+			d.mine = append(d.mine, &selected[i])
+		}
+	}
+	return d, nil
+}
+
+// streamable returns the streamer and spec of the benchmark's data when
+// the shard may stream it. Shards that share a process (nel run) share
+// the whole loaded set instead: it is read once for all of them.
+func (r *runner) streamable() (dataset.Streamer, string, bool) {
+	if r.b.Harbor != nil || r.o.Data != nil || r.def == nil || !r.def.RowWise {
+		return nil, "", false
+	}
+	spec, ok, err := bench.DataPath(r.b.Params)
+	if err != nil || !ok {
+		return nil, "", false // the whole-set path reports a bad data_path
+	}
+	s, ok := r.loader().(dataset.Streamer)
+	if !ok || !s.Streams(spec) {
+		return nil, "", false
+	}
+	return s, spec, true
+}
+
+// selection says, for the item at a dataset index, its place in the
+// selection Select makes (-1: not selected).
+type selection struct {
+	limit int   // max_problems; -1: all
+	ranks []int // with shuffle_seed: the place of each index, -1 if none
+}
+
+func (r *runner) selection(ctx context.Context, s dataset.Streamer, spec string) (*selection, error) {
+	sel := &selection{limit: -1}
+	if r.b.MaxProblems != nil {
+		sel.limit = max(*r.b.MaxProblems, 0)
+	}
+	if r.b.ShuffleSeed == nil {
+		return sel, nil
+	}
+	// The permutation is over the whole dataset: count it first.
+	n, err := s.Count(ctx, spec, dataset.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	limit := n
+	if sel.limit >= 0 && sel.limit < n {
+		limit = sel.limit
+	}
+	perm := pyrand.Perm(n, *r.b.ShuffleSeed)
+	order := slices.Clone(perm[:limit])
+	sel.ranks = perm // perm's memory, now that the order is copied out
+	for i := range sel.ranks {
+		sel.ranks[i] = -1
+	}
+	for k, i := range order {
+		sel.ranks[i] = k
+	}
+	return sel, nil
+}
+
+func (s *selection) rank(index int) int {
+	switch {
+	case s.ranks != nil && index < len(s.ranks):
+		return s.ranks[index]
+	case s.ranks != nil:
+		return -1 // more items than counted: streamItems refuses it
+	case s.limit >= 0 && index >= s.limit:
+		return -1
+	}
+	return index
+}
+
+// origins names dataset records by index ("test.jsonl:12") for the
+// duplicate warning, in 4 bytes a record: the line, and where each file
+// starts.
+type origins struct {
+	lines  []int32
+	starts []int // index of each file's first record
+	names  []string
+}
+
+func (o *origins) add(w *dataset.Dataset) {
+	for _, p := range w.Parts {
+		if k := len(o.names); k == 0 || o.names[k-1] != p.Name {
+			o.starts = append(o.starts, len(o.lines))
+			o.names = append(o.names, p.Name)
+		}
+		for _, l := range p.Lines {
+			o.lines = append(o.lines, int32(l))
+		}
+	}
+}
+
+func (o *origins) at(index int) string {
+	f, _ := slices.BinarySearch(o.starts, index+1)
+	return o.names[f-1] + ":" + strconv.Itoa(int(o.lines[index]))
+}
+
+// windowLoader hands a RowWise benchmark's Load one window of its data,
+// or the error reading the data gave, for Load to word as its own.
+type windowLoader struct {
+	spec string
+	w    *dataset.Dataset
+	err  error
+}
+
+func (l windowLoader) Load(_ context.Context, spec string, _ dataset.LoadOptions) (*dataset.Dataset, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	if spec != l.spec {
+		return nil, fmt.Errorf("dataset %s: read while streaming %s: the benchmark is not RowWise", spec, l.spec)
+	}
+	return l.w, nil
+}
+
+// streamItems reads the data a window at a time, makes every record's
+// item to number it (its ID counts the repeats of its content before it),
+// and keeps the shard's selected items only.
+func (r *runner) streamItems(ctx context.Context, s dataset.Streamer, spec string) (*shardData, error) {
+	sel, err := r.selection(ctx, s, spec)
+	if err != nil {
+		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
+	}
+	type kept struct {
+		rank int
+		item *bench.Item
+	}
+	var (
+		mine  []kept
+		dups  []bench.Duplicate
+		where origins
+		total int
+	)
+	ids := bench.NewIDs(len(sel.ranks))
+	ds, err := s.Windows(ctx, spec, dataset.LoadOptions{}, r.window, func(w *dataset.Dataset) error {
+		set, err := r.def.Load(ctx, windowLoader{spec: spec, w: w}, r.b.Params)
+		if err != nil {
+			return err
+		}
+		where.add(w)
+		// Without repeats inside the window, the IDs Load gave are the
+		// contents' IDs: numbering them for the whole dataset needs no
+		// second hash of each item.
+		known := len(set.Duplicates) == 0
+		for j := range set.Items {
+			it := &set.Items[j]
+			it.Index = w.Offset + j
+			id, first := "", 0
+			if known {
+				if id, first, err = ids.NextID(it.ID, it.Content, it.Index); err != nil {
+					return err
+				}
+			} else {
+				id, first = ids.Next(it.Content, it.Index)
+			}
+			it.ID = id
+			if first >= 0 {
+				dups = append(dups, bench.Duplicate{Origin: it.Origin, First: where.at(first)})
+			}
+			if k := sel.rank(it.Index); k >= 0 && Of(id, r.o.Of) == r.o.Shard {
+				// A copy: a pointer into set.Items would keep the
+				// whole window's items alive.
+				c := *it
+				mine = append(mine, kept{k, &c})
+			}
+		}
+		total = w.Offset + len(set.Items)
+		if len(where.lines) != total {
+			return fmt.Errorf("%s: %d items of %d records: not RowWise", r.b.Name, total, len(where.lines))
+		}
+		return nil
+	})
+	switch {
+	case err != nil && ds == nil:
+		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
+	case err != nil:
+		return nil, r.loadErr(err)
+	case sel.ranks != nil && total != len(sel.ranks):
+		return nil, fmt.Errorf("benchmark %s: dataset %s: %d records counted, %d read: did it change while read?", r.b.Key, spec, len(sel.ranks), total)
+	}
+	r.warnDuplicates(dups)
+	slices.SortFunc(mine, func(a, b kept) int { return a.rank - b.rank })
+	d := &shardData{total: total, selected: total, digest: ds.Digest, streamed: true}
+	if sel.limit >= 0 && sel.limit < total {
+		d.selected = sel.limit
+	}
+	for _, k := range mine {
+		d.mine = append(d.mine, k.item)
+	}
+	return d, nil
+}
+
+// wordLoadErr is err, an error of reading the data, as the benchmark's
+// Load words it when its loader fails so.
+func (r *runner) wordLoadErr(ctx context.Context, spec string, err error) error {
+	if _, lerr := r.def.Load(ctx, windowLoader{spec: spec, err: err}, r.b.Params); lerr != nil {
+		return lerr
+	}
+	return err
+}
