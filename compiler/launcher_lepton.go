@@ -101,8 +101,12 @@ func (t *v1) lepton() {
 		shape = "deployment.lepton_config.resource_shape"
 	}
 	gpu := t.leptonGres(out, shape)
-	if typ != "none" && len(t.errs) == 0 {
+	switch {
+	case typ == "none":
+	case slices.Contains(leptonDeployments, typ):
 		t.leptonDeployment(typ)
+	default: // refused above; lepton_config is no deployment's field
+		removeField(structOr(t.get("deployment")), "lepton_config")
 	}
 	t.leptonTaskEnv()
 	exf.Value = out
@@ -229,7 +233,7 @@ func (t *v1) leptonDeployment(typ string) {
 	}
 	if g := fieldOf(d, "gpu_memory_utilization"); g != nil {
 		removeField(d, "gpu_memory_utilization")
-		if g.Value.Pos().Filename() == t.path {
+		if !strings.HasPrefix(g.Value.Pos().Filename(), builtinPrefix) { // the config's or -O's, not the packaged default
 			t.warn(g.Value, append(at, "gpu_memory_utilization"), "not used: the launcher's Lepton server command does not pass it (write --gpu-memory-utilization in extra_args)")
 		}
 	}
