@@ -44,7 +44,6 @@ var compatFeatureIssue = map[string]string{
 	"solver type gym_delegation":                      "issue 21",
 	"gym:// other than gym://HOST:PORT":               "issue 21",
 	"sandbox type ecs_fargate":                        "issue 22",
-	"output.export":                                   "issue 22",
 	"benchmark source vlmevalkit://":                  "issue 19",
 	"image_detail":                                    "issue 19",
 	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
@@ -68,7 +67,7 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
 	{"gym_tools.yaml", []string{"gym:// other than gym://HOST:PORT", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},

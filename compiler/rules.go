@@ -35,6 +35,7 @@ func checkRules(s *Source) Errors {
 	c.dynamoPorts()
 	c.everyNode()
 	c.slurmSandboxes()
+	c.outputExport()
 	s.Warnings = append(s.Warnings, c.warns...).sorted()
 	return c.errs
 }

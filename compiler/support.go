@@ -81,9 +81,6 @@ func unsupported(s *Source, target string) Errors {
 	if r.Output.Timestamped {
 		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
 	}
-	if len(r.Output.Export) > 0 {
-		no("output.export", "output", "export")
-	}
 	return c.errs.sorted()
 }
 
