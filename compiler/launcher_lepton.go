@@ -101,6 +101,7 @@ func (t *v1) lepton() {
 		shape = "deployment.lepton_config.resource_shape"
 	}
 	gpu := t.leptonGres(out, shape)
+	left = slices.DeleteFunc(left, func(p string) bool { return p == shape }) // read: the job's GPUs
 	switch {
 	case typ == "none":
 	case slices.Contains(leptonDeployments, typ):
