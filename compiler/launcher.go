@@ -221,12 +221,6 @@ func groupOption(e ast.Expr) (group, option string, pos token.Pos, ok bool) {
 	return labelOf(f), option, f.Value.Pos(), ok && option != ""
 }
 
-// launcherOnly are the launcher's packaged options nel does not carry,
-// and why.
-var launcherOnly = map[string]string{
-	"execution/lepton/default": "execution on Lepton, a cloud platform nel does not submit to (nel runs locally and on SLURM; to evaluate an endpoint already served there, use execution: local or slurm/default with deployment: none and its url)",
-}
-
 // groupFile reads a group's option: the config's own
 // <dir>/group/option.yaml first, as Hydra searches the primary config's
 // folder, then nel's copy of the launcher's packaged defaults.
@@ -237,9 +231,6 @@ func groupFile(path, group, option string, pos token.Pos, at []any) (*ast.Struct
 	if err != nil {
 		file = builtinPrefix + "launcher/" + name
 		src, err = fs.ReadFile(launcherFS, "launcher/"+name)
-	}
-	if why, ok := launcherOnly[group+"/"+option]; ok && err != nil {
-		return nil, "", errAt(pos, path, at, "not supported yet: %s", why)
 	}
 	if err != nil || !fs.ValidPath(name) {
 		return nil, "", errAt(pos, path, at, "%s %q not found next to the config (%s) or among the launcher's packaged %s options (%s)",

@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"strconv"
-	"strings"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
@@ -22,11 +21,6 @@ import (
 // that runs it in docker.
 func (t *v1) localDocker(kind string, svc *ast.StructLit) ast.Expr {
 	image, _ := stringOf(valueAt(svc, "image"))
-	if !strings.Contains(image, "@sha256:") {
-		// nel lock pins the images of a recipe's image fields; this one
-		// is a word of a command.
-		t.warn(t.get("deployment.image"), []any{"deployment", "image"}, "runs with docker run on this machine, and nel lock does not pin an image inside a command: write it by digest (%s@sha256:…) to fix what runs", image)
-	}
 	s := &Service{Type: kind, Port: 8000, TensorParallelSize: 1, PipelineParallelSize: 1, DataParallelSize: 1}
 	s.Model, _ = stringOf(valueAt(svc, "model"))
 	s.ServedModelName, _ = stringOf(valueAt(svc, "served_model_name"))
@@ -88,8 +82,11 @@ func (t *v1) localDocker(kind string, svc *ast.StructLit) ast.Expr {
 	if kind != "process" {
 		model = stringAt(servedName(s.Model, s), model.Pos())
 	}
+	// The service keeps its image field, which the local cluster does not
+	// read: nel lock pins it like any image, and the pin rewrites the
+	// command's image word with it (pinCommandImage).
 	out := obj(fld("type", ast.NewString("process")), fld("command", argv), fld("model", model),
-		fld("port", ast.NewLit(token.INT, strconv.Itoa(s.Port))))
+		fld("port", ast.NewLit(token.INT, strconv.Itoa(s.Port))), fld("image", valueAt(svc, "image")))
 	for _, k := range []string{"health_path", "startup_timeout", "extra_env"} {
 		appendField(out, k, valueAt(svc, k))
 	}
@@ -100,4 +97,18 @@ func (t *v1) localDocker(kind string, svc *ast.StructLit) ast.Expr {
 // server in an image under execution: local.
 func (t *v1) dockerLocal(svc *ast.StructLit) bool {
 	return t.str("execution.type") == "local" && valueAt(svc, "image") != nil
+}
+
+// pinCommandImage rewrites the words of a process service's command that
+// are its image (the image docker run starts, as localDocker writes it)
+// to pinned, the reference nel lock resolved it to.
+func pinCommandImage(s *Service, pinned string) {
+	if s.Type != "process" || s.Image == "" {
+		return
+	}
+	for i, w := range s.Command {
+		if w == s.Image {
+			s.Command[i] = pinned
+		}
+	}
 }

@@ -54,6 +54,8 @@ func translateLauncher(path string, st *ast.StructLit, keep map[int]bool) (ast.E
 		return nil, nil, err
 	}
 	t := &v1{path: path, root: st, keep: keep}
+	t.label()
+	t.lepton()
 	t.known(st, nil, launcherSections...)
 	t.export()
 	aux := t.auxDeployments()

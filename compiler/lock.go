@@ -109,7 +109,7 @@ func ImageFields(r *Recipe) []ImageField {
 		s := r.Services[name]
 		if s.Image != "" {
 			out = append(out, ImageField{Field: "services." + name + ".image", Ref: s.Image,
-				path: []any{"services", name, "image"}, set: func(v string) { s.Image = v }})
+				path: []any{"services", name, "image"}, set: func(v string) { pinCommandImage(s, v); s.Image = v }})
 		}
 	}
 	for _, name := range sortedKeys(r.Sandboxes) {

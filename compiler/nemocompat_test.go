@@ -62,7 +62,6 @@ var compatFeatureIssue = map[string]string{
 	"codebuild_build_timeout":                      "none",
 	"solver type harbor in an ecs_fargate sandbox": "none",
 	"stateful sandboxes":                           "issue 20",
-	"output.export":                                "issue 22",
 	"benchmark source vlmevalkit://":               "issue 19",
 	"image_detail":                                 "issue 19",
 	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
@@ -86,7 +85,7 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
 	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without nel_run_image", "gym:// other than gym://HOST:PORT", "proxy.verbose", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
 	{"vision.yaml", nil},

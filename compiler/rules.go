@@ -37,6 +37,7 @@ func checkRules(s *Source) Errors {
 	c.everyNode()
 	c.instances()
 	c.slurmSandboxes()
+	c.outputExport()
 	s.Warnings = append(s.Warnings, c.warns...).sorted()
 	return c.errs
 }

@@ -48,8 +48,10 @@ func unsupported(s *Source, target string) Errors {
 			continue
 		}
 		// Kubernetes runs a server in its image wherever the recipe
-		// meant to run.
-		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" && target != "k8s" {
+		// meant to run. A process whose command starts its image itself
+		// (docker run IMAGE …, as a launcher deployment runs locally)
+		// needs nothing of the cluster: the field is what nel lock pins.
+		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" && target != "k8s" && !slices.Contains(sv.Command, sv.Image) {
 			no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
 		}
 		if strings.Contains(sv.URL, "${") {
@@ -82,9 +84,6 @@ func unsupported(s *Source, target string) Errors {
 	}
 	if r.Output.Timestamped {
 		no("output.timestamped (a compiled job must be byte-identical; put the run id in output.dir)", "output", "timestamped")
-	}
-	if len(r.Output.Export) > 0 {
-		no("output.export", "output", "export")
 	}
 	return c.errs.sorted()
 }
