@@ -154,8 +154,18 @@ func BenchmarkCoverage(b *testing.B) {
 			b.Fatalf("NEL_COVERAGE_REPS=%q: %v", s, err)
 		}
 	}
+	// NEL_COVERAGE_RESAMPLES lowers the bootstrap's and the permutation
+	// test's resamples, which cost most of the run's time, for a quick
+	// full grid on a busy machine: the analytic intervals' rows do not
+	// change, the bootstrap column's ends get noisier.
+	resamples := 1000
+	if s := os.Getenv("NEL_COVERAGE_RESAMPLES"); s != "" {
+		if _, err := fmt.Sscan(s, &resamples); err != nil {
+			b.Fatalf("NEL_COVERAGE_RESAMPLES=%q: %v", s, err)
+		}
+	}
 	for b.Loop() {
-		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: 1000, Seed: 1})
+		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: resamples, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -103,14 +103,8 @@ func WilsonCounts(x, n int, level float64) (lo, hi float64) {
 // where Clopper–Pearson's tails hold. Requires p̂ in [0, 1], n > 0,
 // crit > 0 and level in (0, 1).
 func KornGraubard(phat, n, crit, level float64) (lo, hi float64) {
-	checkLevel(level)
-	if !(phat >= 0 && phat <= 1) || !(n > 0) || !(crit > 0) {
-		panic(fmt.Sprintf("stats: KornGraubard(%v, %v, %v): need p̂ in [0, 1], n > 0, crit > 0", phat, n, crit))
-	}
-	z := NormalQuantile((1 + level) / 2)
-	ns := n * (z / crit) * (z / crit)
+	ns, tail := dfAdjusted("KornGraubard", phat, n, crit, level)
 	x := phat * ns
-	tail := (1 - level) / 2
 	lo, hi = 0, 1
 	if phat > 0 {
 		lo = mathext.InvRegIncBeta(x, ns-x+1, tail)
@@ -133,13 +127,7 @@ func KornGraubard(phat, n, crit, level float64) (lo, hi float64) {
 // own sits too close to the estimate there. Requires p̂ in [0, 1], n > 0,
 // crit > 0 and level in (0, 1).
 func KornGraubardJeffreys(phat, n, crit, level float64) (lo, hi float64) {
-	checkLevel(level)
-	if !(phat >= 0 && phat <= 1) || !(n > 0) || !(crit > 0) {
-		panic(fmt.Sprintf("stats: KornGraubardJeffreys(%v, %v, %v): need p̂ in [0, 1], n > 0, crit > 0", phat, n, crit))
-	}
-	z := NormalQuantile((1 + level) / 2)
-	ns := n * (z / crit) * (z / crit)
-	tail := (1 - level) / 2
+	ns, tail := dfAdjusted("KornGraubardJeffreys", phat, n, crit, level)
 	switch phat {
 	case 0:
 		return 0, 1 - math.Pow(tail, 1/ns)
@@ -167,4 +155,16 @@ func Jeffreys(phat, n, level float64) (lo, hi float64) {
 		hi = mathext.InvRegIncBeta(x+0.5, n-x+0.5, 1-tail)
 	}
 	return lo, hi
+}
+
+// dfAdjusted checks the arguments of the Korn & Graubard intervals (name
+// is the caller's, for the panic) and returns the df-adjusted effective
+// sample size n·(z/crit)² and the tail probability (1−level)/2.
+func dfAdjusted(name string, phat, n, crit, level float64) (ns, tail float64) {
+	checkLevel(level)
+	if !(phat >= 0 && phat <= 1) || !(n > 0) || !(crit > 0) {
+		panic(fmt.Sprintf("stats: %s(%v, %v, %v): need p̂ in [0, 1], n > 0, crit > 0", name, phat, n, crit))
+	}
+	z := NormalQuantile((1 + level) / 2)
+	return n * (z / crit) * (z / crit), (1 - level) / 2
 }
