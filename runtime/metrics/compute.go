@@ -256,15 +256,17 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 		// Graubard's (1998) effective sample size p̂(1−p̂)/SE², adjusted
 		// for the variance estimate's df. Over items, Jeffreys' interval
 		// on it: Clopper–Pearson's covered 99% near 1 with 30–50 items.
-		// Over clusters Clopper–Pearson's: with 10 clusters the clustered
-		// SE is skewed near the ends, and Jeffreys' covered 92.8–93.8%
-		// at 0.95 (Wilson's 93.5%) where Clopper–Pearson's held 94.7%.
+		// Over clusters Clopper–Pearson's: with 10–30 clusters the
+		// clustered SE is skewed near the ends, and Jeffreys' covered
+		// 93.3–93.9% at 0.95 (Wilson's 93.5%) where Clopper–Pearson's
+		// held 94.7–96.5%.
 		ci.EffectiveN = stats.EffectiveN(mean, ci.SE, trials, len(vals))
-		ci.Lo, ci.Hi = stats.KornGraubardJeffreys(mean, ci.EffectiveN, q, c.in.Level)
-		ci.Method = "jeffreys_effective"
 		if ci.Clusters > 0 {
 			ci.Lo, ci.Hi = stats.KornGraubard(mean, ci.EffectiveN, q, c.in.Level)
 			ci.Method = "korn_graubard_clustered"
+		} else {
+			ci.Lo, ci.Hi = stats.KornGraubardJeffreys(mean, ci.EffectiveN, q, c.in.Level)
+			ci.Method = "jeffreys_effective"
 		}
 	}
 	// A t interval can reach past the scale (0.99 ± 0.02 on a score);
