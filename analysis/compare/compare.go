@@ -187,8 +187,11 @@ type DeltaCI struct {
 	// them in reports written before),
 	// "clt_clustered" (clustered standard error by category, Student t
 	// with G−1 df; normal in reports written before DF was set) or
-	// "unpaired_mover" (runs whose items cannot be paired: the two
-	// headlines' intervals combined by MOVER, Newcombe 1998), or
+	// "unpaired_mover_jeffreys" (runs whose items cannot be paired, both
+	// headlines proportions over independent items or repeats: Jeffreys'
+	// limits on each side's effective sample size combined by MOVER,
+	// Newcombe 2011), "unpaired_mover" (the headlines' own intervals
+	// combined by MOVER, Newcombe 1998), or
 	// "unpaired_normal" (normal, the two runs' standard errors combined as
 	// independent samples: runs whose items cannot be paired).
 	Method   string  `json:"method"`
@@ -209,6 +212,8 @@ func (c *DeltaCI) Label() string {
 		return "unpaired, normal"
 	case "unpaired_mover":
 		return "unpaired, from the two intervals"
+	case "unpaired_mover_jeffreys":
+		return "unpaired, from the two intervals (Jeffreys)"
 	case "adjusted_t":
 		return fmt.Sprintf("adjusted t, %d df", c.DF)
 	case "adjusted_wald":

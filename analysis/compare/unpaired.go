@@ -74,10 +74,37 @@ func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI 
 	}
 	se := math.Hypot(b.SE, c.SE)
 	if b.Level == level && c.Level == level {
-		lo := md.Delta - math.Hypot(md.Candidate-c.Lo, b.Hi-md.Baseline)
-		hi := md.Delta + math.Hypot(c.Hi-md.Candidate, md.Baseline-b.Lo)
-		return &DeltaCI{Method: "unpaired_mover", Level: level, Lo: lo, Hi: hi, SE: se}
+		bl, bh, bj := moverLimits(md.Baseline, b, level)
+		cl, ch, cj := moverLimits(md.Candidate, c, level)
+		lo := md.Delta - math.Hypot(md.Candidate-cl, bh-md.Baseline)
+		hi := md.Delta + math.Hypot(ch-md.Candidate, md.Baseline-bl)
+		method := "unpaired_mover"
+		if bj && cj {
+			method = "unpaired_mover_jeffreys"
+		}
+		return &DeltaCI{Method: method, Level: level, Lo: lo, Hi: hi, SE: se}
 	}
 	z := stats.NormalQuantile(1 - (1-level)/2)
 	return &DeltaCI{Method: "unpaired_normal", Level: level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
+}
+
+// moverLimits are the limits MOVER combines for one side: for a
+// proportion over independent items or repeats (a "wilson" or
+// "jeffreys_effective" headline, which states its effective sample size)
+// Jeffreys' limits on that size, df-adjusted as Korn & Graubard
+// (Newcombe 2011's MOVER-J; Zou & Donner 2008); jeffreys reports that.
+// MOVER on the modified Wilson limits covered 99.7% at 30 items and 0.97,
+// where the exact Poisson bounds near the end are far out. Any other
+// interval (clustered, t) is taken as the bundle states it.
+func moverLimits(value float64, iv *metrics.Interval, level float64) (lo, hi float64, jeffreys bool) {
+	if (iv.Method != "wilson" && iv.Method != "jeffreys_effective") || !(iv.EffectiveN > 0) || value < 0 || value > 1 {
+		return iv.Lo, iv.Hi, false
+	}
+	n := iv.EffectiveN
+	if iv.DF > 0 {
+		r := stats.NormalQuantile((1+level)/2) / stats.TQuantile((1+level)/2, float64(iv.DF))
+		n *= r * r
+	}
+	lo, hi = stats.Jeffreys(value, n, level)
+	return lo, hi, true
 }

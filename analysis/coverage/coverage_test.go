@@ -69,7 +69,7 @@ func TestShortGrid(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"pass@1 wilson", "pass@1 wilson exact, mean over truth ± 1/n", "pass@1 korn_graubard", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 korn_graubard", "pass@4 wilson", "pass@4 wilson exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
+	for _, m := range []string{"pass@1 wilson", "pass@1 wilson exact, mean over truth ± 1/n", "pass@1 jeffreys_effective", "pass@1 reference: Clopper–Pearson on n*", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 jeffreys_effective", "pass@4 wilson", "pass@4 wilson exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover_jeffreys", "delta reference: MOVER on the headlines' intervals", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
 		if !seen[m] {
 			t.Errorf("no result for %s", m)
 		}
@@ -154,8 +154,18 @@ func BenchmarkCoverage(b *testing.B) {
 			b.Fatalf("NEL_COVERAGE_REPS=%q: %v", s, err)
 		}
 	}
+	// NEL_COVERAGE_RESAMPLES lowers the bootstrap's and the permutation
+	// test's resamples, which cost most of the run's time, for a quick
+	// full grid on a busy machine: the analytic intervals' rows do not
+	// change, the bootstrap column's ends get noisier.
+	resamples := 1000
+	if s := os.Getenv("NEL_COVERAGE_RESAMPLES"); s != "" {
+		if _, err := fmt.Sscan(s, &resamples); err != nil {
+			b.Fatalf("NEL_COVERAGE_RESAMPLES=%q: %v", s, err)
+		}
+	}
 	for b.Loop() {
-		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: 1000, Seed: 1})
+		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: resamples, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package coverage
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -56,6 +57,7 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		}
 		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
 		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
+		effectiveReference(s, truth, acc)
 		if s.Metric == RatioMetric {
 			// What ratio metrics reported before: r ± t(m−1)·SE, clipped.
 			q := stats.TQuantile((1+level)/2, float64(s.CLT.DF))
@@ -77,6 +79,28 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		}
 	}
 	return nil
+}
+
+// effectiveReference records, beside an interval on Korn & Graubard's
+// df-adjusted effective sample size, the same size with the other of the
+// two Beta-based intervals nel chose between: Clopper–Pearson's beside
+// Jeffreys' (the reference whose width Jeffreys' saves), Jeffreys' beside
+// the clustered Clopper–Pearson (the narrower choice it declined).
+func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
+	ci := s.CLT
+	if ci.EffectiveN <= 0 || ci.DF <= 0 {
+		return
+	}
+	q := stats.TQuantile((1+level)/2, float64(ci.DF))
+	v := *s.Value
+	switch ci.Method {
+	case "jeffreys_effective", "jeffreys_ratio":
+		lo, hi := stats.KornGraubard(v, ci.EffectiveN, q, level)
+		acc.interval(s.Metric+" reference: Clopper–Pearson on n*", lo, hi, truth)
+	case "korn_graubard_clustered":
+		lo, hi := stats.KornGraubardJeffreys(v, ci.EffectiveN, q, level)
+		acc.interval(s.Metric+" reference: Jeffreys on n*", lo, hi, truth)
+	}
 }
 
 // itemMeans is each item's mean reward (rows in item then repeat order).
@@ -177,8 +201,14 @@ func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 	if err != nil {
 		return err
 	}
-	ci := rep.Metrics[0].CI
-	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	md := rep.Metrics[0]
+	acc.interval("delta "+md.CI.Method, md.CI.Lo, md.CI.Hi, -c.Effect)
+	// Newcombe's method 10 as before: MOVER on the headlines' own
+	// (modified Wilson) limits.
+	b, cd := base.Bundle.Headline.CLT, cand.Bundle.Headline.CLT
+	lo := md.Delta - math.Hypot(md.Candidate-cd.Lo, b.Hi-md.Baseline)
+	hi := md.Delta + math.Hypot(cd.Hi-md.Candidate, md.Baseline-b.Lo)
+	acc.interval("delta reference: MOVER on the headlines' intervals", lo, hi, -c.Effect)
 	return nil
 }
 

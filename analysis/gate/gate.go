@@ -490,11 +490,12 @@ func bundleScore(b *metrics.Bundle, metric string) *metrics.Score {
 	return nil
 }
 
+// interval is the score's interval for the fallback: nel's analytic one
+// only. The bootstrap beside it is NeMo Evaluator's parity figure, not a
+// confidence claim (near 0 or 1 it covers far less than its level), so a
+// score without the analytic interval has none to gate on.
 func interval(s *metrics.Score) *metrics.Interval {
-	if s.CLT != nil {
-		return s.CLT
-	}
-	return s.Bootstrap
+	return s.CLT
 }
 
 func damageOf(delta float64, direction string) float64 {

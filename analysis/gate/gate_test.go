@@ -172,6 +172,18 @@ func TestFewPairsFallsBack(t *testing.T) {
 	if x := result(t, rep, "b"); x.Status != StatusInsufficient || !hasReason(x, "not decided on a point estimate") {
 		t.Fatalf("gated without interval: %s %q", x.Status, x.Reasons)
 	}
+	// Only NeMo's bootstrap (a parity figure, not a confidence claim): no
+	// interval either, though the bootstrap ends would clear the breach.
+	boot := func(v, lo, hi float64) *metrics.Bundle {
+		b := bundle(v, 0, 0, false)
+		b.Metrics[0].Bootstrap = &metrics.Interval{Method: "bootstrap_percentile", Level: 0.95, Lo: lo, Hi: hi}
+		return b
+	}
+	p.Base.Bundle, p.Candidate.Bundle = boot(0.8, 0.79, 0.81), boot(0.2, 0.19, 0.21)
+	rep = evaluateT(t, policy(map[string]Rule{"b": {MaxDrop: ptr(0.05)}}), []compare.Pair{p}, DefaultOptions())
+	if x := result(t, rep, "b"); x.DeltaCILower != nil || x.Status != StatusInsufficient {
+		t.Fatalf("gated on the bootstrap: %s %q %v", x.Status, x.Reasons, x.DeltaCILower)
+	}
 }
 
 func TestMissingAndVerdicts(t *testing.T) {

@@ -107,14 +107,14 @@ func TestMarkdown(t *testing.T) {
 		// The interval columns name the methods they hold (the
 		// fixture's are bundles of before Wilson: clt, and math#cot's
 		// clustered one).
-		"| Benchmark | Metric | Value | 95% CI (clt, clt_clustered) | 95% CI (bootstrap_percentile) | Items | Repeats | Infra failures (not scored) | Model errors |",
+		"| Benchmark | Metric | Value | 95% CI (clt, clt_clustered) | NeMo's bootstrap, parity only (bootstrap_percentile) | Items | Repeats | Infra failures (not scored) | Model errors |",
 		"The first interval column is the one nel reports as the score's interval",
 		// 8 of 2,000 = 0.4% infrastructure failures; 4 of 1,992 = 0.2% model errors.
 		"| [gsm8k](#bench-gsm8k) | `pass@1` | **0.8120** | 0.7911–0.8329 | 0.7905–0.8324 | 500 | 4 | 8 (0.4%) | 4 (0.2%) |",
 		"| [mmlu\\_pro](#bench-mmlu-pro) | `mean_reward` | **n/a** | n/a | n/a | 0 | 1 | 0 | 0 |",
 		// the headline, both intervals labelled; what ran and what was scored
-		"**pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]** · 500 items × 4 repeats (2,000 samples, 1,992 scored) · binary rewards",
-		"**mean\\_reward 0.4567 [95% CI clt clustered (60 clusters) 0.4102–0.5032; bootstrap 0.4111–0.5019]**",
+		"**pass@1 0.8120 [95% CI clt 0.7911–0.8329] (NeMo's bootstrap, parity only: 0.7905–0.8324)** · 500 items × 4 repeats (2,000 samples, 1,992 scored) · binary rewards",
+		"**mean\\_reward 0.4567 [95% CI clt clustered (60 clusters) 0.4102–0.5032] (NeMo's bootstrap, parity only: 0.4111–0.5019)**",
 		"**mean\\_reward n/a** · 0 items × 1 repeats (0 samples)",
 		"- no rows: nothing was evaluated, so there is no score",
 		// pass@k
@@ -279,13 +279,13 @@ func TestCSV(t *testing.T) {
 func TestLaTeX(t *testing.T) {
 	out := renderString(t, testSuite(), LaTeX)
 	mustContain(t, "latex", out,
-		"Benchmark & Metric & Value & 95\\% CI (clt, clt\\_clustered) & 95\\% CI (bootstrap\\_percentile) & Items & Repeats & Infra failures & Model errors \\\\",
+		"Benchmark & Metric & Value & 95\\% CI (clt, clt\\_clustered) & NeMo's bootstrap, parity only (bootstrap\\_percentile) & Items & Repeats & Infra failures & Model errors \\\\",
 		"gsm8k & pass@1 & 0.8120 & 0.7911--0.8329 & 0.7905--0.8324 & 500 & 4 & 8 (0.4\\%) & 4 (0.2\\%) \\\\",
 		"mmlu\\_pro & mean\\_reward & n/a & n/a & n/a & 0 & 1 & 0 & 0 \\\\",
 		"humaneval & pass@1 & INVALID & n/a & n/a & 2 & 2 & 1 (25.0\\%) INVALID & 1 (33.3\\%) \\\\",
 		"\\textbf{humaneval}: INVALID (pass@1 not reported) \\textperiodcentered{} 2 items $\\times$ 2 repeats (4 samples, 3 scored) \\\\",
 		"\\textbf{INVALID: 1 of 4 samples (25\\%) failed for infrastructure reasons",
-		"\\textbf{gsm8k}: pass@1 0.8120 [95\\% CI clt 0.7911--0.8329; bootstrap 0.7905--0.8324] \\textperiodcentered{} 500 items $\\times$ 4 repeats (2,000 samples, 1,992 scored)",
+		"\\textbf{gsm8k}: pass@1 0.8120 [95\\% CI clt 0.7911--0.8329] (NeMo's bootstrap, parity only: 0.7905--0.8324) \\textperiodcentered{} 500 items $\\times$ 4 repeats (2,000 samples, 1,992 scored)",
 		"Infrastructure failure & Count & Share \\\\",
 		"Model error & Count & Share \\\\",
 		"format\\_error & 4 & 0.2\\% \\\\",

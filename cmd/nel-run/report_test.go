@@ -78,7 +78,7 @@ func TestMergeWritesReports(t *testing.T) {
 	}
 	// The headline, as the merge printed it (value and both intervals;
 	// binary rewards over repeats: Wilson on the effective sample size).
-	if !regexp.MustCompile(`(?m)^\*\*pass@1 [01]\.\d{4} \[95% CI korn_graubard [0-9.]+–[0-9.]+; bootstrap [0-9.]+–[0-9.]+\]\*\*`).MatchString(report) {
+	if !regexp.MustCompile(`(?m)^\*\*pass@1 [01]\.\d{4} \[95% CI jeffreys_effective [0-9.]+–[0-9.]+\] \(NeMo's bootstrap, parity only: [0-9.]+–[0-9.]+\)\*\*`).MatchString(report) {
 		t.Errorf("report.md has no headline:\n%s", report)
 	}
 	b, err = os.ReadFile(csv)

@@ -114,18 +114,21 @@ type Score struct {
 	// when each has one 0/1 value ("wilson", with Brown, Cai & DasGupta's
 	// exact Poisson bounds within 2 or 3 counts of either end), else on
 	// the effective sample size (capped at the samples, for pass@k at the
-	// disjoint k-sample blocks) Korn & Graubard's Clopper–Pearson interval,
-	// df-adjusted ("korn_graubard", or "korn_graubard_clustered" over G
-	// clusters; "wilson_effective" and "wilson_clustered", Wilson with t,
-	// in older bundles); for other metrics mean ±
+	// disjoint k-sample blocks) df-adjusted as Korn & Graubard, Jeffreys'
+	// interval ("jeffreys_effective"; "korn_graubard", Clopper–Pearson's,
+	// and "wilson_effective" in older bundles), or over G clusters
+	// Clopper–Pearson's ("korn_graubard_clustered"; "wilson_clustered" in
+	// older bundles); for other metrics mean ±
 	// t_{n−1}·SE ("t"), or with the clustered
 	// standard error mean ± t_{G−1}·SE ("clt_clustered") when items carry
 	// clusters; clipped to [0, 1] when every per-item value lies there.
 	CLT *Interval `json:"ci_clt,omitempty"`
 	// Bootstrap is the seeded percentile bootstrap over items (for pass@k,
-	// over the per-item estimates): NeMo Evaluator's, kept for parity
-	// ("bootstrap_percentile"; it cannot cover near 0 or 1, the analytic
-	// CLT beside it is nel's interval). Over whole clusters when items
+	// over the per-item estimates): NeMo Evaluator's figure, kept for
+	// parity and not a confidence claim ("bootstrap_percentile"; it cannot
+	// cover near 0 or 1; the analytic CLT beside it is nel's interval, and
+	// no report, compare or gate output presents this one as an interval
+	// at its level). Over whole clusters when items
 	// carry clusters, its ends read at Hesterberg's expanded level for
 	// few clusters ("bootstrap_cluster_expanded").
 	Bootstrap *Interval `json:"ci_bootstrap,omitempty"`
@@ -133,9 +136,9 @@ type Score struct {
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "t", "clt_clustered", "wilson", "korn_graubard",
+	// Method is "t", "clt_clustered", "wilson", "jeffreys_effective",
 	// "korn_graubard_clustered",
-	// "korn_graubard_ratio" (a ratio metric Σnum/Σden over items whose num
+	// "jeffreys_ratio" (a ratio metric Σnum/Σden over items whose num
 	// lies in [0, den]: Korn & Graubard on the effective sample size from
 	// the delta method's SE, m−1 df; "wilson_effective", "wilson_clustered"
 	// and "wilson_ratio" in older bundles), "clt_ratio" (other ratio metrics: the

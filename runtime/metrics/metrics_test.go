@@ -55,18 +55,18 @@ func TestComputeByHand(t *testing.T) {
 	// Item means 1, .5, 0: s = 0.5, SE = 0.5/√3.
 	se := 0.5 / math.Sqrt(3)
 	near(t, "SE", b.Headline.CLT.SE, se)
-	// Binary rewards: Korn & Graubard on the effective sample size
+	// Binary rewards: Korn & Graubard's effective sample size
 	// p̂(1−p̂)/SE² = 0.25/(1/12) = 3 (below the 6 samples): with
 	// t_{0.975, 2} = 4.302652729749464, n* = 3·(1.959964/4.302653)² =
-	// 0.6225079 trials and x = n*/2; Clopper–Pearson's ends, the
-	// Beta(x, n*−x+1) 2.5% quantile and its mirror (bisection on mpmath's
-	// regularized incomplete beta): 4.9973178e−6 and 1 − that. Three items
-	// on two df say next to nothing.
+	// 0.6225079 trials and x = n*/2; Jeffreys' ends, the 2.5% and 97.5%
+	// quantiles of Beta(x+½, n*−x+½) = Beta(0.8112539, 0.8112539)
+	// (bisection on mpmath's regularized incomplete beta): 0.01326164 and
+	// 1 − that. Three items on two df say next to nothing.
 	ci := b.Headline.CLT
 	near(t, "effective n", ci.EffectiveN, 3)
-	near(t, "CLT lo", ci.Lo, 4.99731781932365e-06)
-	near(t, "CLT hi", ci.Hi, 1-4.99731781932365e-06)
-	if ci.Method != "korn_graubard" || ci.DF != 2 {
+	near(t, "CLT lo", ci.Lo, 0.0132616411719331)
+	near(t, "CLT hi", ci.Hi, 1-0.0132616411719331)
+	if ci.Method != "jeffreys_effective" || ci.DF != 2 {
 		t.Errorf("method %s, df %d", ci.Method, ci.DF)
 	}
 	// The bootstrap of three values stays within their range.
@@ -205,7 +205,7 @@ func TestRatioMetric(t *testing.T) {
 	}
 	inst := b.Metrics[2]
 	near(t, "ifeval:inst", *inst.Value, 5.0/9)
-	if inst.N != 3 || inst.CLT == nil || inst.CLT.Method != "korn_graubard_ratio" || inst.Bootstrap == nil {
+	if inst.N != 3 || inst.CLT == nil || inst.CLT.Method != "jeffreys_ratio" || inst.Bootstrap == nil {
 		t.Fatalf("ratio metric %+v", inst)
 	}
 	if !(inst.CLT.Lo >= 0 && inst.CLT.Lo < 5.0/9 && inst.CLT.Hi > 5.0/9 && inst.CLT.Hi <= 1) {
@@ -216,12 +216,12 @@ func TestRatioMetric(t *testing.T) {
 	// variance 0.1824417, SE = √(0.1824417/3) = 0.246605; effective n =
 	// (5/9)(4/9)/SE² = 4.06015 (under the 9 instructions); df-adjusted
 	// with t_{0.975, 2} = 4.302653, n* = 4.06015·(1.959964/4.302653)² =
-	// 0.842492 and x = (5/9)n* = 0.468051; Clopper–Pearson's ends, the
-	// Beta(x, n*−x+1) 2.5% and Beta(x+1, n*−x) 97.5% quantiles (bisection
-	// on mpmath's regularized incomplete beta), are 0.000257 and 0.999968:
-	// three items on two df say almost nothing.
+	// 0.842492 and x = (5/9)n* = 0.468051; Jeffreys' ends, the 2.5% and
+	// 97.5% quantiles of Beta(x+½, n*−x+½) (bisection on mpmath's
+	// regularized incomplete beta), are 0.025312 and 0.984775 (to 1e−4:
+	// n is rounded here): three items on two df say little.
 	if ci := inst.CLT; ci.DF != 2 || math.Abs(ci.SE-0.246605) > 1e-6 || math.Abs(ci.EffectiveN-4.06015) > 1e-4 ||
-		math.Abs(ci.Lo-0.000257) > 1e-6 || math.Abs(ci.Hi-0.999968) > 1e-6 {
+		math.Abs(ci.Lo-0.025312) > 1e-4 || math.Abs(ci.Hi-0.984775) > 1e-4 {
 		t.Fatalf("ratio interval %+v: want Korn & Graubard on 4.06 effective trials with t(2)", ci)
 	}
 	// An item-mean metric next to it is unchanged: (0.5 + 1 + 0)/3.
@@ -413,10 +413,11 @@ func TestAllCorrectNeverZeroWidth(t *testing.T) {
 	near(t, "k = 1 lo", ci.Lo, 50/(50+z*z))
 	b = metrics.Compute(metrics.Input{Rows: four, Meta: meta, Resamples: 200})
 	ci = b.Headline.CLT
-	if ci.Method != "korn_graubard" || ci.EffectiveN != 50 || ci.DF != 49 || ci.Hi != 1 {
+	if ci.Method != "jeffreys_effective" || ci.EffectiveN != 50 || ci.DF != 49 || ci.Hi != 1 {
 		t.Errorf("k = 4: %+v", ci)
 	}
-	// Clopper–Pearson's lower end at x = n* solves p^n* = 0.025, with
+	// At p̂ = 1 the Jeffreys interval takes Brown, Cai & DasGupta's
+	// modification, Clopper–Pearson's lower end: p^n* = 0.025, with
 	// n* = 50·(z/t_{0.975, 49})² the df-adjusted trials.
 	tq := 2.0095752371292397 // t_{0.975, 49} (mpmath)
 	near(t, "k = 4 lo", ci.Lo, math.Pow(0.025, 1/(50*(z/tq)*(z/tq))))

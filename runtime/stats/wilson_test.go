@@ -163,3 +163,41 @@ func TestKornGraubard(t *testing.T) {
 		}
 	}
 }
+
+// Jeffreys' ends are Beta(x+½, n−x+½) quantiles; the expected values are
+// bisection on mpmath's regularized incomplete beta (30 digits).
+func TestJeffreys(t *testing.T) {
+	for _, c := range []struct {
+		phat, n, lo, hi float64
+	}{
+		{0.5, 10, 0.2235286702527052, 1 - 0.2235286702527052}, // Beta(5.5, 5.5)
+		{0.9, 30, 0.7565983910150729, 0.9710193809672735},     // Beta(27.5, 3.5)
+	} {
+		lo, hi := Jeffreys(c.phat, c.n, 0.95)
+		if math.Abs(lo-c.lo) > 1e-9 || math.Abs(hi-c.hi) > 1e-9 {
+			t.Errorf("Jeffreys(%v, %v) = [%v, %v], want [%v, %v]", c.phat, c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+	if lo, hi := Jeffreys(1, 30, 0.95); hi != 1 || !(lo > 0.9 && lo < 1) {
+		t.Errorf("Jeffreys(1, 30) = [%v, %v]", lo, hi)
+	}
+}
+
+// KornGraubardJeffreys is Jeffreys' interval on n·(z/crit)², and at
+// p̂ = 0 or 1 Clopper–Pearson's bound on the open side (Brown, Cai &
+// DasGupta's modification).
+func TestKornGraubardJeffreys(t *testing.T) {
+	z := NormalQuantile(0.975)
+	// crit = z: n* = n. 0.025^(1/50) = 0.9288782635358023 (mpmath).
+	if lo, hi := KornGraubardJeffreys(1, 50, z, 0.95); hi != 1 || math.Abs(lo-0.9288782635358023) > 1e-12 {
+		t.Errorf("all right on 50: [%v, %v]", lo, hi)
+	}
+	if lo, hi := KornGraubardJeffreys(0, 50, z, 0.95); lo != 0 || math.Abs(hi-(1-0.9288782635358023)) > 1e-12 {
+		t.Errorf("all wrong on 50: [%v, %v]", lo, hi)
+	}
+	// crit = 2z: n* = n/4, so 120 effective trials at t are 30 at z.
+	lo, hi := KornGraubardJeffreys(0.9, 120, 2*z, 0.95)
+	if math.Abs(lo-0.7565983910150729) > 1e-9 || math.Abs(hi-0.9710193809672735) > 1e-9 {
+		t.Errorf("0.9 on 120 at 2z: [%v, %v], want Jeffreys on 30", lo, hi)
+	}
+}

@@ -144,7 +144,7 @@ func TestHTMLInChromium(t *testing.T) {
 		mustContain(t, "DOM", dom,
 			"<title>nel evaluation report</title>",
 			">gsm8k</a>", ">humaneval</a>", ">math#cot</a>", ">mmlu_pro</a>",
-			"<h2>math (math#cot)", "[95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]",
+			"<h2>math (math#cot)", "[95% CI clt 0.7911–0.8329] (NeMo's bootstrap, parity only: 0.7905–0.8324)",
 			"&lt;script&gt;alert(\"x\")&lt;/script&gt;", // the hostile category stayed text
 			"SIMULATED endpoint",
 		)

@@ -47,10 +47,10 @@ func TestHTML(t *testing.T) {
 		"<!DOCTYPE html>",
 		"<title>nel evaluation report</title>",
 		`<a href="#bench-gsm8k">gsm8k</a>`,
-		`<span class="ci">[95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]</span>`,
+		`<span class="ci">[95% CI clt 0.7911–0.8329] (NeMo&#39;s bootstrap, parity only: 0.7905–0.8324)</span>`,
 		`<span class="value">0.8120</span>`,
 		`<span class="value na">n/a</span>`,
-		"[95% CI clt clustered (60 clusters) 0.4102–0.5032; bootstrap 0.4111–0.5019]",
+		"[95% CI clt clustered (60 clusters) 0.4102–0.5032] (NeMo&#39;s bootstrap, parity only: 0.4111–0.5019)",
 		"this run detects differences ≥ 3.0 pp at 80% power",
 		"Within-item variance: not estimable (one repeat)",
 		// hostile strings escaped in tables, exemplars and the charts' SVG text

@@ -142,30 +142,27 @@ func rangeStr(iv *metrics.Interval) string {
 	return Fix(iv.Lo, 4) + "–" + Fix(iv.Hi, 4)
 }
 
-// Intervals describes both of a score's intervals in one bracket:
-// "[95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]", or "" when it
+// Intervals describes a score's intervals: nel's in a bracket headed
+// with its level, "[95% CI clt 0.7911–0.8329]", and NeMo Evaluator's
+// bootstrap after it as what it is, a parity figure and not a confidence
+// claim (docs/statistics.md: it covers far less than its level near 0
+// and 1), "(NeMo's bootstrap, parity only: 0.7905–0.8324)"; "" when it
 // has none.
 func Intervals(s metrics.Score) string {
 	var parts []string
-	level := 0.0
-	for _, iv := range []*metrics.Interval{s.CLT, s.Bootstrap} {
-		if iv == nil {
-			continue
-		}
-		p := methodName(iv) + " " + rangeStr(iv)
-		if level != 0 && iv.Level != level {
-			p = levelLabel(iv.Level) + " " + p
-		}
-		if level == 0 {
-			level = iv.Level
-		}
-		parts = append(parts, p)
+	if iv := s.CLT; iv != nil {
+		parts = append(parts, "["+levelLabel(iv.Level)+" "+methodName(iv)+" "+rangeStr(iv)+"]")
 	}
-	if len(parts) == 0 {
-		return ""
+	if iv := s.Bootstrap; iv != nil {
+		parts = append(parts, "("+ParityLabel+": "+rangeStr(iv)+")")
 	}
-	return "[" + levelLabel(level) + " " + strings.Join(parts, "; ") + "]"
+	return strings.Join(parts, " ")
 }
+
+// ParityLabel names the bootstrap column wherever a report shows it: the
+// figure NeMo Evaluator prints, kept so that its users can compare, not
+// an interval nel claims covers at its level.
+const ParityLabel = "NeMo's bootstrap, parity only"
 
 // Headline is "pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap
 // 0.7905–0.8324]", or "pass@1 n/a (no intervals)".
@@ -691,7 +688,9 @@ func builtinScorer(b *metrics.Bundle) string {
 
 // IntervalHeads are the headers of a table's two interval columns for the
 // scores it shows: the level and the methods the column holds, e.g.
-// "95% CI (wilson)" and "95% CI (bootstrap_percentile)", several joined
+// "95% CI (wilson)", and for the bootstrap column no level (it is NeMo's
+// parity figure, not a confidence claim: ParityLabel) but its methods,
+// "NeMo's bootstrap, parity only (bootstrap_percentile)", several joined
 // by ", " ("95% CI (wilson, t)"). A bare "clt" would hide that the
 // analytic column holds Wilson or t intervals; "clt" and "bootstrap" are
 // kept for a column that holds none.
@@ -712,7 +711,10 @@ func IntervalHeads(level string, scores []metrics.Score) (analytic, bootstrap st
 		}
 		return level + " (" + strings.Join(ms, ", ") + ")"
 	}
-	return head(a, "clt"), head(b, "bootstrap")
+	if len(b) == 0 {
+		b = []string{"bootstrap"}
+	}
+	return head(a, "clt"), ParityLabel + " (" + strings.Join(b, ", ") + ")"
 }
 
 // HeadlineScores are the headlines of the suite's valid benchmarks (an
@@ -739,4 +741,4 @@ func CategoryScores(b *metrics.Bundle) []metrics.Score {
 // IntervalNote says which interval column is the headline's and what the
 // bootstrap column is, under a table that shows both.
 const IntervalNote = "The first interval column is the one nel reports as the score's interval (docs/statistics.md says which method is chosen where). " +
-	"The bootstrap column is a percentile bootstrap: NeMo Evaluator's over items (bootstrap_percentile), kept for parity, or over whole categories; near 0 or 1 it covers far less than its level."
+	"The bootstrap column is a percentile bootstrap: NeMo Evaluator's over items (bootstrap_percentile), kept for parity, or over whole categories; it is not a confidence interval nel claims: near 0 or 1 it covers far less than its level."

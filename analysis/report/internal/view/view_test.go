@@ -24,7 +24,7 @@ func TestFormats(t *testing.T) {
 		{duration(7300), "2 h 01 min"},
 		{duration(0), "n/a"},
 		{Headline(metrics.Score{Metric: "pass@1", Value: reporttest.F(0.812), CLT: reporttest.CLT(0.7911, 0.8329, 0), Bootstrap: reporttest.Boot(0.7905, 0.8324)}),
-			"pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap 0.7905–0.8324]"},
+			"pass@1 0.8120 [95% CI clt 0.7911–0.8329] (NeMo's bootstrap, parity only: 0.7905–0.8324)"},
 		{Headline(metrics.Score{Metric: "pass@1", Value: reporttest.F(1)}), "pass@1 1.0000 (no interval: fewer than two items)"},
 		{Headline(metrics.Score{Metric: "mean_reward"}), "mean_reward n/a"},
 		{Headline(metrics.Score{Metric: "harness:mmlu/score/macro", Value: reporttest.F(0.8011)}), "harness:mmlu/score/macro 0.8011 (aggregate-only: the harness's own score, no items to compute an interval from)"},
@@ -34,7 +34,7 @@ func TestFormats(t *testing.T) {
 		}
 	}
 	iv := Intervals(metrics.Score{CLT: &metrics.Interval{Method: "clt_clustered", Level: 0.9, Lo: 0.1, Hi: 0.2, Clusters: 7}, Bootstrap: reporttest.Boot(0.1, 0.3)})
-	if want := "[90% CI clt clustered (7 clusters) 0.1000–0.2000; 95% CI bootstrap 0.1000–0.3000]"; iv != want {
+	if want := "[90% CI clt clustered (7 clusters) 0.1000–0.2000] (NeMo's bootstrap, parity only: 0.1000–0.3000)"; iv != want {
 		t.Errorf("intervals = %q, want %q", iv, want)
 	}
 }
@@ -72,11 +72,11 @@ func TestIntervalHeads(t *testing.T) {
 		{CLT: iv("wilson"), Bootstrap: iv("bootstrap_cluster")},
 	}
 	a, b := IntervalHeads("95% CI", scores)
-	if a != "95% CI (wilson, t)" || b != "95% CI (bootstrap_percentile, bootstrap_cluster)" {
+	if a != "95% CI (wilson, t)" || b != "NeMo's bootstrap, parity only (bootstrap_percentile, bootstrap_cluster)" {
 		t.Errorf("heads %q, %q", a, b)
 	}
 	a, b = IntervalHeads("90% CI", []metrics.Score{{}})
-	if a != "90% CI (clt)" || b != "90% CI (bootstrap)" {
+	if a != "90% CI (clt)" || b != "NeMo's bootstrap, parity only (bootstrap)" {
 		t.Errorf("heads with no interval %q, %q", a, b)
 	}
 }
