@@ -14,11 +14,12 @@ import (
 // BuildPlan turns a validated recipe into the plan nel-run executes.
 // It refuses what this nel cannot run yet.
 func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
-	return buildPlan(s, h, nelVersion, "")
+	return buildPlan(withGymCmdServers(s), h, nelVersion, "")
 }
 
 // buildPlan is BuildPlan for a compile target, which decides some of what
-// can run (a server's image, on a local cluster, only on Kubernetes).
+// can run (a server's image, on a local cluster, only on Kubernetes). s
+// has its gym://cmd: servers already (withGymCmdServers).
 func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, error) {
 	if errs := unsupported(s, target); len(errs) > 0 {
 		return nil, errs.truncated()
@@ -94,6 +95,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 			return nil, err
 		}
 		pb.Harness = hp
+		pb.GymServer = s.gymCmd[i]
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
@@ -151,7 +153,9 @@ func planService(name string, s *Service) plan.Service {
 	ps.StartupTimeout = s.StartupTimeout
 	ps.Command = serverCommand(name, s)
 	ps.Image = s.Image
-	if s.Type != "process" {
+	if s.Type == "gym" {
+		planGym(&ps)
+	} else if s.Type != "process" {
 		ps.Model = servedName(name, s)
 		ps.Parallelism = &plan.Parallelism{TP: s.TensorParallelSize, PP: s.PipelineParallelSize, DP: s.DataParallelSize, NumNodes: s.NumNodes}
 	}
@@ -237,6 +241,8 @@ func engineCommand(name string, s *Service) []string {
 	switch s.Type {
 	case "process":
 		return slices.Clone(s.Command)
+	case "gym":
+		return gymCommand(name, s)
 	case "vllm":
 		argv = []string{"vllm", "serve", s.Model, "--host", "0.0.0.0", "--port", itoa(s.Port),
 			"--served-model-name", servedName(name, s), "--tensor-parallel-size", itoa(s.TensorParallelSize)}

@@ -59,8 +59,8 @@ type Service struct {
 	EveryNode            bool              `json:"every_node"`
 	Command              []string          `json:"command"` // process
 
-	// gym: a managed Gym server's command, or the benchmark it serves
-	// (refused: support.go); an external one is its url.
+	// gym: a managed Gym server's command (gym.go), or the benchmark it
+	// serves; an external one is its url.
 	ServerCmd string `json:"server_cmd"`
 	Benchmark string `json:"benchmark"`
 
@@ -95,6 +95,8 @@ func (s *Service) Managed() bool {
 	switch s.Type {
 	case "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
 		return true
+	case "gym":
+		return s.URL == "" // no url: NeMo's managed Gym server (gym.go)
 	}
 	return false
 }

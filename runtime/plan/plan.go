@@ -65,7 +65,7 @@ type Plan struct {
 // Service is a model endpoint the benchmarks talk to.
 type Service struct {
 	Name     string `json:"name"`
-	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process, dynamo, nim
+	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process, dynamo, nim, gym
 	Protocol string `json:"protocol"`
 	// Model is the id sent in requests.
 	Model string `json:"model"`
@@ -73,7 +73,8 @@ type Service struct {
 	// are expanded by nel-run from its environment, never at compile time.
 	URL string `json:"url,omitempty"`
 	// URLEnv names the variable holding a managed server's base URL
-	// (http://host:port/v1); the job script sets it once the server is up.
+	// (http://host:port/v1; a gym server's http://host:port); the job
+	// script sets it once the server is up.
 	URLEnv string `json:"url_env,omitempty"`
 	// APIKey is the ${VAR} reference to the key, never the key.
 	APIKey     *EnvRef    `json:"api_key,omitempty"`
@@ -222,6 +223,11 @@ type Benchmark struct {
 	// dataset's tasks, pinned to the content the hashes covered. An older
 	// plan has none.
 	Harbor *HarborTasks `json:"harbor,omitempty"`
+	// GymServer names the managed gym service that a gym://cmd:
+	// benchmark's items and rewards come from (the compiler made it from
+	// the command); its address is the service's URLEnv at run time.
+	// Absent: a gym:// name is the running server's HOST:PORT.
+	GymServer string `json:"gym_server,omitempty"`
 }
 
 // HarborTasks is a Harbor dataset (runtime/harbor) as the compiler found

@@ -99,6 +99,7 @@ func fullPlan() *Plan {
 				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
 				Argv: []string{"lm_eval", "--tasks", "gsm8k"}, Config: "{}",
 			},
+			GymServer: "gym_cmd_0",
 			Harbor: &HarborTasks{
 				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
 				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,

@@ -252,7 +252,10 @@ func newRunner(o Options) (*runner, error) {
 		}
 		return nil, fmt.Errorf("run shard: the plan has no benchmark %q (it has: %s)", o.Benchmark, strings.Join(keys, ", "))
 	}
-	def, err := definition(o.Plan, b)
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	def, err := definition(o.Plan, b, o.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -262,9 +265,6 @@ func newRunner(o Options) (*runner, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
 	}
 	if o.OutDir == "" {
 		o.OutDir = o.Plan.OutputDir
@@ -324,13 +324,17 @@ func (r *runner) asInterrupted(ctx context.Context, err error) error {
 }
 
 // definition is the benchmark b runs: the one its byob section declares,
-// else the built-in of its name.
-func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
+// else the built-in of its name. getenv gives a managed gym server's
+// address.
+func definition(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*bench.Benchmark, error) {
 	if b.Harbor != nil {
 		return harborDefinition(b)
 	}
 	if b.Solver.Type == "tool_calling" {
 		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks", b.Key)
+	}
+	if b.GymServer != "" {
+		return gymServer(p, b, getenv)
 	}
 	if strings.HasPrefix(b.Name, "gym://") {
 		return gymenv.Definition(b.Name)
@@ -343,6 +347,20 @@ func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 		return nil, fmt.Errorf("benchmark %s: %q is not a built-in benchmark of this nel-run (built in: %s)", b.Key, b.Name, strings.Join(bench.Names(), ", "))
 	}
 	return def, nil
+}
+
+// gymServer is gym://cmd: benchmark b's definition: the managed gym
+// service's server, at the address the job (or nel run) gave it.
+func gymServer(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*bench.Benchmark, error) {
+	svc, ok := p.Service(b.GymServer)
+	if !ok || svc.URLEnv == "" {
+		return nil, fmt.Errorf("benchmark %s: the plan has no managed gym service %q", b.Key, b.GymServer)
+	}
+	base := getenv(svc.URLEnv)
+	if base == "" {
+		return nil, fmt.Errorf("benchmark %s: gym service %s: $%s is not set; it holds the server's address and is set by the job script (or nel run) once the server is ready", b.Key, svc.Name, svc.URLEnv)
+	}
+	return gymenv.New(base).Definition(b.Name), nil
 }
 
 func (r *runner) run(ctx context.Context) (res *Result, err error) {
