@@ -33,14 +33,10 @@ var compatFeatureIssue = map[string]string{
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor":                       "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks": "issue 20",
-	"solver type openclaw":                            "issue 20",
-	"instruction_template":                            "issue 20",
-	"apptainer sandboxes on a node pool":              "issue 20",
-	"proxy.extra_body":                                "issue 21",
-	"proxy.request_timeout":                           "issue 21",
-	"proxy.verbose":                                   "issue 21",
-	"proxy.interceptors with a harness under nel run": "issue 21",
-	"solver type gym_delegation":                      "issue 21",
+	"solver type openclaw":               "issue 20",
+	"instruction_template":               "issue 20",
+	"apptainer sandboxes on a node pool": "issue 20",
+	"solver type gym_delegation":         "issue 21",
 	// Gym's native protocol: items from a local JSONL, the agent's
 	// responses API; nel speaks the evaluator protocol.
 	"gym:// query parameters other than protocol=evaluator": "issue 21",
@@ -69,9 +65,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"gym:// query parameters other than protocol=evaluator", "proxy.verbose", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"gym:// query parameters other than protocol=evaluator", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 

@@ -64,7 +64,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 			MaxProblems:      b.MaxProblems,
 			MaxConcurrent:    b.MaxConcurrent,
 			Timeout:          b.Timeout,
-			RequestTimeout:   EffectiveRequestTimeout(b),
+			RequestTimeout:   EffectiveRequestTimeout(r, b),
 			MaxErrorRate:     EffectiveMaxErrorRate(b),
 			ShuffleSeed:      b.ShuffleSeed,
 			Fewshot:          b.Fewshot,
@@ -293,10 +293,15 @@ func safeDir(key string) string {
 }
 
 // EffectiveRequestTimeout is a benchmark's per-request timeout in seconds:
-// request_timeout, else plan.DefaultRequestTimeout, never more than the
-// sample's timeout (the outer bound).
-func EffectiveRequestTimeout(b *Benchmark) float64 {
+// its request_timeout, else its solver service's proxy.request_timeout
+// (NeMo's bound on each upstream call of the service), else
+// plan.DefaultRequestTimeout; never more than the sample's timeout (the
+// outer bound).
+func EffectiveRequestTimeout(r *Recipe, b *Benchmark) float64 {
 	t := float64(plan.DefaultRequestTimeout)
+	if st, ok := proxyRequestTimeout(r.Services[b.Solver.Service]); ok {
+		t = st
+	}
 	if b.RequestTimeout != nil {
 		t = *b.RequestTimeout
 	}

@@ -207,9 +207,6 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 	kind, _, _, isHarness := harnessOf(b)
 	if isHarness {
 		harnessUnsupported(no, r, i, b)
-		if len(interceptorsOf(r.Services[b.Solver.Service])) > 0 && r.Cluster.Type == "local" {
-			no(localHarnessProxy, "benchmarks", i, "solver", "service")
-		}
 		harnessProxyPaths(no, b.Solver.Service, r.Services[b.Solver.Service])
 	} else {
 		if pythonBenchmark(b.Name) {
