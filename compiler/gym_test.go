@@ -89,14 +89,7 @@ benchmarks: [{name: "gym://cmd:python other.py", solver: {type: "simple", servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustPlan(t, s)
 	g, _ := p.Service("g")
 	want := []string{"env", "PORT=9100", "bash", "-c", "python s.py --port $PORT", "nel-g"}
 	if !g.Managed || g.URLEnv != "NEL_SERVICE_G_URL" || g.HealthPath != "/health" || g.Port != 9100 || !slices.Equal(g.Command, want) || len(g.Env) != 0 {

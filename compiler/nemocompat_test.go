@@ -36,7 +36,6 @@ var compatFeatureIssue = map[string]string{
 	"solver type openclaw":               "issue 20",
 	"instruction_template":               "issue 20",
 	"apptainer sandboxes on a node pool": "issue 20",
-	"solver type gym_delegation":         "issue 21",
 	// Gym's native protocol: items from a local JSONL, the agent's
 	// responses API; nel speaks the evaluator protocol.
 	"gym:// query parameters other than protocol=evaluator": "issue 21",
@@ -66,8 +65,8 @@ var compatConfigs = []struct {
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"cmd_timeout with solver type harbor", "instruction_template", "output.export", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "timeout_strategy max with solver type harbor"}},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"gym:// query parameters other than protocol=evaluator", "sandbox type ecs_fargate", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
+	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"gym:// query parameters other than protocol=evaluator", "sandbox type ecs_fargate", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks"}},
 	{"vision.yaml", nil},
 }
 

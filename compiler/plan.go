@@ -99,6 +99,9 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
+		if b.Solver.Type == "gym_delegation" {
+			pb.Solver.GymService, pb.Solver.GymAgent, pb.Solver.TrustReward = b.Solver.GymService, b.Solver.GymAgent, b.Solver.TrustReward
+		}
 		if b.Solver.Type == "tool_calling" {
 			toolSettings(&pb.Solver, b.Solver)
 		}

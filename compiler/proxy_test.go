@@ -35,14 +35,7 @@ benchmarks: [
 	if errs := Unsupported(s); len(errs) > 0 {
 		t.Fatalf("refused: %v", errs)
 	}
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustPlan(t, s)
 	m, _ := p.Service("m")
 	var names []string
 	for _, ic := range m.Interceptors {

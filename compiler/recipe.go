@@ -203,6 +203,8 @@ type Solver struct {
 	ImageDetail     string      `json:"image_detail"`
 	ResourceService string      `json:"resource_service"`
 	GymService      string      `json:"gym_service"`
+	GymAgent        string      `json:"gym_agent"`
+	TrustReward     bool        `json:"trust_reward"`
 	SandboxTools    bool        `json:"sandbox_tools"`
 	// The tool_calling solver's (nel's own agent loop).
 	MaxTurns       int     `json:"max_turns"`

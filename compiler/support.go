@@ -226,7 +226,6 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 				no("solver type tool_calling on a benchmark other than harbor:// tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders, instruction.md, environment/ and tests/test.sh, under $HARBOR_DATASETS_DIR and name them harbor://DATASET)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "gym_delegation":
-			no("solver type gym_delegation (the Gym server's own agent calls the model, and NeMo hands it the model's API key in the request's metadata: the key would be written into requests the Gym server may log or store, where nel passes keys by name only, resolved on the node; use gym://HOST:PORT, where nel calls the model itself and the server only seeds and verifies)", "benchmarks", i, "solver", "type")
 		case b.Solver.Type == "harbor":
 			no("solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:

@@ -333,6 +333,9 @@ func localServices(p *plan.Plan) error {
 		if b.Solver.ResourceService != "" {
 			used[b.Solver.ResourceService] = true // a tool_calling solver's Gym tools
 		}
+		if b.Solver.GymService != "" {
+			used[b.Solver.GymService] = true // a gym_delegation solver's agent
+		}
 		if b.GymServer != "" {
 			used[b.GymServer] = true // a gym://cmd: benchmark's server
 		}

@@ -369,6 +369,13 @@ type Solver struct {
 	// ResponseMode is what the sample's response is: "last_message" or
 	// "sandbox_artifact".
 	ResponseMode string `json:"response_mode,omitempty"`
+	// The gym_delegation solver's: GymService names the gym service whose
+	// agent runs each sample (POST /run), GymAgent the agent (NeMo's
+	// gym_agent, which decides the request's form), and TrustReward takes
+	// the agent's reward instead of scoring its answer.
+	GymService  string `json:"gym_service,omitempty"`
+	GymAgent    string `json:"gym_agent,omitempty"`
+	TrustReward bool   `json:"trust_reward,omitempty"`
 }
 
 // Scoring lists the metrics of a benchmark.

@@ -62,6 +62,7 @@ func fullPlan() *Plan {
 				// Every field set, though a simple solver has no tools
 				// (the round trip must keep each).
 				ResourceService: "tools", SandboxTools: true, MaxTurns: 50, ToolTimeout: 180,
+				GymService: "g", GymAgent: "openhands", TrustReward: true,
 				MaxOutputChars: 16384, ResponseMode: "last_message",
 			},
 			Repeats: 4, MaxProblems: i(100), MaxConcurrent: 64, Timeout: 1800,

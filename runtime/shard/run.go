@@ -199,6 +199,8 @@ type runner struct {
 	// agentic: the solver is tool_calling (agent.go); its tasks are
 	// harbor's, its sessions are opened on agentSB.
 	agentic bool
+	// deleg is a gym_delegation shard's agent and model proxy (delegate.go).
+	deleg *delegation
 	harbor  *harbor.Dataset
 	agentSB sandbox.Sandbox
 
@@ -363,6 +365,41 @@ func gymServer(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*be
 	return gymenv.New(base).Definition(b.Name), nil
 }
 
+// openSolver opens what the shard's samples need besides the model: a
+// gym_delegation's agent and proxy, the scoring environment (probed on
+// first), a tool_calling solver's sandbox. Its closer closes them in
+// reverse.
+func (r *runner) openSolver(ctx context.Context, first *bench.Item) (func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if r.b.Solver.Type == "gym_delegation" {
+		c, err := r.openDelegation(ctx)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, c)
+	}
+	c, err := r.openScoring(ctx, first)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	closers = append(closers, c)
+	if r.agentic {
+		c, err := r.openAgentSandbox(ctx)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		closers = append(closers, c)
+	}
+	return closeAll, nil
+}
+
 func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	defer func() { err = r.asInterrupted(ctx, err) }()
 	if res, err := r.existing(); res != nil || err != nil {
@@ -387,18 +424,11 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 		}
 	}
 	if len(mine) > 0 {
-		closeEnv, err := r.openScoring(ctx, mine[0])
+		closeSolver, err := r.openSolver(ctx, mine[0])
 		if err != nil {
 			return nil, err
 		}
-		defer closeEnv()
-		if r.agentic {
-			closeSB, err := r.openAgentSandbox(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer closeSB()
-		}
+		defer closeSolver()
 	}
 	repeats := max(r.b.Repeats, 1)
 	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: len(mine) * repeats}
@@ -772,6 +802,9 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 	p.run = func(jb pendingStart, release func()) func() {
 		it := items[jb.key.Item]
 		switch {
+		case r.deleg != nil:
+			rec, interrupted := r.delegateSample(ctx, it, jb.key.Repeat, jb.attempt)
+			done(jb, rec, interrupted)
 		case r.agentic:
 			// The slot is held for the whole sample: max_concurrent
 			// bounds the sandboxes too.
@@ -799,7 +832,7 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 		}
 		return nil
 	}
-	if !r.agentic && r.def.ScoreEnv == nil && (r.env == nil || len(r.env.Judges) == 0) {
+	if !r.agentic && r.deleg == nil && r.def.ScoreEnv == nil && (r.env == nil || len(r.env.Judges) == 0) {
 		// Scoring is local work: a few scorers do it (workerPool).
 		p.startScorers(conc)
 		defer close(p.then)
