@@ -498,6 +498,10 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		srv.Dynamo = j.dynamoLayout(s, sv, pools, names)
 		srv.WaitFlags = fmt.Sprintf(`"${nel_dyn_pids_%s[@]}" --dynamo-workers %d,%d`, srv.Var, srv.Dynamo.Prefill, srv.Dynamo.Decode)
 	}
+	if sv.Type == "gym" {
+		// NeMo's managed Gym server is up at /health or /openapi.json.
+		srv.WaitFlags = `--or-url "http://$` + srv.HostEnv + ":" + strconv.Itoa(sv.Port) + `"/openapi.json`
+	}
 	if a := access(sv.Type); a.keyEnv != "" {
 		names = append(names, a.keyEnv)
 	}

@@ -177,7 +177,13 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 		health = "/health"
 	}
 	timeout := time.Duration(svc.StartupTimeout * float64(time.Second))
+	var or []string
+	if svc.Type == "gym" {
+		// NeMo's managed Gym server is up at /health or /openapi.json.
+		or = []string{"http://127.0.0.1:" + strconv.Itoa(svc.Port) + "/openapi.json"}
+	}
 	err = WaitReady(ctx, WaitOptions{
+		Or:       or,
 		URL:      "http://127.0.0.1:" + strconv.Itoa(svc.Port) + health,
 		Name:     svc.Name,
 		PID:      cmd.Process.Pid,

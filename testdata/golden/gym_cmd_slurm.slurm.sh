@@ -243,7 +243,7 @@ export NEL_SERVICE_MODEL_URL="http://$NEL_SERVICE_MODEL_HOST:8000/v1"
 VLLM_API_KEY="$NEL_SERVICE_MODEL_API_KEY" srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_MODEL" vllm serve nvidia/Llama-3.1-8B-Instruct --host "${NEL_SERVICE_MODEL_HOST}" --port 8000 --served-model-name model --tensor-parallel-size 1 >> "$nel_log_MODEL" 2>&1 &
 nel_pid_MODEL=$!
 nel_pids+=("$nel_pid_MODEL")
-"$NEL_RUN" wait-ready --name gym_cmd_0 --url "http://$NEL_SERVICE_GYM_CMD_0_HOST:9100"/health --pid "$nel_pid_GYM_CMD_0" --log "$nel_log_GYM_CMD_0" --timeout 60s \
+"$NEL_RUN" wait-ready --name gym_cmd_0 --url "http://$NEL_SERVICE_GYM_CMD_0_HOST:9100"/health --pid "$nel_pid_GYM_CMD_0" --or-url "http://$NEL_SERVICE_GYM_CMD_0_HOST:9100"/openapi.json --log "$nel_log_GYM_CMD_0" --timeout 60s \
   || nel_fail 'service gym_cmd_0 did not become ready; its log: '"$nel_log_GYM_CMD_0"
 "$NEL_RUN" wait-ready --name model --url "http://$NEL_SERVICE_MODEL_HOST:8000"/health --pid "$nel_pid_MODEL" --api-key-env NEL_SERVICE_MODEL_API_KEY --log "$nel_log_MODEL" --timeout 600s \
   || nel_fail 'service model did not become ready; its log: '"$nel_log_MODEL"
