@@ -293,11 +293,6 @@ func k8sUnsupported(s *Source, p *plan.Plan) error {
 			c.at("not supported yet: pre_cmd and setup_commands on Kubernetes (the server's image runs its command as is)", "services", name)
 		}
 	}
-	for i, b := range r.Benchmarks {
-		if b.Solver.Type == "gym_delegation" {
-			c.at("not supported yet: solver type gym_delegation on Kubernetes (the Gym agent calls the model through a proxy the shard serves, which it would reach by the pod's name: compile with -t slurm or run with nel run)", "benchmarks", i, "solver", "type")
-		}
-	}
 	for _, sv := range p.Services {
 		for _, e := range sv.Env {
 			if e.From != nil && e.From.Default != nil {

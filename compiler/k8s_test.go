@@ -382,13 +382,6 @@ benchmarks:
     sandbox: box
     solver: {type: simple, service: m}
 `, "r.yaml:4:3: sandboxes.box: not supported yet: sandboxes on Kubernetes"},
-		{"gym_delegation", `services:
-  m: {type: api, url: "http://h/v1/chat/completions", model: m}
-  g: {type: gym, url: "http://gym:8000"}
-benchmarks:
-  - name: gsm8k
-    solver: {type: gym_delegation, service: m, gym_service: g}
-`, "r.yaml:6:20: benchmarks[0].solver.type: not supported yet: solver type gym_delegation on Kubernetes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := compileK8s(t, tc.src, compiler.K8sOptions{Image: "nel:1"})
