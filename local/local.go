@@ -351,7 +351,7 @@ func localServices(p *plan.Plan) error {
 			continue
 		}
 		if s.Type != "api" && s.Type != "process" && s.Type != "gym" {
-			return fmt.Errorf("service %s is a %s server: nel run starts only process and gym services on this machine (and uses api services); compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
+			return fmt.Errorf("service %s is a %s server: nel run starts only process and gym services on this machine (and calls api services and running gym servers); compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
 		}
 		keep = append(keep, s)
 	}
