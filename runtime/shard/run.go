@@ -200,7 +200,7 @@ type runner struct {
 	// harbor's, its sessions are opened on agentSB.
 	agentic bool
 	// deleg is a gym_delegation shard's agent and model proxy (delegate.go).
-	deleg *delegation
+	deleg   *delegation
 	harbor  *harbor.Dataset
 	agentSB sandbox.Sandbox
 
