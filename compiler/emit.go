@@ -13,6 +13,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
+	"github.com/nel-eval/nel/runtime/serve"
 	"github.com/nel-eval/nel/runtime/shellquote"
 	"github.com/nel-eval/nel/templates"
 )
@@ -35,6 +36,7 @@ func Compile(s *Source, opts CompileOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	s = withGymCmdServers(s) // after the hashes, which cover the names only
 	p, err := buildPlan(s, h, opts.NelVersion, opts.Target)
 	if err != nil {
 		return nil, err
@@ -106,9 +108,11 @@ type secret struct{ Name, Where string }
 type server struct {
 	Name, Type, Image, Var, Log     string
 	URLEnv, NodeListVar, HealthPath string
-	Port, Timeout, NumNodes         int
-	SrunFlags, Pyxis, Cmd           string   // pre-quoted
-	Env                             []string // complete shell statements
+	// BasePath follows host:port in URLEnv's value (serve.BasePath).
+	BasePath                string
+	Port, Timeout, NumNodes int
+	SrunFlags, Pyxis, Cmd   string   // pre-quoted
+	Env                     []string // complete shell statements
 	// WaitFlags are wait-ready's flags beyond the usual (pre-quoted).
 	WaitFlags string
 	// Dynamo is set for a dynamo service, which the "dynamo" template
@@ -466,6 +470,7 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 		Var:        templates.EnvName(sv.Name),
 		Log:        j.Run.ServerLog(safeDir(sv.Name)),
 		URLEnv:     sv.URLEnv,
+		BasePath:   serve.BasePath(sv.Type),
 		HealthPath: sv.HealthPath,
 		Port:       sv.Port,
 		Timeout:    int(sv.StartupTimeout),
@@ -476,7 +481,7 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv.access(sv, rs)
 	srv.NodeListVar = "SLURM_JOB_NODELIST"
 	flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
-	if rs.Type == "process" && rs.Image == "" && p.RecipeDir != "." {
+	if (rs.Type == "process" || rs.Type == "gym") && rs.Image == "" && p.RecipeDir != "." {
 		// A process service runs in the recipe's directory, as under nel
 		// run (paths.go); in an image, Pyxis starts it in the image's.
 		flags = append(flags, "--chdir="+shellquote.Quote(p.RecipeDir))
@@ -498,6 +503,10 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	if rs.Type == "dynamo" {
 		srv.Dynamo = j.dynamoLayout(s, sv, pools, names)
 		srv.WaitFlags = fmt.Sprintf(`"${nel_dyn_pids_%s[@]}" --dynamo-workers %d,%d`, srv.Var, srv.Dynamo.Prefill, srv.Dynamo.Decode)
+	}
+	if sv.Type == "gym" {
+		// NeMo's managed Gym server is up at /health or /openapi.json.
+		srv.WaitFlags = `--or-url "http://$` + srv.HostEnv + ":" + strconv.Itoa(sv.Port) + `"/openapi.json`
 	}
 	if a := access(sv.Type); a.keyEnv != "" {
 		names = append(names, a.keyEnv)
@@ -521,7 +530,7 @@ func (srv *server) access(sv plan.Service, rs *Service) {
 	}
 	srv.HostEnv = serverHostEnv(sv.Name)
 	srv.Bound = a.binds(rs)
-	srv.Setup = rs.PreCmd != "" || len(rs.SetupCommands) > 0
+	srv.Setup = rs.PreCmd != "" || len(rs.SetupCommands) > 0 || rs.ServerCmd != ""
 	if sv.APIKey != nil && a.keyed {
 		srv.KeyEnv = sv.APIKey.Name
 		if a.keyEnv != "" {

@@ -2,23 +2,30 @@ package compiler
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestGymServiceSupport: a running Gym server (url) is a service nel
-// takes; one nel would have to start is refused at the field that asks.
+// takes, and so is one it starts from server_cmd; what nel cannot start,
+// or a server given both ways, is refused at the field that asks.
 func TestGymServiceSupport(t *testing.T) {
 	l := newTestLoader(t)
 	const head = "benchmarks: [{name: \"gsm8k\", solver: {type: \"simple\", service: \"m\"}}]\nservices: m: {type: \"api\", url: \"http://127.0.0.1:8000/v1\", model: \"m\"}\n"
-	const managed = " (a managed Gym server: nel-run starts no Gym server yet; start it (nel serve, or Gym's own) and give its url)"
 	for _, c := range []struct{ src, want string }{
 		{`services: g: {type: "gym", url: "http://gym:8000"}`, ""},
-		{`services: g: {type: "gym", server_cmd: "python s.py"}`,
-			"r.cue:3:21: services.g.type: not supported yet: a gym service without url" + managed + "\n" +
-				"r.cue:3:40: services.g.server_cmd: not supported yet: server_cmd of a gym service (nel-run starts no Gym server yet; start it (nel serve, or Gym's own) and give its url)"},
+		{`services: g: {type: "gym", server_cmd: "python s.py"}`, ""},
+		{`services: g: {type: "gym"}`,
+			"r.cue:3:21: services.g.type: not supported yet: a gym service without url or server_cmd (nel starts a Gym server from its server_cmd, or uses the running one at url)"},
+		{`services: g: {type: "gym", benchmark: "gsm8k"}`,
+			"r.cue:3:39: services.g.benchmark: not supported yet: benchmark of a gym service (nel-run serve serves a benchmark of the job's own plan; start it with server_cmd, e.g. \"nel serve -b NAME --host 127.0.0.1 -p $PORT\", or give a running server's url)"},
 		{`services: g: {type: "gym", url: "http://gym:8000", benchmark: "gsm8k"}`,
-			"r.cue:3:63: services.g.benchmark: not supported yet: benchmark of a gym service (nel-run starts no Gym server yet; start it (nel serve, or Gym's own) and give its url)"},
+			"r.cue:3:63: services.g.benchmark: not supported yet: benchmark together with url on a gym service (url names a running server, which nel does not start: leave one of them out)"},
+		{`services: g: {type: "gym", url: "http://gym:8000", server_cmd: "python s.py"}`,
+			"r.cue:3:64: services.g.server_cmd: not supported yet: server_cmd together with url on a gym service (url names a running server, which nel does not start: leave one of them out)"},
+		{`services: g: {type: "gym", server_cmd: "python s.py", image: "gym:1"}` + "\ncluster: type: \"local\"",
+			"r.cue:3:62: services.g.image: not supported yet: container images on a local cluster (run it with cluster.type slurm, or drop image)"},
 	} {
 		s, err := l.Load("r.cue", []byte(head+c.src+"\n"), nil)
 		if err != nil {
@@ -64,5 +71,39 @@ func TestGymResourceServicePlan(t *testing.T) {
 	}
 	if rs := p.Benchmarks[0].Solver.ResourceService; rs != "g" {
 		t.Errorf("resource_service %q, want g", rs)
+	}
+}
+
+// TestGymServerPlan: a gym service with server_cmd is a managed server in
+// the plan: bash runs the command, told its port by env (no PORT exported
+// to the job), health-waited on /health; and a gym://cmd: benchmark gets
+// such a service of its own, on the first port from 9100 that the
+// recipe's services leave free, named in the benchmark's gym_server.
+func TestGymServerPlan(t *testing.T) {
+	l := newTestLoader(t)
+	src := `services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+services: g: {type: "gym", server_cmd: "python s.py --port $PORT", port: 9100}
+benchmarks: [{name: "gym://cmd:python other.py", solver: {type: "simple", service: "m"}}]
+`
+	s, err := l.Load("r.cue", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlan(t, s)
+	g, _ := p.Service("g")
+	want := []string{"env", "PORT=9100", "bash", "-c", "python s.py --port $PORT", "nel-g"}
+	if !g.Managed || g.URLEnv != "NEL_SERVICE_G_URL" || g.HealthPath != "/health" || g.Port != 9100 || !slices.Equal(g.Command, want) || len(g.Env) != 0 {
+		t.Errorf("service g: %+v, want a managed server running %q", g, want)
+	}
+	c, ok := p.Service("gym_cmd_0")
+	want = []string{"env", "PORT=9101", "bash", "-c", "python other.py", "nel-gym_cmd_0"}
+	if !ok || !c.Managed || c.Port != 9101 || c.StartupTimeout != 60 || !slices.Equal(c.Command, want) {
+		t.Errorf("service gym_cmd_0: %+v (found %v), want a managed server running %q", c, ok, want)
+	}
+	if gs := p.Benchmarks[0].GymServer; gs != "gym_cmd_0" {
+		t.Errorf("gym_server %q, want gym_cmd_0", gs)
+	}
+	if _, ok := s.Recipe.Services["gym_cmd_0"]; ok {
+		t.Errorf("the loaded recipe got the service: the hashes of a later call would differ")
 	}
 }

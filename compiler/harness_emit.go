@@ -118,7 +118,7 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 			"export "+harborTasksEnv)
 		names = append(names, harborTasksEnv)
 	}
-	hp, proxied := harnessProxyOf(p, b)
+	hp, proxied := harnessProxyOf(r, p, b)
 	var proxy *harnessProxy
 	if proxied {
 		proxy = &hp
@@ -205,9 +205,6 @@ type LocalHarness struct {
 	// TasksDir is a local Harbor dataset's folder, absolute: mounted
 	// read-only at its own path and named in TasksEnv.
 	TasksDir, TasksEnv string
-	// Unsupported, when set, says why nel run cannot run this harness as
-	// the recipe asks (a SLURM recipe's, which compile accepted).
-	Unsupported string
 }
 
 // HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
@@ -219,9 +216,6 @@ func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 		return lh, false
 	}
 	lh.Inside, lh.ConfigFile = harnessInside, harnessConfigFile
-	if len(interceptorsOf(s.Recipe.Services[rb.Solver.Service])) > 0 {
-		lh.Unsupported = "not supported yet: " + localHarnessProxy
-	}
 	lh.Script = harnessPrelude + harnessScript(kind)
 	lh.Mounts = solverMounts(rb)
 	if dir := harborTasksDir(s.Dir, rb); dir != "" {

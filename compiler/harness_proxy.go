@@ -12,7 +12,8 @@ import (
 )
 
 // A harness calls the model itself, past nel's client, so a service's
-// proxy.interceptors reach it only through nel-run proxy: the step runs
+// proxy.interceptors reach it only through nel-run proxy (under nel run,
+// the same proxy in nel's process: HarnessProxy): the step runs
 // nel-run (mounted into the harness's image: a static binary runs in any)
 // as `nel-run proxy --config … -- bash -c …`, the harness its agent. The
 // proxy runs in the harness's own step, so on its node, and lives exactly
@@ -24,27 +25,35 @@ const (
 	harnessProxyFile = "nel-proxy.json"
 )
 
-// localHarnessProxy is why nel run refuses a harness whose service has a
-// chain.
-const localHarnessProxy = "proxy.interceptors with a harness under nel run (the harness calls the model itself; a SLURM job runs it behind nel-run proxy, nel run does not yet: the chain would be left out without a word)"
-
 // harnessProxy is what a harness step needs to run behind its service's
-// chain: the proxy's config (JSON), and the folders its links write (the
+// chain (or its proxy.request_timeout, which bounds the harness's calls
+// there): the proxy's config (JSON), and the folders its links write (the
 // cache, the pairs dump), each mounted at its own path. ok is false when
 // the service has no chain.
 type harnessProxy struct {
 	Config string
 	Dirs   []string
+	cfg    intercept.ProxyConfig
 }
 
-func harnessProxyOf(p *plan.Plan, b plan.Benchmark) (hp harnessProxy, ok bool) {
+// HarnessProxy is the proxy nel run puts benchmark i of plan p behind, as
+// a SLURM job does (nel run serves it in its own process): ok is false
+// when its service has no chain or request_timeout. dirs are the folders
+// its links write.
+func HarnessProxy(s *Source, p *plan.Plan, i int) (cfg intercept.ProxyConfig, dirs []string, ok bool) {
+	hp, ok := harnessProxyOf(s.Recipe, p, p.Benchmarks[i])
+	return hp.cfg, hp.Dirs, ok
+}
+
+func harnessProxyOf(r *Recipe, p *plan.Plan, b plan.Benchmark) (hp harnessProxy, ok bool) {
 	var sv plan.Service
 	for _, x := range p.Services {
 		if x.Name == b.Solver.Service {
 			sv = x
 		}
 	}
-	if len(sv.Interceptors) == 0 {
+	timeout, timed := proxyRequestTimeout(r.Services[b.Solver.Service])
+	if len(sv.Interceptors) == 0 && !timed {
 		return hp, false
 	}
 	// Harbor runs its agents in task containers of their own, which do
@@ -55,12 +64,12 @@ func harnessProxyOf(p *plan.Plan, b plan.Benchmark) (hp harnessProxy, ok bool) {
 		listen = "0.0.0.0:0"
 	}
 	cfg := intercept.ProxyConfig{Listen: listen, UpstreamEnv: "NEL_HARNESS_URL", Model: sv.Model, Interceptors: sv.Interceptors,
-		Scope: safeDir(b.Key)}
+		Scope: safeDir(b.Key), RequestTimeout: timeout}
 	if sv.APIKey != nil {
 		cfg.APIKeyEnv = "NEL_HARNESS_API_KEY"
 	}
 	out, _ := json.MarshalIndent(cfg, "", "  ") // plain data: it always encodes
-	hp.Config = string(out)
+	hp.Config, hp.cfg = string(out), cfg
 	for _, ic := range sv.Interceptors {
 		switch d, _ := ic.Config[pathKeys[ic.Name]].(string); {
 		case d == "":

@@ -174,7 +174,7 @@ func TestHarnessRefusals(t *testing.T) {
 		{harnessRecipe, []string{"https://integrate.api.nvidia.com", "https://$${HOST}"}, "services.nemotron.url: not supported yet: ${VAR} in the url"},
 		{harnessRecipe, []string{"benchmarks:", "cluster:\n  type: slurm\n  node_pools: {cpu: {nodes: 1}}\n  shards: 2\nbenchmarks:"}, "cluster.shards: not supported yet: cluster.shards > 1"},
 		{harnessRecipe, []string{"lm-eval://mmlu_generative", "skills://mmlu-pro", "max_problems: 5", "fewshot: 5"}, "benchmarks[0].fewshot: not supported yet: fewshot for skills://"},
-		{harnessRecipe, []string{"lm-eval://mmlu_generative", "gym://gsm8k"}, "benchmarks[0].name: not supported yet: gym:// other than gym://HOST:PORT"},
+		{harnessRecipe, []string{"lm-eval://mmlu_generative", "gym://gsm8k"}, "benchmarks[0].name: not supported yet: gym://NAME"},
 		{containerRecipe, []string{"    params:", "    max_problems: 3\n    params:"}, "benchmarks[0].max_problems: not supported yet: max_problems for container:// (set params.limit_samples"},
 		{containerRecipe, []string{"type: container", "type: simple", "      adapter_config:\n        process_reasoning_traces: true\n", ""}, "benchmarks[0].solver.type: not supported yet: solver type simple for container://"},
 		{containerRecipe, []string{"    api_key: ${NVIDIA_API_KEY}", "    api_key: ${NVIDIA_API_KEY}\n    generation: {temperature: 0.5}"}, "services.nemotron.generation: not supported yet: the service's generation for container://"},

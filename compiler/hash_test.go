@@ -296,6 +296,10 @@ func hashCases() []hashCase {
 		withLinks("interceptor drop_params", changed, "        - {name: drop_params, config: {params: [seed]}}\n"),
 		withLinks("interceptor payload_modifier", changed, "        - {name: payload_modifier, config: {params_to_add: {top_k: 20}}}\n"),
 		withLinks("interceptor reasoning", changed, "        - {name: reasoning}\n"),
+		// proxy.extra_body is sent to the model (a payload_modifier link,
+		// chainOf); proxy.verbose only logs the calls (a logging link).
+		withLinks("proxy.extra_body", changed, "        - {name: caching, config: {cache_dir: c}}\n      extra_body: {top_k: 20}\n"),
+		withLinks("proxy.verbose", same, "        - {name: caching, config: {cache_dir: c}}\n      verbose: true\n"),
 
 		// The evaluated model is methodology for the recipe, but not for
 		// the benchmark: two models on one benchmark must compare.

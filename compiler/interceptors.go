@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/nel-eval/nel/runtime/intercept"
@@ -39,6 +40,53 @@ func interceptorsOf(sv *Service) []interceptorSpec {
 	return out
 }
 
+// chainOf is the chain service sv's proxy asks for: its
+// proxy.interceptors, and what two of NeMo's adapter settings do, as the
+// links that do it in nel's chain. proxy.extra_body, which NeMo's
+// upstream call merges into every body, is a payload_modifier adding it,
+// placed before the first caching link (NeMo's cache key covers
+// extra_body too) or last. proxy.verbose, NeMo's proxy logging each
+// request (an access log), is a logging link last, which logs each call
+// as it goes upstream. interceptorsOf stays the recipe's own list, whose
+// indexes the errors name.
+func chainOf(sv *Service) []interceptorSpec {
+	out := interceptorsOf(sv)
+	if sv == nil {
+		return out
+	}
+	if eb, ok := sv.Proxy["extra_body"].(map[string]any); ok && len(eb) > 0 {
+		at := len(out)
+		for i, ic := range out {
+			if ic.Name == "caching" {
+				at = i
+				break
+			}
+		}
+		link := interceptorSpec{Name: "payload_modifier", Config: map[string]any{"params_to_add": eb}}
+		out = slices.Insert(out, at, link)
+	}
+	if v, _ := sv.Proxy["verbose"].(bool); v {
+		out = append(out, interceptorSpec{Name: "logging"})
+	}
+	return out
+}
+
+// proxyRequestTimeout is service sv's proxy.request_timeout in seconds.
+func proxyRequestTimeout(sv *Service) (float64, bool) {
+	if sv == nil {
+		return 0, false
+	}
+	switch t := sv.Proxy["request_timeout"].(type) {
+	case float64:
+		return t, true
+	case int:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	}
+	return 0, false
+}
+
 // modelTrafficOf is a service's proxy.model_traffic for the plan (nil:
 // none).
 func modelTrafficOf(sv *Service) *plan.ModelTraffic {
@@ -62,9 +110,11 @@ func proxyUnsupported(no func(string, ...any), name string, sv *Service) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if k != "interceptors" && k != "model_traffic" {
-			no("proxy."+k+" (nel runs proxy.interceptors in its own client; NeMo's adapter-process settings are not implemented)", "services", name, "proxy", k)
+		switch k {
+		case "interceptors", "model_traffic", "extra_body", "verbose", "request_timeout":
+			continue // chainOf, the benchmarks' request_timeout
 		}
+		no("proxy."+k+" (nel runs proxy.interceptors in its own client; NeMo's adapter-process settings are not implemented)", "services", name, "proxy", k)
 	}
 	for i, ic := range interceptorsOf(sv) {
 		if why, refused := intercept.RefusedReason(ic.Name); refused {
@@ -81,7 +131,7 @@ func proxyUnsupported(no func(string, ...any), name string, sv *Service) {
 // as every recipe path is.
 func planInterceptors(s *Source, sv *Service) []plan.Interceptor {
 	var out []plan.Interceptor
-	for _, ic := range interceptorsOf(sv) {
+	for _, ic := range chainOf(sv) {
 		cfg := ic.Config
 		key := pathKeys[ic.Name]
 		if d, ok := cfg[key].(string); ok && key != "" && !filepath.IsAbs(d) {
@@ -110,7 +160,7 @@ func cloneMap(m map[string]any) map[string]any {
 // before interceptors existed).
 func interceptorMethod(sv *Service) []any {
 	var out []any
-	for _, ic := range interceptorsOf(sv) {
+	for _, ic := range chainOf(sv) {
 		if intercept.ChangesRequest(ic.Name) {
 			out = append(out, map[string]any{"name": ic.Name, "config": ic.Config})
 		}

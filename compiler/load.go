@@ -115,6 +115,9 @@ type Source struct {
 	// (harbor.go).
 	harborEnv string
 	harbor    map[int]plan.HarborTasks
+	// gymCmd names the gym service each gym://cmd: benchmark starts, by
+	// index, once withGymCmdServers has added them (gym.go).
+	gymCmd map[int]string
 	// harborImage is, by benchmark index, why a task's image cannot be
 	// pulled by name for a container sandbox's sessions (harbor.go).
 	harborImage map[int]error

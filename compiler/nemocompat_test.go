@@ -41,15 +41,8 @@ var compatFeatureIssue = map[string]string{
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor":                                     "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks": "issue 20",
-	"solver type openclaw":                            "issue 20",
-	"apptainer sandboxes on a node pool":              "issue 20",
-	"a gym service without url":                       "issue 21",
-	"proxy.extra_body":                                "issue 21",
-	"proxy.request_timeout":                           "issue 21",
-	"proxy.verbose":                                   "issue 21",
-	"proxy.interceptors with a harness under nel run": "issue 21",
-	"solver type gym_delegation":                      "issue 21",
-	"gym:// other than gym://HOST:PORT":               "issue 21",
+	"solver type openclaw":               "issue 20",
+	"apptainer sandboxes on a node pool": "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
 	// the recipe gives; NeMo Evaluator's SSM discovery, its CodeBuild image
 	// builds and its harbor solver on Fargate are not nel's (the SSM,
@@ -61,9 +54,12 @@ var compatFeatureIssue = map[string]string{
 	"ecr_repository":                               "none",
 	"codebuild_build_timeout":                      "none",
 	"solver type harbor in an ecs_fargate sandbox": "none",
-	"stateful sandboxes":                           "issue 20",
-	"benchmark source vlmevalkit://":               "issue 19",
-	"image_detail":                                 "issue 19",
+	// Gym's native protocol: items from a local JSONL, the agent's
+	// responses API; nel speaks the evaluator protocol.
+	"gym:// query parameters other than protocol=evaluator": "issue 21",
+	"stateful sandboxes":             "issue 20",
+	"benchmark source vlmevalkit://": "issue 19",
+	"image_detail":                   "issue 19",
 	// nel compiles where sbatch runs; no issue asks for submitting over SSH.
 	"remote submission": "none",
 	// nel reads Harbor tasks where the user put them; it downloads none
@@ -85,9 +81,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "proxy.extra_body", "proxy.interceptors with a harness under nel run", "proxy.request_timeout", "proxy.verbose", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without nel_run_image", "gym:// other than gym://HOST:PORT", "proxy.verbose", "solver type gym_delegation", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
+	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
+	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor on a benchmark other than harbor:// tasks"}},
+	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
 	{"vision.yaml", nil},
 }
 

@@ -14,11 +14,12 @@ import (
 // BuildPlan turns a validated recipe into the plan nel-run executes.
 // It refuses what this nel cannot run yet.
 func BuildPlan(s *Source, h Hashes, nelVersion string) (*plan.Plan, error) {
-	return buildPlan(s, h, nelVersion, "")
+	return buildPlan(withGymCmdServers(s), h, nelVersion, "")
 }
 
 // buildPlan is BuildPlan for a compile target, which decides some of what
-// can run (a server's image, on a local cluster, only on Kubernetes).
+// can run (a server's image, on a local cluster, only on Kubernetes). s
+// has its gym://cmd: servers already (withGymCmdServers).
 func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, error) {
 	if errs := unsupported(s, target); len(errs) > 0 {
 		return nil, errs.truncated()
@@ -63,7 +64,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 			MaxProblems:      b.MaxProblems,
 			MaxConcurrent:    b.MaxConcurrent,
 			Timeout:          b.Timeout,
-			RequestTimeout:   EffectiveRequestTimeout(b),
+			RequestTimeout:   EffectiveRequestTimeout(r, b),
 			MaxErrorRate:     EffectiveMaxErrorRate(b),
 			ShuffleSeed:      b.ShuffleSeed,
 			Fewshot:          b.Fewshot,
@@ -94,10 +95,14 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 			return nil, err
 		}
 		pb.Harness = hp
+		pb.GymServer = s.gymCmd[i]
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
 		pb.InstructionTemplate = s.instruction[i]
+		if b.Solver.Type == "gym_delegation" {
+			pb.Solver.GymService, pb.Solver.GymAgent, pb.Solver.TrustReward = b.Solver.GymService, b.Solver.GymAgent, b.Solver.TrustReward
+		}
 		if b.Solver.Type == "tool_calling" {
 			toolSettings(&pb.Solver, b.Solver)
 		}
@@ -158,7 +163,9 @@ func planService(name string, s *Service) plan.Service {
 	ps.StartupTimeout = s.StartupTimeout
 	ps.Command = serverCommand(name, s)
 	ps.Image = s.Image
-	if s.Type != "process" {
+	if s.Type == "gym" {
+		planGym(&ps)
+	} else if s.Type != "process" {
 		ps.Model = servedName(name, s)
 		ps.Parallelism = &plan.Parallelism{TP: s.TensorParallelSize, PP: s.PipelineParallelSize, DP: s.DataParallelSize, NumNodes: s.NumNodes}
 	}
@@ -244,6 +251,8 @@ func engineCommand(name string, s *Service) []string {
 	switch s.Type {
 	case "process":
 		return slices.Clone(s.Command)
+	case "gym":
+		return gymCommand(name, s)
 	case "vllm":
 		argv = []string{"vllm", "serve", s.Model, "--host", "0.0.0.0", "--port", itoa(s.Port),
 			"--served-model-name", servedName(name, s), "--tensor-parallel-size", itoa(s.TensorParallelSize)}
@@ -294,10 +303,15 @@ func safeDir(key string) string {
 }
 
 // EffectiveRequestTimeout is a benchmark's per-request timeout in seconds:
-// request_timeout, else plan.DefaultRequestTimeout, never more than the
-// sample's timeout (the outer bound).
-func EffectiveRequestTimeout(b *Benchmark) float64 {
+// its request_timeout, else its solver service's proxy.request_timeout
+// (NeMo's bound on each upstream call of the service), else
+// plan.DefaultRequestTimeout; never more than the sample's timeout (the
+// outer bound).
+func EffectiveRequestTimeout(r *Recipe, b *Benchmark) float64 {
 	t := float64(plan.DefaultRequestTimeout)
+	if st, ok := proxyRequestTimeout(r.Services[b.Solver.Service]); ok {
+		t = st
+	}
 	if b.RequestTimeout != nil {
 		t = *b.RequestTimeout
 	}

@@ -63,8 +63,8 @@ type Service struct {
 	Instances int       `json:"instances"`
 	Balancer  *Balancer `json:"balancer"`
 
-	// gym: a managed Gym server's command, or the benchmark it serves
-	// (refused: support.go); an external one is its url.
+	// gym: a managed Gym server's command (gym.go), or the benchmark it
+	// serves; an external one is its url.
 	ServerCmd string `json:"server_cmd"`
 	Benchmark string `json:"benchmark"`
 
@@ -99,6 +99,8 @@ func (s *Service) Managed() bool {
 	switch s.Type {
 	case "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
 		return true
+	case "gym":
+		return s.URL == "" // no url: NeMo's managed Gym server (gym.go)
 	}
 	return false
 }
@@ -251,6 +253,8 @@ type Solver struct {
 	ImageDetail     string      `json:"image_detail"`
 	ResourceService string      `json:"resource_service"`
 	GymService      string      `json:"gym_service"`
+	GymAgent        string      `json:"gym_agent"`
+	TrustReward     bool        `json:"trust_reward"`
 	SandboxTools    bool        `json:"sandbox_tools"`
 	// The tool_calling solver's (nel's own agent loop).
 	MaxTurns       int     `json:"max_turns"`

@@ -48,6 +48,8 @@ func access(typ string) serverAccess {
 		return serverAccess{bind: true, note: "trtllm-serve takes no API key: any user who can reach this node's address can use it."}
 	case "process":
 		return serverAccess{keyed: true, note: "A process service is your command: nel gives it its node's address and the job's key in the two variables below; binding and checking them are up to it (nel-run sim-server --api-key-env checks the key)."}
+	case "gym":
+		return serverAccess{note: "A gym service's server_cmd is your command: nel gives it its port in $PORT and its node's address in the variable below; binding is up to it, and a Gym server takes no API key."}
 	case "nim":
 		return serverAccess{note: "A NIM takes no API key and no bind address from nel: it listens on every interface of its node."}
 	case "dynamo":

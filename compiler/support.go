@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/nel-eval/nel/runtime/gymenv"
 )
 
 // Features that load (so NeMo Evaluator configs validate unchanged) but
@@ -23,7 +21,7 @@ func unsupported(s *Source, target string) Errors {
 		switch sv.Type {
 		case "api", "vllm", "sglang", "trt_llm", "process", "dynamo", "nim":
 		case "gym":
-			gymUnsupported(no, name, sv)
+			gymUnsupported(no, r, target, name, sv)
 			continue
 		default:
 			no("service type "+sv.Type, "services", name, "type")
@@ -213,9 +211,6 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 	kind, _, _, isHarness := harnessOf(b)
 	if isHarness {
 		harnessUnsupported(no, r, i, b)
-		if len(interceptorsOf(r.Services[b.Solver.Service])) > 0 && r.Cluster.Type == "local" {
-			no(localHarnessProxy, "benchmarks", i, "solver", "service")
-		}
 		harnessProxyPaths(no, b.Solver.Service, r.Services[b.Solver.Service])
 	} else {
 		if pythonBenchmark(b.Name) {
@@ -226,9 +221,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
 		}
 		if strings.HasPrefix(b.Name, "gym://") {
-			if _, err := gymenv.Parse(b.Name); err != nil {
-				no("gym:// other than gym://HOST:PORT (NeMo's managed gym://NAME, gym://cmd:…, gym://module:… start a server nel-run cannot start, and ?protocol=native&data=… speaks Gym's native protocol; give a running server, e.g. nel serve, as gym://HOST:PORT)", "benchmarks", i, "name")
-			}
+			gymNameUnsupported(no, i, b.Name)
 		}
 		switch {
 		case b.Solver.Type == "simple":
@@ -237,7 +230,6 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 				no("solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "gym_delegation":
-			no("solver type gym_delegation (the Gym server's own agent calls the model, and NeMo hands it the model's API key in the request's metadata: the key would be written into requests the Gym server may log or store, where nel passes keys by name only, resolved on the node; use gym://HOST:PORT, where nel calls the model itself and the server only seeds and verifies)", "benchmarks", i, "solver", "type")
 		case b.Solver.Type == "harbor":
 			no("solver type harbor on a benchmark other than harbor:// tasks ("+nemoHarborBenchmark(b.Name)+"the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:
@@ -331,25 +323,4 @@ func nodeResolves(r *Recipe, p []any) bool {
 		return sv != nil && refsInWords(sv)
 	}
 	return false
-}
-
-// gymUnsupported refuses what a gym service asks that nel cannot do: a
-// running server (url) is nel's, for a tool_calling solver's
-// resource_service; one nel would start is not yet.
-func gymUnsupported(no func(feature string, path ...any), name string, sv *Service) {
-	const managed = "nel-run starts no Gym server yet; start it (nel serve, or Gym's own) and give its url"
-	if sv.URL == "" {
-		no("a gym service without url (a managed Gym server: "+managed+")", "services", name, "type")
-	}
-	for _, f := range []struct {
-		set bool
-		key string
-	}{{sv.ServerCmd != "", "server_cmd"}, {sv.Image != "", "image"}, {sv.Benchmark != "", "benchmark"}} {
-		if f.set {
-			no(f.key+" of a gym service ("+managed+")", "services", name, f.key)
-		}
-	}
-	if len(sv.Interceptors) > 0 || sv.Proxy != nil {
-		no("proxy", "services", name, "proxy")
-	}
 }

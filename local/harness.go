@@ -16,6 +16,7 @@ import (
 
 	"github.com/nel-eval/nel/compiler"
 	"github.com/nel-eval/nel/runtime/harness"
+	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/serve"
@@ -48,9 +49,6 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 		return nil
 	}
 	lh, _ := compiler.HarnessLocal(s, i)
-	if lh.Unsupported != "" {
-		return errors.New(lh.Unsupported)
-	}
 	dir, err := filepath.Abs(bench.Harness())
 	if err != nil {
 		return err
@@ -70,6 +68,11 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	if err != nil {
 		return err
 	}
+	stop, err := behindProxy(ctx, s, p, i, env, stderr)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	if lh.HostPathEnv != "" {
 		env[lh.HostPathEnv] = dir
 		lh.Mounts = append(lh.Mounts, dir+":"+dir)
@@ -115,6 +118,31 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 	}
 	fmt.Fprintf(stderr, "nel: %s: %d rows from its harness\n", b.Key, res.Rows)
 	return nil
+}
+
+// behindProxy puts benchmark i's harness behind its service's chain (or
+// request_timeout), as a SLURM job runs it behind nel-run proxy: the
+// proxy serves in this process for as long as the harness runs, the
+// harness gets its URL and a token made for it in env, and the
+// upstream's URL and key stay with the proxy. stop stops it.
+func behindProxy(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, env map[string]string, stderr io.Writer) (stop func(), err error) {
+	cfg, dirs, ok := compiler.HarnessProxy(s, p, i)
+	if !ok {
+		return func() {}, nil
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	upstream := maps.Clone(env)
+	ap, err := intercept.StartAgentProxy(ctx, cfg, func(k string) string { return upstream[k] }, intercept.Env{})
+	if err != nil {
+		return nil, fmt.Errorf("its proxy: %w", err)
+	}
+	env["NEL_HARNESS_URL"], env["NEL_HARNESS_API_KEY"] = ap.URL, ap.Token
+	fmt.Fprintf(stderr, "nel: %s: its model calls go through %d interceptors at %s\n", p.Benchmarks[i].Key, len(cfg.Interceptors), ap.URL)
+	return func() { ap.Stop() }, nil
 }
 
 // harnessEnv is the harness's environment, by name: the endpoint's base

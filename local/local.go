@@ -333,6 +333,12 @@ func localServices(p *plan.Plan) error {
 		if b.Solver.ResourceService != "" {
 			used[b.Solver.ResourceService] = true // a tool_calling solver's Gym tools
 		}
+		if b.Solver.GymService != "" {
+			used[b.Solver.GymService] = true // a gym_delegation solver's agent
+		}
+		if b.GymServer != "" {
+			used[b.GymServer] = true // a gym://cmd: benchmark's server
+		}
 		for _, m := range b.Scoring.Metrics {
 			if m.Service != "" {
 				used[m.Service] = true // a judge's service
@@ -345,7 +351,7 @@ func localServices(p *plan.Plan) error {
 			continue
 		}
 		if s.Type != "api" && s.Type != "process" && s.Type != "gym" {
-			return fmt.Errorf("service %s is a %s server: nel run starts only api and process services on this machine (and uses running gym servers); compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
+			return fmt.Errorf("service %s is a %s server: nel run starts only process and gym services on this machine (and calls api services and running gym servers); compile the recipe for SLURM instead (nel compile)", s.Name, s.Type)
 		}
 		keep = append(keep, s)
 	}

@@ -107,6 +107,8 @@ func TestProcess(t *testing.T) {
 		{"several urls", []string{"wait-ready", ok.URL + "/health", ok.URL + "/v1"}, 0, "",
 			`^time=\S+ level=INFO msg="server ready" cmd=wait-ready name=\S+ url=http://\S+/health elapsed=\S+ polls=1\n` +
 				`time=\S+ level=INFO msg="server ready" cmd=wait-ready name=\S+ url=http://\S+/v1/models elapsed=\S+ polls=1\n$`},
+		// A Gym server without /health is up when its /openapi.json answers.
+		{"or-url", []string{"wait-ready", "--url", down, "--or-url", ok.URL + "/openapi.json", "--timeout", "5s"}, 0, "", `msg="server ready" .* polls=1\n$`},
 		{"503 then ready", []string{"wait-ready", "-url", slow.URL, "-interval", "10ms"}, 0, "", `msg="server ready" .* polls=4\n$`},
 		{"dynamo workers not two counts", []string{"wait-ready", "--url", ok.URL + "/health", "--dynamo-workers", "1"}, 2, "", `(?s)^nel-run wait-ready: --dynamo-workers takes two counts, P,D\n`},
 		// ok answers 200 with an empty body: not a dynamo frontend's /health.

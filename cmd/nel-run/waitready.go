@@ -25,6 +25,9 @@ message then includes the last 50 lines of --log.
 --api-key-env NAME sends the key in $NAME (Authorization: Bearer) with each
 poll, for a server the job started with a key; the key is never printed.
 
+--or-url URL (repeatable) makes a 200 OK from URL count too, for each URL
+polled: a Gym server answers /health or only /openapi.json.
+
 --dynamo-workers P,D waits, beyond the 200, until a dynamo frontend's /health
 lists P prefill and D decode workers (an aggregated worker counts as decode).
 
@@ -47,6 +50,7 @@ func newWaitReadyCmd(e *env) *cobra.Command {
 	f.DurationVar(&opts.Interval, "interval", serve.DefaultInterval, "pause between polls")
 	f.StringVar(&keyEnv, "api-key-env", "", "send the API key in environment variable `NAME` as a bearer token (a server started with a key)")
 	f.StringVar(&opts.Name, "name", "", "server `NAME` used in messages (default: the URL's host)")
+	f.StringArrayVar(&opts.Or, "or-url", nil, "another `URL` whose 200 OK makes the server ready too (repeatable; a Gym server's /openapi.json)")
 	return command(e, c, true, func(ctx context.Context, urls []string) int {
 		if opts.URL != "" {
 			urls = append([]string{opts.URL}, urls...)

@@ -34,19 +34,80 @@ type Client struct {
 	Retries int
 }
 
-// Parse reads a benchmark name gym://HOST:PORT. Only that form is nel's:
-// NeMo's managed forms (gym://NAME, gym://cmd:…, gym://module:…) start a
-// server nel-run cannot start, and query parameters are not read.
-func Parse(name string) (*Client, error) {
+// Name is a gym:// benchmark name read: the address of a running server
+// (gym://HOST:PORT), or the command that starts one (gym://cmd:COMMAND,
+// which the compiler turns into a managed gym service).
+type Name struct {
+	Addr string // HOST:PORT
+	Cmd  string // a shell command
+}
+
+// ParseName reads a gym:// benchmark name as NeMo Evaluator does: an
+// optional query (?protocol=…&data=…) after the first "?", then
+// HOST:PORT, cmd:COMMAND, module:MODULE or a benchmark NAME. nel reads
+// the forms it can honour and says why of the others.
+func ParseName(name string) (Name, error) {
 	rest, ok := strings.CutPrefix(name, "gym://")
 	if !ok {
-		return nil, fmt.Errorf("%s: not a gym:// benchmark", name)
+		return Name{}, fmt.Errorf("%s: not a gym:// benchmark", name)
+	}
+	rest, query, _ := strings.Cut(rest, "?")
+	if err := checkQuery(query); err != nil {
+		return Name{}, fmt.Errorf("%s: %w", name, err)
+	}
+	switch {
+	case strings.HasPrefix(rest, "cmd:"):
+		if strings.TrimSpace(rest[4:]) == "" {
+			return Name{}, fmt.Errorf("%s: gym://cmd: wants a command that starts the server", name)
+		}
+		return Name{Cmd: rest[4:]}, nil
+	case strings.HasPrefix(rest, "module:"):
+		return Name{}, fmt.Errorf("%s: gym://module:MODULE is a Python module that NeMo serves with uvicorn in its own Python; nel-run runs no Python: start it yourself with gym://cmd:python -m uvicorn MODULE:app --port $PORT, or give the running server as gym://HOST:PORT", name)
 	}
 	u, err := url.Parse("http://" + rest)
-	if err != nil || u.Host == "" || u.Port() == "" || u.Path != "" && u.Path != "/" || u.RawQuery != "" {
-		return nil, fmt.Errorf("%s: want gym://HOST:PORT (a running Gym resource server, e.g. nel serve)", name)
+	if err != nil || u.Host == "" || u.Port() == "" || u.Path != "" && u.Path != "/" {
+		return Name{}, fmt.Errorf("%s: want gym://HOST:PORT (a running Gym resource server, e.g. nel serve) or gym://cmd:COMMAND (one nel starts; NeMo's gym://NAME, a built-in benchmark served by nel serve, is that benchmark: name it directly)", name)
 	}
-	return &Client{base: "http://" + u.Host, hc: &http.Client{Timeout: 10 * time.Minute}, Retries: 3}, nil
+	return Name{Addr: u.Host}, nil
+}
+
+// checkQuery accepts the query parameters nel honours: protocol=evaluator
+// (NeMo's default, the protocol nel serve speaks).
+func checkQuery(query string) error {
+	if query == "" {
+		return nil
+	}
+	for kv := range strings.SplitSeq(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "protocol" && v == "evaluator":
+		case k == "protocol" && v == "native":
+			return errors.New("protocol=native is Gym's native protocol (items from a local JSONL, the agent's responses API); nel speaks the evaluator protocol (/seed_session, /verify): not supported yet")
+		case k == "data":
+			return errors.New("data=PATH (items from a local JSONL, with protocol=native) is not supported yet: nel seeds every item from the server")
+		default:
+			return fmt.Errorf("query parameter %q: NeMo reads protocol and data only", kv)
+		}
+	}
+	return nil
+}
+
+// Parse reads a benchmark name gym://HOST:PORT[?protocol=evaluator]: the
+// client of the running server it names.
+func Parse(name string) (*Client, error) {
+	n, err := ParseName(name)
+	if err != nil {
+		return nil, err
+	}
+	if n.Addr == "" {
+		return nil, fmt.Errorf("%s: the server gym://cmd: starts has no address before it runs (the plan's gym service has it)", name)
+	}
+	return New("http://" + n.Addr), nil
+}
+
+// New is the client of the Gym resource server at base (http://HOST:PORT).
+func New(base string) *Client {
+	return &Client{base: strings.TrimRight(base, "/"), hc: &http.Client{Timeout: 10 * time.Minute}, Retries: 3}
 }
 
 // Endpoint is the server's base URL.
@@ -181,6 +242,12 @@ func Definition(name string) (*bench.Benchmark, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.Definition(name), nil
+}
+
+// Definition is the benchmark name whose items and rewards come from c's
+// server (a managed one's, whose address the job gives at run time).
+func (c *Client) Definition(name string) *bench.Benchmark {
 	return &bench.Benchmark{
 		Name:   name,
 		Source: c.base,
@@ -197,7 +264,7 @@ func Definition(name string) (*bench.Benchmark, error) {
 		ScoreEnv: func(ctx context.Context, _ *bench.Env, it *bench.Item, response string) bench.Score {
 			return c.score(ctx, it, response)
 		},
-	}, nil
+	}
 }
 
 // load seeds every item the server has.

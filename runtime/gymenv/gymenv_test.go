@@ -16,9 +16,14 @@ func TestParse(t *testing.T) {
 	for _, c := range []struct{ name, base, err string }{
 		{"gym://localhost:9090", "http://localhost:9090", ""},
 		{"gym://10.0.0.7:8000/", "http://10.0.0.7:8000", ""},
-		{"gym://gsm8k", "", "want gym://HOST:PORT"},                          // NeMo's managed form
-		{"gym://cmd:python my_server.py", "", "want gym://HOST:PORT"},        // a command to start
-		{"gym://localhost:8000?protocol=native", "", "want gym://HOST:PORT"}, // Gym's native protocol
+		{"gym://localhost:9090?protocol=evaluator", "http://localhost:9090", ""},                      // NeMo's default, said
+		{"gym://gsm8k", "", "want gym://HOST:PORT"},                                                   // NeMo's gym://NAME
+		{"gym://cmd:python my_server.py", "", "has no address before it runs"},                        // the plan's service has it
+		{"gym://cmd:", "", "wants a command"},                                                         // nothing to start
+		{"gym://module:app.server", "", "nel-run runs no Python"},                                     // a Python module
+		{"gym://localhost:8000?protocol=native", "", "protocol=native is Gym's native protocol"},      // not nel's wire format
+		{"gym://localhost:8000?protocol=evaluator&data=/d.jsonl", "", "data=PATH"},                    // items from a file
+		{"gym://localhost:8000?port=1", "", `query parameter "port=1": NeMo reads protocol and data`}, // not NeMo's: refused, not ignored
 		{"gym://h:1/path", "", "want gym://HOST:PORT"},
 		{"lm-eval://x", "", "not a gym:// benchmark"},
 	} {
@@ -31,6 +36,11 @@ func TestParse(t *testing.T) {
 		case c.err == "" && cl.Endpoint() != c.base:
 			t.Errorf("%s: endpoint %s, want %s", c.name, cl.Endpoint(), c.base)
 		}
+	}
+	// The command of gym://cmd: is everything after "cmd:" up to a query.
+	n, err := ParseName("gym://cmd:nel-run serve --port $PORT?protocol=evaluator")
+	if err != nil || n.Cmd != "nel-run serve --port $PORT" || n.Addr != "" {
+		t.Errorf("gym://cmd: read as %+v, %v", n, err)
 	}
 }
 

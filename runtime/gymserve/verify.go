@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"strings"
+
+	"github.com/nel-eval/nel/runtime/gymenv"
 
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/shard"
@@ -87,54 +88,8 @@ func readVerify(raw map[string]json.RawMessage) (*verifyRequest, error) {
 	return req, err
 }
 
-// assistantText is the answer's text in a Gym response: a plain string,
-// the output_text parts of a NeMoGymResponse's assistant messages, or a
-// chat completion's first message (what NeMo's serving app reads).
-func assistantText(raw json.RawMessage) (string, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var r struct {
-		Output []struct {
-			Type, Role string
-			Content    json.RawMessage
-		}
-		Choices []struct {
-			Message struct{ Content string }
-		}
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", fmt.Errorf("response: want a NeMoGymResponse object or a string, got %s", clip(raw))
-	}
-	var texts []string
-	for _, o := range r.Output {
-		if o.Type != "message" || o.Role != "assistant" {
-			continue
-		}
-		var parts []struct{ Text *string }
-		var text string
-		switch {
-		case json.Unmarshal(o.Content, &parts) == nil:
-			for _, p := range parts {
-				if p.Text != nil {
-					texts = append(texts, *p.Text)
-				}
-			}
-		case json.Unmarshal(o.Content, &text) == nil:
-			texts = append(texts, text)
-		}
-	}
-	if len(texts) > 0 {
-		return strings.TrimSpace(strings.Join(texts, "\n")), nil
-	}
-	for _, c := range r.Choices {
-		if c.Message.Content != "" {
-			return c.Message.Content, nil
-		}
-	}
-	return "", fmt.Errorf("response: no assistant message with output_text in output[] (nor a chat completion's choices)")
-}
+// assistantText is the answer's text in a Gym response (gymenv.AssistantText).
+func assistantText(raw json.RawMessage) (string, error) { return gymenv.AssistantText(raw) }
 
 // item is what the answer is scored against: the served item the
 // metadata's idx names (the scorer's fields as loaded, its expected answer

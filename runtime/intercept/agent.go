@@ -45,54 +45,82 @@ func RunAgent(ctx context.Context, cfg ProxyConfig, getenv func(string) string, 
 	if len(a.Argv) == 0 {
 		return fmt.Errorf("no agent command")
 	}
+	ap, err := StartAgentProxy(ctx, cfg, getenv, env)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, a.Argv[0], a.Argv[1:]...)
+	cmd.Stdout, cmd.Stderr = a.Stdout, a.Stderr
+	cmd.Env = agentEnv(os.Environ(), a, cfg.APIKeyEnv, ap.URL, ap.Token)
+	// CommandContext's kill on ctx's end reaches the agent only; the group
+	// stops what it started too.
+	cmd.Cancel = func() error { return serve.StopGroup(cmd) }
+	cmd.WaitDelay = 10 * time.Second
+	ran := serve.RunTied(cmd, serve.Tie{Group: true})
+	if err := ap.Stop(); err != nil && ran == nil {
+		return err
+	}
+	return ran
+}
+
+// AgentProxy is cfg's proxy serving one agent (a program nel runs, nel
+// run's harnesses included): its base URL, and the token that is the only
+// key it takes, made for this agent. The upstream's key stays with it.
+type AgentProxy struct {
+	URL, Token string
+	p          *Proxy
+	srv        *http.Server
+	served     chan error
+}
+
+// StartAgentProxy serves cfg's proxy on a free port of its listen host
+// until Stop.
+func StartAgentProxy(ctx context.Context, cfg ProxyConfig, getenv func(string) string, env Env) (*AgentProxy, error) {
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)
 	}
 	// A free port: two agents on one node must not need two configs.
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen %q: %w", cfg.Listen, err)
+		return nil, fmt.Errorf("listen %q: %w", cfg.Listen, err)
 	}
 	p, err := newProxyFrom(cfg, getenv, env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer p.Close()
 	if p.token, err = newToken(); err != nil {
-		return err
+		p.Close()
+		return nil, err
 	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		return err
+		p.Close()
+		return nil, err
 	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	url, err := advertised(ln.Addr().String())
-	if err != nil {
-		srv.Close()
-		return err
+	ap := &AgentProxy{Token: p.token, p: p, srv: &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}, served: make(chan error, 1)}
+	go func() { ap.served <- ap.srv.Serve(ln) }()
+	if ap.URL, err = advertised(ln.Addr().String()); err != nil {
+		ap.Stop()
+		return nil, err
 	}
-	env.Logger.Info("nel-run proxy: serving the agent", "url", url, "upstream", p.cfg.Upstream, "interceptors", len(cfg.Interceptors))
-	cmd := exec.CommandContext(ctx, a.Argv[0], a.Argv[1:]...)
-	cmd.Stdout, cmd.Stderr = a.Stdout, a.Stderr
-	cmd.Env = agentEnv(os.Environ(), a, cfg.APIKeyEnv, url, p.token)
-	// CommandContext's kill on ctx's end reaches the agent only; the group
-	// stops what it started too.
-	cmd.Cancel = func() error { return serve.StopGroup(cmd) }
-	cmd.WaitDelay = 10 * time.Second
-	ran := serve.RunTied(cmd, serve.Tie{Group: true})
-	if err := shutdown(srv); err != nil && ran == nil {
+	env.Logger.Info("nel-run proxy: serving the agent", "url", ap.URL, "upstream", p.cfg.Upstream, "interceptors", len(cfg.Interceptors))
+	return ap, nil
+}
+
+// Stop stops serving and closes the chain; its error is the server's.
+func (a *AgentProxy) Stop() error {
+	defer a.p.Close()
+	if err := shutdown(a.srv); err != nil {
 		return err
 	}
 	select {
-	case err := <-served:
-		if err != nil && err != http.ErrServerClosed && ran == nil {
+	case err := <-a.served:
+		if err != nil && err != http.ErrServerClosed {
 			return err
 		}
 	default:
 	}
-	return ran
+	return nil
 }
 
 // agentEnv is env with the agent's URL and key variables set, and without

@@ -37,6 +37,10 @@ type ProxyConfig struct {
 	// benchmark's), as a shard's: pairs.json → pairs.<scope>.json.
 	Scope        string             `json:"scope,omitempty"`
 	Interceptors []plan.Interceptor `json:"interceptors"`
+	// RequestTimeout bounds each upstream call, in seconds (NeMo's
+	// proxy.request_timeout); a call that runs past it answers the agent
+	// 504, as NeMo's adapter does. 0: no bound but the agent's own.
+	RequestTimeout float64 `json:"request_timeout,omitempty"`
 }
 
 // LoadProxyConfig reads a proxy config file (JSON; unknown keys refused).
@@ -142,7 +146,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.key != "" {
 		req.Header.Set("Authorization", "Bearer "+p.key)
 	}
-	resp, err := p.chain.Handler(p.endpoint)(r.Context(), req)
+	ctx := r.Context()
+	if p.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(p.cfg.RequestTimeout*float64(time.Second)))
+		defer cancel()
+	}
+	resp, err := p.chain.Handler(p.endpoint)(ctx, req)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+		writeProxyError(w, http.StatusGatewayTimeout, fmt.Sprintf("the model did not answer within request_timeout (%gs)", p.cfg.RequestTimeout))
+		return
+	}
 	if err != nil {
 		// The agent sees the failure as a gateway error; the key never
 		// reaches an error text (the upstream URL does).

@@ -131,3 +131,33 @@ func TestLoadProxyConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyRequestTimeout: proxy.request_timeout bounds each upstream
+// call; one that runs past it answers the agent 504, as NeMo's adapter
+// does, and a quick one passes.
+func TestProxyRequestTimeout(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "slow") {
+			<-release
+		}
+		io.WriteString(w, `{"choices":[]}`)
+	}))
+	defer slow.Close()
+	defer close(release)
+	p, err := NewProxy(ProxyConfig{Upstream: slow.URL + "/v1", RequestTimeout: 0.2}, "", nil, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ps := httptest.NewServer(p)
+	defer ps.Close()
+	resp, got := post(t, ps.URL+"/v1/slow", `{}`)
+	msg, _ := got["error"].(map[string]any)["message"].(string)
+	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(msg, "request_timeout (0.2s)") {
+		t.Errorf("slow call: %d %q, want 504 naming request_timeout", resp.StatusCode, msg)
+	}
+	if resp, _ := post(t, ps.URL+"/v1/chat/completions", `{}`); resp.StatusCode != 200 {
+		t.Errorf("quick call: %d, want 200", resp.StatusCode)
+	}
+}

@@ -65,7 +65,7 @@ type Plan struct {
 // Service is a model endpoint the benchmarks talk to.
 type Service struct {
 	Name     string `json:"name"`
-	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process, dynamo, nim
+	Type     string `json:"type"` // api, vllm, sglang, trt_llm, process, dynamo, nim, gym
 	Protocol string `json:"protocol"`
 	// Model is the id sent in requests.
 	Model string `json:"model"`
@@ -73,7 +73,8 @@ type Service struct {
 	// are expanded by nel-run from its environment, never at compile time.
 	URL string `json:"url,omitempty"`
 	// URLEnv names the variable holding a managed server's base URL
-	// (http://host:port/v1); the job script sets it once the server is up.
+	// (http://host:port/v1; a gym server's http://host:port); the job
+	// script sets it once the server is up.
 	URLEnv string `json:"url_env,omitempty"`
 	// APIKey is the ${VAR} reference to the key, never the key.
 	APIKey     *EnvRef    `json:"api_key,omitempty"`
@@ -229,6 +230,11 @@ type Benchmark struct {
 	// with the task's variables. Empty: the prompt as the task has it (and
 	// an older plan has none).
 	InstructionTemplate string `json:"instruction_template,omitempty"`
+	// GymServer names the managed gym service that a gym://cmd:
+	// benchmark's items and rewards come from (the compiler made it from
+	// the command); its address is the service's URLEnv at run time.
+	// Absent: a gym:// name is the running server's HOST:PORT.
+	GymServer string `json:"gym_server,omitempty"`
 }
 
 // HarborTasks is a Harbor dataset (runtime/harbor) as the compiler found
@@ -377,6 +383,13 @@ type Solver struct {
 	// ResponseMode is what the sample's response is: "last_message" or
 	// "sandbox_artifact".
 	ResponseMode string `json:"response_mode,omitempty"`
+	// The gym_delegation solver's: GymService names the gym service whose
+	// agent runs each sample (POST /run), GymAgent the agent (NeMo's
+	// gym_agent, which decides the request's form), and TrustReward takes
+	// the agent's reward instead of scoring its answer.
+	GymService  string `json:"gym_service,omitempty"`
+	GymAgent    string `json:"gym_agent,omitempty"`
+	TrustReward bool   `json:"trust_reward,omitempty"`
 }
 
 // Scoring lists the metrics of a benchmark.

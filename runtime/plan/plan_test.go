@@ -62,6 +62,7 @@ func fullPlan() *Plan {
 				// Every field set, though a simple solver has no tools
 				// (the round trip must keep each).
 				ResourceService: "tools", SandboxTools: true, MaxTurns: 50, ToolTimeout: 180,
+				GymService: "g", GymAgent: "openhands", TrustReward: true,
 				MaxOutputChars: 16384, ResponseMode: "last_message",
 			},
 			Repeats: 4, MaxProblems: i(100), MaxConcurrent: 64, Timeout: 1800,
@@ -105,6 +106,7 @@ func fullPlan() *Plan {
 				Kind: "lm-eval", Task: "gsm8k", Image: "nvcr.io/nvidia/nemo-evaluator:latest-lm-eval",
 				Argv: []string{"lm_eval", "--tasks", "gsm8k"}, Config: "{}",
 			},
+			GymServer: "gym_cmd_0",
 			Harbor: &HarborTasks{
 				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
 				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,

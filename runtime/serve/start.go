@@ -61,7 +61,8 @@ func (o StartOptions) withDefaults() StartOptions {
 // Server is a running managed server.
 type Server struct {
 	Name string
-	// URL is its OpenAI base URL (http://127.0.0.1:<port>/v1), and Env the
+	// URL is its base URL (http://127.0.0.1:<port>/v1, a Gym server's
+	// without /v1: BasePath), and Env the
 	// variable the plan reads it from.
 	URL, Env string
 	Log      string
@@ -160,7 +161,7 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 	}
 	s := &Server{
 		Name: svc.Name, Env: svc.URLEnv, Log: logPath, cmd: cmd, exited: make(chan struct{}),
-		URL: "http://127.0.0.1:" + strconv.Itoa(svc.Port) + "/v1",
+		URL: "http://127.0.0.1:" + strconv.Itoa(svc.Port) + BasePath(svc.Type),
 	}
 	go func() { <-waited; close(s.exited) }()
 	o.Logger.Info("started server", "service", svc.Name, "pid", cmd.Process.Pid, "log", logPath)
@@ -176,7 +177,13 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 		health = "/health"
 	}
 	timeout := time.Duration(svc.StartupTimeout * float64(time.Second))
+	var or []string
+	if svc.Type == "gym" {
+		// NeMo's managed Gym server is up at /health or /openapi.json.
+		or = []string{"http://127.0.0.1:" + strconv.Itoa(svc.Port) + "/openapi.json"}
+	}
 	err = WaitReady(ctx, WaitOptions{
+		Or:       or,
 		URL:      "http://127.0.0.1:" + strconv.Itoa(svc.Port) + health,
 		Name:     svc.Name,
 		PID:      cmd.Process.Pid,
@@ -198,6 +205,16 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 		return nil, err
 	}
 	return s, nil
+}
+
+// BasePath is what a managed server's base URL has after host:port: an
+// OpenAI server's /v1, nothing for a Gym resource server (its routes,
+// /seed_session and /verify, are at the root).
+func BasePath(serviceType string) string {
+	if serviceType == "gym" {
+		return ""
+	}
+	return "/v1"
 }
 
 // record writes s's record into dir. A server that has already exited

@@ -44,6 +44,10 @@ type WaitOptions struct {
 	// URL is polled with HTTP GET until it answers 200 OK, e.g.
 	// http://localhost:8000/health.
 	URL string
+	// Or are URLs that, answering 200 OK, make the server ready too: a
+	// Gym server answers /health (NeMo's evaluator servers, nel serve) or
+	// only FastAPI's /openapi.json (Gym's own), and NeMo takes either.
+	Or []string
 	// Name identifies the server in messages. Defaults to the URL's host.
 	Name string
 	// PID, when non-zero, is the server's process. If it disappears while
@@ -216,7 +220,7 @@ func WaitReady(ctx context.Context, opts WaitOptions) error {
 	nextProgress := start.Add(opts.ProgressInterval)
 	last := ""
 	for attempt := 1; ; attempt++ {
-		status, ok := poll(ctx, client, opts)
+		status, ok := pollAny(ctx, client, opts)
 		if ok && opts.PID != 0 {
 			// A server that cannot bind its port exits within moments, while
 			// whatever already holds the port answers the poll: look again.
@@ -282,6 +286,21 @@ func firstDead(opts WaitOptions) int {
 		}
 	}
 	return 0
+}
+
+// pollAny polls opts.URL, then each of opts.Or until one answers; the
+// status is opts.URL's.
+func pollAny(ctx context.Context, client *http.Client, opts WaitOptions) (status string, ok bool) {
+	status, ok = poll(ctx, client, opts)
+	for _, alt := range opts.Or {
+		if ok {
+			break
+		}
+		o := opts
+		o.URL = alt
+		_, ok = poll(ctx, client, o)
+	}
+	return status, ok
 }
 
 // poll sends one GET to opts.URL and reports whether it answered 200

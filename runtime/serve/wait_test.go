@@ -432,3 +432,25 @@ func TestWaitReadySendsAPIKey(t *testing.T) {
 		t.Errorf("error = %q; want the 401 named and the key left out", err)
 	}
 }
+
+// TestWaitReadyOr: a server that answers only one of the Or URLs (a Gym
+// server without /health, whose FastAPI answers /openapi.json) is ready;
+// one that answers none times out.
+func TestWaitReadyOr(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/openapi.json" {
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	o := fast(srv.URL + "/health")
+	o.Or = []string{srv.URL + "/nope", srv.URL + "/openapi.json"}
+	if err := WaitReady(context.Background(), o); err != nil {
+		t.Fatalf("with /openapi.json among Or: %v", err)
+	}
+	o.Or = o.Or[:1]
+	o.Timeout = 200 * time.Millisecond
+	if err := WaitReady(context.Background(), o); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("without: %v, want a timeout", err)
+	}
+}

@@ -200,6 +200,8 @@ type runner struct {
 	// harbor's, or a byob benchmark's records (items, agent_items.go);
 	// its sessions are opened on agentSB.
 	agentic bool
+	// deleg is a gym_delegation shard's agent and model proxy (delegate.go).
+	deleg   *delegation
 	harbor  *harbor.Dataset
 	items   *itemTasks
 	agentSB sandbox.Sandbox
@@ -258,7 +260,10 @@ func newRunner(o Options) (*runner, error) {
 		}
 		return nil, fmt.Errorf("run shard: the plan has no benchmark %q (it has: %s)", o.Benchmark, strings.Join(keys, ", "))
 	}
-	def, err := definition(o.Plan, b)
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	def, err := definition(o.Plan, b, o.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -268,9 +273,6 @@ func newRunner(o Options) (*runner, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
 	}
 	if o.OutDir == "" {
 		o.OutDir = o.Plan.OutputDir
@@ -333,13 +335,17 @@ func (r *runner) asInterrupted(ctx context.Context, err error) error {
 }
 
 // definition is the benchmark b runs: the one its byob section declares,
-// else the built-in of its name.
-func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
+// else the built-in of its name. getenv gives a managed gym server's
+// address.
+func definition(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*bench.Benchmark, error) {
 	if b.Harbor != nil {
 		return harborDefinition(b)
 	}
 	if b.Solver.Type == "tool_calling" && (b.BYOB == nil || len(b.BYOB.Verifier) == 0) {
 		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks or byob records with a verifier", b.Key)
+	}
+	if b.GymServer != "" {
+		return gymServer(p, b, getenv)
 	}
 	if strings.HasPrefix(b.Name, "gym://") {
 		return gymenv.Definition(b.Name)
@@ -352,6 +358,55 @@ func definition(p *plan.Plan, b *plan.Benchmark) (*bench.Benchmark, error) {
 		return nil, fmt.Errorf("benchmark %s: %q is not a built-in benchmark of this nel-run (built in: %s)", b.Key, b.Name, strings.Join(bench.Names(), ", "))
 	}
 	return def, nil
+}
+
+// gymServer is gym://cmd: benchmark b's definition: the managed gym
+// service's server, at the address the job (or nel run) gave it.
+func gymServer(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*bench.Benchmark, error) {
+	svc, ok := p.Service(b.GymServer)
+	if !ok || svc.URLEnv == "" {
+		return nil, fmt.Errorf("benchmark %s: the plan has no managed gym service %q", b.Key, b.GymServer)
+	}
+	base := getenv(svc.URLEnv)
+	if base == "" {
+		return nil, fmt.Errorf("benchmark %s: gym service %s: $%s is not set; it holds the server's address and is set by the job script (or nel run) once the server is ready", b.Key, svc.Name, svc.URLEnv)
+	}
+	return gymenv.New(base).Definition(b.Name), nil
+}
+
+// openSolver opens what the shard's samples need besides the model: a
+// gym_delegation's agent and proxy, the scoring environment (probed on
+// first), a tool_calling solver's sandbox. Its closer closes them in
+// reverse.
+func (r *runner) openSolver(ctx context.Context, first *bench.Item) (func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if r.b.Solver.Type == "gym_delegation" {
+		c, err := r.openDelegation(ctx)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, c)
+	}
+	c, err := r.openScoring(ctx, first)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	closers = append(closers, c)
+	if r.agentic {
+		c, err := r.openAgentSandbox(ctx)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		closers = append(closers, c)
+	}
+	return closeAll, nil
 }
 
 func (r *runner) run(ctx context.Context) (res *Result, err error) {
@@ -371,18 +426,11 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 		return nil, fmt.Errorf("benchmark %s: %d items to evaluate, fewer than the %d shards; compile it with cluster.shards at most %d", r.b.Key, data.selected, r.o.Of, max(data.selected, 1))
 	}
 	if len(mine) > 0 {
-		closeEnv, err := r.openScoring(ctx, mine[0])
+		closeSolver, err := r.openSolver(ctx, mine[0])
 		if err != nil {
 			return nil, err
 		}
-		defer closeEnv()
-		if r.agentic {
-			closeSB, err := r.openAgentSandbox(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer closeSB()
-		}
+		defer closeSolver()
 	}
 	repeats := max(r.b.Repeats, 1)
 	r.prog = Progress{Benchmark: r.b.Key, Shard: r.o.Shard, Total: len(mine) * repeats}
@@ -777,6 +825,9 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 	p.run = func(jb pendingStart, release func()) func() {
 		it := items[jb.key.Item]
 		switch {
+		case r.deleg != nil:
+			rec, interrupted := r.delegateSample(ctx, it, jb.key.Repeat, jb.attempt)
+			done(jb, rec, interrupted)
 		case r.agentic:
 			// The slot is held for the whole sample: max_concurrent
 			// bounds the sandboxes too.
@@ -804,7 +855,7 @@ func (r *runner) runSamples(ctx context.Context, client *model.Client, j *journa
 		}
 		return nil
 	}
-	if !r.agentic && r.def.ScoreEnv == nil && (r.env == nil || len(r.env.Judges) == 0) {
+	if !r.agentic && r.deleg == nil && r.def.ScoreEnv == nil && (r.env == nil || len(r.env.Judges) == 0) {
 		// Scoring is local work: a few scorers do it (workerPool).
 		p.startScorers(conc)
 		defer close(p.then)
