@@ -116,11 +116,7 @@ func TestK8sObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"nvapi-sentinel-value", "hf_sentinel_value"} {
-		if bytes.Contains(out, []byte(v)) {
-			t.Errorf("a secret's value is in the output: %s", v)
-		}
-	}
+	checkNoSecrets(t, out, "nvapi-sentinel-value", "hf_sentinel_value")
 	objs := decodeK8s(t, out)
 	if len(objs.configMaps) != 1 || len(objs.deployments) != 1 || len(objs.services) != 1 || len(objs.jobs) != 2 {
 		t.Fatalf("got %d ConfigMaps, %d Deployments, %d Services, %d Jobs; want 1, 1, 1, 2",
@@ -467,11 +463,7 @@ benchmarks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"nvapi-sentinel-value", "aws-sentinel-secret"} {
-		if bytes.Contains(out, []byte(v)) {
-			t.Errorf("a secret's value is in the output: %s", v)
-		}
-	}
+	checkNoSecrets(t, out, "nvapi-sentinel-value", "aws-sentinel-secret")
 	objs := decodeK8s(t, out)
 	if len(objs.jobs) != 1 || len(objs.configMaps) != 1 {
 		t.Fatalf("%d Jobs, %d ConfigMaps; want 1 each", len(objs.jobs), len(objs.configMaps))
@@ -498,5 +490,15 @@ benchmarks:
 	}
 	if !key {
 		t.Errorf("container env %v: want NVIDIA_API_KEY from Secret keys by name", c.Env)
+	}
+}
+
+// checkNoSecrets: no secret's value reaches the compiled objects.
+func checkNoSecrets(t *testing.T, out []byte, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		if bytes.Contains(out, []byte(v)) {
+			t.Errorf("a secret's value is in the output: %s", v)
+		}
 	}
 }
