@@ -25,7 +25,7 @@ func unsupportedECS(sb *Sandbox, no func(string, ...any), at func(...any) []any)
 		no("an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)", at("image")...)
 	}
 	if e.NelRunImage == "" {
-		no("an ecs_fargate sandbox without nel_run_image (nel's field: an image holding nel-run, e.g. nel's own from make image, pushed where the tasks pull from; each task copies nel-run from it to serve the job)", at("nel_run_image")...)
+		no("an ecs_fargate sandbox without nel_run_image (nel's field, with no default: nel publishes no image, and one make image builds is local. Build nel's image (make image, or docker build at the repository's root), push it where the tasks' execution role pulls from, e.g. ACCOUNT.dkr.ecr.REGION.amazonaws.com/nel:VERSION, and set nel_run_image to that; each task copies nel-run from it to serve the job)", at("nel_run_image")...)
 	}
 	if e.SSHSidecar != nil {
 		no("ssh_sidecar (nel runs no SSH sidecar: nel-run reaches the task's exec server at its private IP with a token made for the task, so it must run in the task's VPC; drop ssh_sidecar)", at("ssh_sidecar")...)

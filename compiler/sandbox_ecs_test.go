@@ -111,7 +111,7 @@ benchmarks:
 	// A field the sandbox lacks is placed at the sandbox.
 	want := []string{
 		"r.yaml:4:3: sandboxes.discovered.image: not supported yet: an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)",
-		"r.yaml:4:3: sandboxes.discovered.nel_run_image: not supported yet: an ecs_fargate sandbox without nel_run_image (nel's field: an image holding nel-run, e.g. nel's own from make image, pushed where the tasks pull from; each task copies nel-run from it to serve the job)",
+		"r.yaml:4:3: sandboxes.discovered.nel_run_image: not supported yet: an ecs_fargate sandbox without nel_run_image (nel's field, with no default: nel publishes no image, and one make image builds is local. Build nel's image (make image, or docker build at the repository's root), push it where the tasks' execution role pulls from, e.g. ACCOUNT.dkr.ecr.REGION.amazonaws.com/nel:VERSION, and set nel_run_image to that; each task copies nel-run from it to serve the job)",
 		"r.yaml:8:21: sandboxes.discovered.ecr_repository: not supported yet: ecr_repository (NeMo Evaluator builds task images with CodeBuild and pushes them to ECR; nel-run runs the image as named: build and push it yourself and set image)",
 		"r.yaml:9:16: sandboxes.discovered.s3_bucket: not supported yet: s3_bucket and s3_prefix (NeMo Evaluator stages task files in S3; nel-run sends a job's files with the job)",
 		"r.yaml:10:24: sandboxes.discovered.efs_filesystem_id: not supported yet: efs_filesystem_id and efs_access_point_id (an EFS workspace carries an agent's files to its verifier; nel runs no agents in ecs_fargate sandboxes)",
