@@ -18,6 +18,15 @@ func loadECS(t *testing.T, rest string) *Source {
 	return s
 }
 
+// planOK is the plan of a recipe compile does not refuse.
+func planOK(t *testing.T, s *Source) *plan.Plan {
+	t.Helper()
+	if u := Unsupported(s); len(u) != 0 {
+		t.Fatalf("refused: %v", u)
+	}
+	return mustPlan(t, s)
+}
+
 // An ecs_fargate sandbox with what nel-run needs compiles into the plan's
 // ecs section: names and ARNs as written (no credentials exist in a
 // recipe), Fargate's memory in MiB there and not as a byte size, NeMo
@@ -42,17 +51,7 @@ benchmarks:
     solver: {type: simple, service: m}
     sandbox: fargate
 `)
-	if u := Unsupported(s); len(u) != 0 {
-		t.Fatalf("refused: %v", u)
-	}
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planOK(t, s)
 	sb := p.Benchmarks[0].Sandbox
 	if sb.Name != "fargate" || sb.Type != "ecs_fargate" || sb.Image != "python:3.12-slim" || sb.Memory != "" || sb.Timeout != 120 || sb.Concurrency != 4 {
 		t.Errorf("sandbox %+v", sb)
@@ -157,17 +156,7 @@ benchmarks:
   - {name: humaneval, solver: {type: simple, service: m}, sandbox: mine}
   - {name: humaneval, solver: {type: simple, service: m}, sandbox: fixed}
 `)
-	if u := Unsupported(s); len(u) != 0 {
-		t.Fatalf("refused: %v", u)
-	}
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planOK(t, s)
 	bare, mine, fixed := p.Benchmarks[0].Sandbox.ECS, p.Benchmarks[1].Sandbox.ECS, p.Benchmarks[2].Sandbox.ECS
 	if bare.Region != "us-west-2" || bare.Cluster != "" || bare.SSMProject != "harbor" || len(bare.Subnets) != 0 ||
 		bare.AssignPublicIP != nil || bare.LogGroup != "" {
