@@ -283,3 +283,44 @@ func TestCheckLocked(t *testing.T) {
 		t.Errorf("an image without digest: %v", errs)
 	}
 }
+
+// An ecs_fargate sandbox's nel_run_image is an image like its image: nel
+// lock pins both, named or inline, and the plan's tasks copy nel-run from
+// the pinned one.
+func TestLockNelRunImage(t *testing.T) {
+	const recipe = `
+services: m: {type: "api", url: "http://h/v1", model: "org/m"}
+sandboxes: f: {type: "ecs_fargate", cluster: "c", subnets: ["s"], image: "python:3.12-slim", nel_run_image: "reg.io/nel:1"}
+benchmarks: [{
+	name: "humaneval"
+	sandbox: "f"
+	solver: {type: "simple", service: "m"}
+}, {
+	name: "humaneval"
+	sandbox: {type: "ecs_fargate", cluster: "c", subnets: ["s"], image: "python:3.12", nel_run_image: "reg.io/nel:2"}
+	solver: {type: "simple", service: "m"}
+}]
+output: dir: "out"
+`
+	s, err := loadLocked(t, recipe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range ImageFields(s.Recipe) {
+		got = append(got, f.Field+"="+f.Ref)
+	}
+	want := "sandboxes.f.image=python:3.12-slim sandboxes.f.nel_run_image=reg.io/nel:1 " +
+		"benchmarks[1].sandbox.image=python:3.12 benchmarks[1].sandbox.nel_run_image=reg.io/nel:2"
+	if strings.Join(got, " ") != want {
+		t.Errorf("ImageFields = %q, want %q", got, want)
+	}
+	locked, err := loadLocked(t, recipe, testLock(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlan(t, locked)
+	if a, b := p.Benchmarks[0].Sandbox.ECS.NelRunImage, p.Benchmarks[1].Sandbox.ECS.NelRunImage; a != "reg.io/nel:1@pinned" || b != "reg.io/nel:2@pinned" {
+		t.Errorf("plan nel_run_image %q, %q; want the lock's pins", a, b)
+	}
+}
