@@ -93,12 +93,8 @@ func TestLockImageFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, f := range ImageFields(s.Recipe) {
-		got = append(got, f.Field+"="+f.Ref)
-	}
 	want := "services.v.image=nvcr.io#nvidia/vllm:25.01 sandboxes.sb.image=reg.io/sb:1"
-	if strings.Join(got, " ") != want {
+	if got := imageFieldRefs(s); got != want {
 		t.Errorf("ImageFields = %q, want %q", got, want)
 	}
 }
@@ -306,13 +302,9 @@ output: dir: "out"
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, f := range ImageFields(s.Recipe) {
-		got = append(got, f.Field+"="+f.Ref)
-	}
 	want := "sandboxes.f.image=python:3.12-slim sandboxes.f.nel_run_image=reg.io/nel:1 " +
 		"benchmarks[1].sandbox.image=python:3.12 benchmarks[1].sandbox.nel_run_image=reg.io/nel:2"
-	if strings.Join(got, " ") != want {
+	if got := imageFieldRefs(s); got != want {
 		t.Errorf("ImageFields = %q, want %q", got, want)
 	}
 	locked, err := loadLocked(t, recipe, testLock(t, s))
@@ -323,4 +315,13 @@ output: dir: "out"
 	if a, b := p.Benchmarks[0].Sandbox.ECS.NelRunImage, p.Benchmarks[1].Sandbox.ECS.NelRunImage; a != "reg.io/nel:1@pinned" || b != "reg.io/nel:2@pinned" {
 		t.Errorf("plan nel_run_image %q, %q; want the lock's pins", a, b)
 	}
+}
+
+// imageFieldRefs is ImageFields as "field=ref" words.
+func imageFieldRefs(s *Source) string {
+	var out []string
+	for _, f := range ImageFields(s.Recipe) {
+		out = append(out, f.Field+"="+f.Ref)
+	}
+	return strings.Join(out, " ")
 }
