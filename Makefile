@@ -44,8 +44,8 @@ help:
 # arrow's JSON (Arrow arrays, variants, logical types as JSON, none of which
 # nel-run calls) through encoding/json rather than goccy/go-json, 1.3 MB less;
 # the Parquet nel-run writes is byte for byte the same. With both the binary
-# keeps under its budget (33 MB since SQLite, issue 21; 38 MB since the ECS
-# Fargate sandbox's aws-sdk-go-v2, issue 22) with room for the scorers.
+# keeps under its budget (33 MB since SQLite, issue 21; 40 MB since the ECS
+# Fargate sandbox's aws-sdk-go-v2 and SSM clients, issue 22).
 NELRUN_TAGS := noasm,arrow_json_stdlib
 
 build:

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"fmt"
+
 	"strconv"
 	"strings"
 
@@ -273,8 +275,19 @@ func k8sUnsupported(s *Source, p *plan.Plan) error {
 	}
 	c := &ruleChecker{s: s, r: s.Recipe}
 	r := s.Recipe
+	// An ecs_fargate sandbox runs its programs in Fargate tasks, not in
+	// the pod: the pod needs only AWS credentials (the SDK's chain: a
+	// service account's role) and a route to the tasks' private IPs.
+	const noSandbox = "not supported yet: %s sandboxes on Kubernetes (a pod cannot nest bubblewrap or docker without privileges; an ecs_fargate sandbox runs from a pod): compile with -t slurm or run with nel run"
 	for _, name := range sortedKeys(r.Sandboxes) {
-		c.at("not supported yet: sandboxes on Kubernetes (a pod cannot nest bubblewrap or docker without privileges): compile with -t slurm or run with nel run", "sandboxes", name)
+		if t := r.Sandboxes[name].Type; t != "ecs_fargate" && t != "none" {
+			c.at(fmt.Sprintf(noSandbox, t), "sandboxes", name)
+		}
+	}
+	for i := range r.Benchmarks {
+		if m, ok := r.Benchmarks[i].Sandbox.(map[string]any); ok && m["type"] != "ecs_fargate" && m["type"] != "none" {
+			c.at(fmt.Sprintf(noSandbox, m["type"]), "benchmarks", i, "sandbox")
+		}
 	}
 	for _, name := range sortedKeys(r.Services) {
 		rs := r.Services[name]

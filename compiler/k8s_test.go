@@ -116,11 +116,7 @@ func TestK8sObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"nvapi-sentinel-value", "hf_sentinel_value"} {
-		if bytes.Contains(out, []byte(v)) {
-			t.Errorf("a secret's value is in the output: %s", v)
-		}
-	}
+	checkNoSecrets(t, out, "nvapi-sentinel-value", "hf_sentinel_value")
 	objs := decodeK8s(t, out)
 	if len(objs.configMaps) != 1 || len(objs.deployments) != 1 || len(objs.services) != 1 || len(objs.jobs) != 2 {
 		t.Fatalf("got %d ConfigMaps, %d Deployments, %d Services, %d Jobs; want 1, 1, 1, 2",
@@ -381,7 +377,14 @@ benchmarks:
   - name: humaneval
     sandbox: box
     solver: {type: simple, service: m}
-`, "r.yaml:4:3: sandboxes.box: not supported yet: sandboxes on Kubernetes"},
+`, "r.yaml:4:3: sandboxes.box: not supported yet: local sandboxes on Kubernetes"},
+		{"inline sandbox", `services:
+  m: {type: api, url: "http://h/v1/chat/completions", model: m}
+benchmarks:
+  - name: humaneval
+    sandbox: {type: docker, image: "python:3.12"}
+    solver: {type: simple, service: m}
+`, "r.yaml:5:5: benchmarks[0].sandbox: not supported yet: docker sandboxes on Kubernetes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := compileK8s(t, tc.src, compiler.K8sOptions{Image: "nel:1"})
@@ -431,5 +434,71 @@ benchmarks:
 `, compiler.K8sOptions{Image: "nel:1"})
 	if err == nil || !strings.Contains(err.Error(), "and a ConfigMap holds at most 1048576") {
 		t.Errorf("error %v, want the plan refused for its size", err)
+	}
+}
+
+// TestK8sECSSandbox: an ecs_fargate sandbox runs from a pod, whose nel-run
+// starts the Fargate tasks: the plan in the ConfigMap carries the
+// sandbox's AWS side as the recipe names it, and the pod gets no AWS
+// credential (the SDK's chain finds the service account's role on the
+// node), while the model's key stays a Secret's key by name.
+func TestK8sECSSandbox(t *testing.T) {
+	t.Setenv("NVIDIA_API_KEY", "nvapi-sentinel-value")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-sentinel-secret")
+	out, err := compileK8s(t, `services:
+  m: {type: api, url: "https://h/v1/chat/completions", model: m, api_key: "${NVIDIA_API_KEY}"}
+sandboxes:
+  fargate:
+    type: ecs_fargate
+    region: us-west-2
+    cluster: nel-sandbox
+    subnets: [subnet-1]
+    image: python:3.12-slim
+    nel_run_image: 123456789012.dkr.ecr.us-west-2.amazonaws.com/nel:1
+benchmarks:
+  - name: humaneval
+    sandbox: fargate
+    solver: {type: simple, service: m}
+`, compiler.K8sOptions{Image: "ghcr.io/nel-eval/nel:1.0", Secret: "keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNoSecrets(t, out, "nvapi-sentinel-value", "aws-sentinel-secret")
+	objs := decodeK8s(t, out)
+	if len(objs.jobs) != 1 || len(objs.configMaps) != 1 {
+		t.Fatalf("%d Jobs, %d ConfigMaps; want 1 each", len(objs.jobs), len(objs.configMaps))
+	}
+	var p plan.Plan
+	if err := json.Unmarshal([]byte(objs.configMaps[0].Data["plan.json"]), &p); err != nil {
+		t.Fatal(err)
+	}
+	sb := p.Benchmarks[0].Sandbox
+	if sb == nil || sb.Type != "ecs_fargate" || sb.ECS == nil || sb.ECS.Cluster != "nel-sandbox" || sb.ECS.Region != "us-west-2" ||
+		sb.ECS.NelRunImage != "123456789012.dkr.ecr.us-west-2.amazonaws.com/nel:1" {
+		t.Fatalf("plan sandbox %+v", sb)
+	}
+	c := objs.jobs[0].Spec.Template.Spec.Containers[0]
+	key := false
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Name, "AWS_") {
+			t.Errorf("the pod is given %s: AWS credentials come from its service account", e.Name)
+		}
+		if e.Name == "NVIDIA_API_KEY" {
+			key = e.Value == "" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+				e.ValueFrom.SecretKeyRef.Name == "keys" && e.ValueFrom.SecretKeyRef.Key == "NVIDIA_API_KEY"
+		}
+	}
+	if !key {
+		t.Errorf("container env %v: want NVIDIA_API_KEY from Secret keys by name", c.Env)
+	}
+}
+
+// checkNoSecrets: no secret's value reaches the compiled objects.
+func checkNoSecrets(t *testing.T, out []byte, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		if bytes.Contains(out, []byte(v)) {
+			t.Errorf("a secret's value is in the output: %s", v)
+		}
 	}
 }

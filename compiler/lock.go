@@ -118,12 +118,20 @@ func ImageFields(r *Recipe) []ImageField {
 			out = append(out, ImageField{Field: "sandboxes." + name + ".image", Ref: sb.Image,
 				path: []any{"sandboxes", name, "image"}, set: func(v string) { sb.Image = v }})
 		}
+		// An ecs_fargate task copies nel-run from this image: pinned, the
+		// tasks run the nel-run that was locked.
+		if sb.NelRunImage != "" {
+			out = append(out, ImageField{Field: "sandboxes." + name + ".nel_run_image", Ref: sb.NelRunImage,
+				path: []any{"sandboxes", name, "nel_run_image"}, set: func(v string) { sb.NelRunImage = v }})
+		}
 	}
 	for i, b := range r.Benchmarks {
 		if m, ok := b.Sandbox.(map[string]any); ok {
-			if img, _ := m["image"].(string); img != "" {
-				out = append(out, ImageField{Field: fmt.Sprintf("benchmarks[%d].sandbox.image", i), Ref: img,
-					path: []any{"benchmarks", i, "sandbox", "image"}, set: func(v string) { m["image"] = v }})
+			for _, key := range []string{"image", "nel_run_image"} {
+				if img, _ := m[key].(string); img != "" {
+					out = append(out, ImageField{Field: fmt.Sprintf("benchmarks[%d].sandbox.%s", i, key), Ref: img,
+						path: []any{"benchmarks", i, "sandbox", key}, set: func(v string) { m[key] = v }})
+				}
 			}
 		}
 	}

@@ -93,12 +93,8 @@ func TestLockImageFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, f := range ImageFields(s.Recipe) {
-		got = append(got, f.Field+"="+f.Ref)
-	}
 	want := "services.v.image=nvcr.io#nvidia/vllm:25.01 sandboxes.sb.image=reg.io/sb:1"
-	if strings.Join(got, " ") != want {
+	if got := imageFieldRefs(s); got != want {
 		t.Errorf("ImageFields = %q, want %q", got, want)
 	}
 }
@@ -282,4 +278,50 @@ func TestCheckLocked(t *testing.T) {
 	if errs := CheckLocked(locked, floating); len(errs) != 1 || !strings.Contains(errs.Error(), "has no digest in the lock") {
 		t.Errorf("an image without digest: %v", errs)
 	}
+}
+
+// An ecs_fargate sandbox's nel_run_image is an image like its image: nel
+// lock pins both, named or inline, and the plan's tasks copy nel-run from
+// the pinned one.
+func TestLockNelRunImage(t *testing.T) {
+	const recipe = `
+services: m: {type: "api", url: "http://h/v1", model: "org/m"}
+sandboxes: f: {type: "ecs_fargate", cluster: "c", subnets: ["s"], image: "python:3.12-slim", nel_run_image: "reg.io/nel:1"}
+benchmarks: [{
+	name: "humaneval"
+	sandbox: "f"
+	solver: {type: "simple", service: "m"}
+}, {
+	name: "humaneval"
+	sandbox: {type: "ecs_fargate", cluster: "c", subnets: ["s"], image: "python:3.12", nel_run_image: "reg.io/nel:2"}
+	solver: {type: "simple", service: "m"}
+}]
+output: dir: "out"
+`
+	s, err := loadLocked(t, recipe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sandboxes.f.image=python:3.12-slim sandboxes.f.nel_run_image=reg.io/nel:1 " +
+		"benchmarks[1].sandbox.image=python:3.12 benchmarks[1].sandbox.nel_run_image=reg.io/nel:2"
+	if got := imageFieldRefs(s); got != want {
+		t.Errorf("ImageFields = %q, want %q", got, want)
+	}
+	locked, err := loadLocked(t, recipe, testLock(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlan(t, locked)
+	if a, b := p.Benchmarks[0].Sandbox.ECS.NelRunImage, p.Benchmarks[1].Sandbox.ECS.NelRunImage; a != "reg.io/nel:1@pinned" || b != "reg.io/nel:2@pinned" {
+		t.Errorf("plan nel_run_image %q, %q; want the lock's pins", a, b)
+	}
+}
+
+// imageFieldRefs is ImageFields as "field=ref" words.
+func imageFieldRefs(s *Source) string {
+	var out []string
+	for _, f := range ImageFields(s.Recipe) {
+		out = append(out, f.Field+"="+f.Ref)
+	}
+	return strings.Join(out, " ")
 }

@@ -44,11 +44,10 @@ var compatFeatureIssue = map[string]string{
 	"solver type openclaw":               "issue 20",
 	"apptainer sandboxes on a node pool": "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
-	// the recipe gives; NeMo Evaluator's SSM discovery, its CodeBuild image
-	// builds and its harbor solver on Fargate are not nel's (the SSM,
-	// CodeBuild and ECR clients would grow nel-run; the Harbor CLI needs
-	// docker), and nel_run_image is nel's own field.
-	"an ecs_fargate sandbox without cluster":       "none",
+	// the recipe gives, or those SSM holds for its region; NeMo
+	// Evaluator's CodeBuild image builds and its harbor solver on Fargate
+	// are not nel's (the CodeBuild and ECR clients would grow nel-run; the
+	// Harbor CLI needs docker), and nel_run_image is nel's own field.
 	"an ecs_fargate sandbox without image":         "none",
 	"an ecs_fargate sandbox without nel_run_image": "none",
 	"ecr_repository":                               "none",
@@ -81,9 +80,9 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil},
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
+	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without cluster", "an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
+	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
 	{"vision.yaml", nil},
 }
 

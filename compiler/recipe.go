@@ -151,7 +151,7 @@ type ECSFargate struct {
 	Cluster              string      `json:"cluster"`
 	Subnets              []string    `json:"subnets"`
 	SecurityGroups       []string    `json:"security_groups"`
-	AssignPublicIP       bool        `json:"assign_public_ip"`
+	AssignPublicIP       *bool       `json:"assign_public_ip"`
 	CPU                  string      `json:"cpu"`
 	EphemeralStorageGiB  int         `json:"ephemeral_storage_gib"`
 	ExecutionRoleARN     string      `json:"execution_role_arn"`

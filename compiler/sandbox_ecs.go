@@ -4,28 +4,28 @@ import "github.com/nel-eval/nel/runtime/plan"
 
 // An ecs_fargate sandbox runs each job as an AWS ECS Fargate task
 // (runtime/sandbox/ecs.go). nel-run starts the task from the recipe's
-// cluster, subnets and roles and reaches its exec server at the task's
-// private IP; what NeMo Evaluator does beyond that (reading the settings
-// from SSM, building images with CodeBuild, staging files in S3, the SSH
-// sidecar) needs clients and machinery nel-run does not have, and is
-// refused with the reason.
+// cluster, subnets and roles, or, given a region and no cluster, from
+// those the SSM parameter /<ssm_project>/ecs-sandbox/config holds, read
+// on the node when the sandbox opens (the machine that compiles may have
+// no AWS access); it reaches the task's exec server at its private IP.
+// What NeMo Evaluator does beyond that (building images with CodeBuild,
+// staging files in S3, the SSH sidecar) needs machinery nel-run does not
+// have, and is refused with the reason.
 
 // unsupportedECS names the ecs_fargate fields nel-run cannot honour.
 func unsupportedECS(sb *Sandbox, no func(string, ...any), at func(...any) []any) {
 	e := sb.ECSFargate
 	switch {
-	case e.Cluster == "" && e.Region != "":
-		no("an ecs_fargate sandbox without cluster (NeMo Evaluator reads the cluster, subnets and roles from the SSM parameter /"+e.SSMProject+"/ecs-sandbox/config; nel reads no SSM: copy them into the sandbox: cluster, subnets, security_groups, execution_role_arn)", at("cluster")...)
-	case e.Cluster == "":
-		no("an ecs_fargate sandbox without cluster and region (set the ECS cluster its tasks run on)", at("cluster")...)
-	case len(e.Subnets) == 0:
+	case e.Cluster == "" && e.Region == "":
+		no("an ecs_fargate sandbox without cluster and region (set the ECS cluster its tasks run on, or the region whose SSM parameter /"+e.SSMProject+"/ecs-sandbox/config names it)", at("cluster")...)
+	case e.Cluster != "" && len(e.Subnets) == 0:
 		no("an ecs_fargate sandbox without subnets (set its tasks' awsvpc subnets, which nel-run must reach)", at("subnets")...)
 	}
 	if sb.Image == "" {
 		no("an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)", at("image")...)
 	}
 	if e.NelRunImage == "" {
-		no("an ecs_fargate sandbox without nel_run_image (nel's field: an image holding nel-run, e.g. nel's own from make image, pushed where the tasks pull from; each task copies nel-run from it to serve the job)", at("nel_run_image")...)
+		no("an ecs_fargate sandbox without nel_run_image (nel's field, with no default: nel publishes no image, and one make image builds is local. Build nel's image (make image, or docker build at the repository's root), push it where the tasks' execution role pulls from, e.g. ACCOUNT.dkr.ecr.REGION.amazonaws.com/nel:VERSION, and set nel_run_image to that; each task copies nel-run from it to serve the job)", at("nel_run_image")...)
 	}
 	if e.SSHSidecar != nil {
 		no("ssh_sidecar (nel runs no SSH sidecar: nel-run reaches the task's exec server at its private IP with a token made for the task, so it must run in the task's VPC; drop ssh_sidecar)", at("ssh_sidecar")...)
@@ -68,8 +68,12 @@ func planECS(sb *Sandbox) *plan.ECS {
 	if life == 0 {
 		life = 14400 // NeMo Evaluator's runtime default
 	}
+	project := ""
+	if e.Cluster == "" {
+		project = e.SSMProject // read by nel-run only without a cluster
+	}
 	return &plan.ECS{
-		Region: e.Region, Cluster: e.Cluster, Subnets: e.Subnets, SecurityGroups: e.SecurityGroups,
+		Region: e.Region, Cluster: e.Cluster, SSMProject: project, Subnets: e.Subnets, SecurityGroups: e.SecurityGroups,
 		AssignPublicIP: e.AssignPublicIP, CPU: e.CPU, Memory: sb.Memory, EphemeralStorageGiB: e.EphemeralStorageGiB,
 		ExecutionRoleARN: e.ExecutionRoleARN, TaskRoleARN: e.TaskRoleARN, LogGroup: e.LogGroup,
 		LogStreamPrefix: e.LogStreamPrefix, MaxTaskLifetimeSec: life, ExecServerPort: 19542, NelRunImage: e.NelRunImage,

@@ -18,6 +18,15 @@ func loadECS(t *testing.T, rest string) *Source {
 	return s
 }
 
+// planOK is the plan of a recipe compile does not refuse.
+func planOK(t *testing.T, s *Source) *plan.Plan {
+	t.Helper()
+	if u := Unsupported(s); len(u) != 0 {
+		t.Fatalf("refused: %v", u)
+	}
+	return mustPlan(t, s)
+}
+
 // An ecs_fargate sandbox with what nel-run needs compiles into the plan's
 // ecs section: names and ARNs as written (no credentials exist in a
 // recipe), Fargate's memory in MiB there and not as a byte size, NeMo
@@ -42,17 +51,7 @@ benchmarks:
     solver: {type: simple, service: m}
     sandbox: fargate
 `)
-	if u := Unsupported(s); len(u) != 0 {
-		t.Fatalf("refused: %v", u)
-	}
-	h, _, err := ComputeHashes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := BuildPlan(s, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planOK(t, s)
 	sb := p.Benchmarks[0].Sandbox
 	if sb.Name != "fargate" || sb.Type != "ecs_fargate" || sb.Image != "python:3.12-slim" || sb.Memory != "" || sb.Timeout != 120 || sb.Concurrency != 4 {
 		t.Errorf("sandbox %+v", sb)
@@ -89,6 +88,10 @@ func TestECSSandboxRefused(t *testing.T) {
     cluster: c
     image: python:3.12-slim
     nel_run_image: nel:1
+  nowhere:
+    type: ecs_fargate
+    image: python:3.12-slim
+    nel_run_image: nel:1
 benchmarks:
   - name: humaneval
     solver: {type: simple, service: m}
@@ -96,6 +99,9 @@ benchmarks:
   - name: humaneval
     solver: {type: simple, service: m}
     sandbox: nosubnets
+  - name: humaneval
+    solver: {type: simple, service: m}
+    sandbox: nowhere
 `)
 	var got []string
 	for _, e := range Unsupported(s) {
@@ -103,17 +109,64 @@ benchmarks:
 	}
 	// A field the sandbox lacks is placed at the sandbox.
 	want := []string{
-		"r.yaml:4:3: sandboxes.discovered.cluster: not supported yet: an ecs_fargate sandbox without cluster (NeMo Evaluator reads the cluster, subnets and roles from the SSM parameter /nel-sandbox/ecs-sandbox/config; nel reads no SSM: copy them into the sandbox: cluster, subnets, security_groups, execution_role_arn)",
 		"r.yaml:4:3: sandboxes.discovered.image: not supported yet: an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)",
-		"r.yaml:4:3: sandboxes.discovered.nel_run_image: not supported yet: an ecs_fargate sandbox without nel_run_image (nel's field: an image holding nel-run, e.g. nel's own from make image, pushed where the tasks pull from; each task copies nel-run from it to serve the job)",
+		"r.yaml:4:3: sandboxes.discovered.nel_run_image: not supported yet: an ecs_fargate sandbox without nel_run_image (nel's field, with no default: nel publishes no image, and one make image builds is local. Build nel's image (make image, or docker build at the repository's root), push it where the tasks' execution role pulls from, e.g. ACCOUNT.dkr.ecr.REGION.amazonaws.com/nel:VERSION, and set nel_run_image to that; each task copies nel-run from it to serve the job)",
 		"r.yaml:8:21: sandboxes.discovered.ecr_repository: not supported yet: ecr_repository (NeMo Evaluator builds task images with CodeBuild and pushes them to ECR; nel-run runs the image as named: build and push it yourself and set image)",
 		"r.yaml:9:16: sandboxes.discovered.s3_bucket: not supported yet: s3_bucket and s3_prefix (NeMo Evaluator stages task files in S3; nel-run sends a job's files with the job)",
 		"r.yaml:10:24: sandboxes.discovered.efs_filesystem_id: not supported yet: efs_filesystem_id and efs_access_point_id (an EFS workspace carries an agent's files to its verifier; nel runs no agents in ecs_fargate sandboxes)",
 		"r.yaml:11:21: sandboxes.discovered.container_port: not supported yet: container_port (the task's image runs nel-run's exec server, not a server of its own)",
 		"r.yaml:12:5: sandboxes.discovered.ssh_sidecar: not supported yet: ssh_sidecar (nel runs no SSH sidecar: nel-run reaches the task's exec server at its private IP with a token made for the task, so it must run in the task's VPC; drop ssh_sidecar)",
 		"r.yaml:15:3: sandboxes.nosubnets.subnets: not supported yet: an ecs_fargate sandbox without subnets (set its tasks' awsvpc subnets, which nel-run must reach)",
+		"r.yaml:20:3: sandboxes.nowhere.cluster: not supported yet: an ecs_fargate sandbox without cluster and region (set the ECS cluster its tasks run on, or the region whose SSM parameter /harbor/ecs-sandbox/config names it)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A region and no cluster compiles: the plan keeps the region and the
+// SSM project (the schema's default, NeMo Evaluator's "harbor"), and
+// leaves cluster, subnets and the public IP unset for nel-run to read
+// from SSM on the node; what the recipe gives is kept to win over SSM.
+// With a cluster, the plan names no SSM project: nothing is discovered.
+func TestECSSandboxPlanDiscovered(t *testing.T) {
+	s := loadECS(t, `sandboxes:
+  bare:
+    type: ecs_fargate
+    region: us-west-2
+    image: python:3.12-slim
+    nel_run_image: nel:1
+  mine:
+    type: ecs_fargate
+    region: eu-west-1
+    ssm_project: mine
+    log_group: /mine
+    assign_public_ip: false
+    image: python:3.12-slim
+    nel_run_image: nel:1
+  fixed:
+    type: ecs_fargate
+    region: us-west-2
+    cluster: c
+    subnets: [subnet-1]
+    image: python:3.12-slim
+    nel_run_image: nel:1
+benchmarks:
+  - {name: humaneval, solver: {type: simple, service: m}, sandbox: bare}
+  - {name: humaneval, solver: {type: simple, service: m}, sandbox: mine}
+  - {name: humaneval, solver: {type: simple, service: m}, sandbox: fixed}
+`)
+	p := planOK(t, s)
+	bare, mine, fixed := p.Benchmarks[0].Sandbox.ECS, p.Benchmarks[1].Sandbox.ECS, p.Benchmarks[2].Sandbox.ECS
+	if bare.Region != "us-west-2" || bare.Cluster != "" || bare.SSMProject != "harbor" || len(bare.Subnets) != 0 ||
+		bare.AssignPublicIP != nil || bare.LogGroup != "" {
+		t.Errorf("region only: %+v", bare)
+	}
+	if mine.Region != "eu-west-1" || mine.SSMProject != "mine" || mine.LogGroup != "/mine" ||
+		mine.AssignPublicIP == nil || *mine.AssignPublicIP {
+		t.Errorf("region and own fields: %+v", mine)
+	}
+	if fixed.Cluster != "c" || fixed.SSMProject != "" {
+		t.Errorf("cluster given: %+v", fixed)
 	}
 }

@@ -37,10 +37,11 @@ func buildNelRun(b *testing.B) string {
 	return bin
 }
 
-// Targets: the binary is at most 38 MB (30 MB until the caching
+// Targets: the binary is at most 40 MB (30 MB until the caching
 // interceptor's SQLite, issue 21, which costs 4.2 MB: 28.38 → 32.58 MB with
 // the interceptors; 33 MB until the ECS Fargate sandbox's aws-sdk-go-v2,
-// issue 22, which costs 4.40 MB: 33.19 → 37.59 MB);
+// issue 22, which costs 4.40 MB: 33.19 → 37.59 MB, and its SSM client 1.22 MB
+// more);
 // `nel-run --version` takes at most
 // 20 ms (median of the runs; one run an iteration).
 func BenchmarkNelRunVersion(b *testing.B) {

@@ -77,12 +77,14 @@ func Rows() []Row {
 		{Label: "nel compile examples/suite.cue", Bench: "BenchmarkProcessCompileSuite", Unit: "ns/op", Shown: "ms", Scale: 1e-6, Op: "<=", Target: 100},
 		{Label: "nel validate, 20 benchmarks", Bench: "BenchmarkProcessValidate20", Unit: "ns/op", Shown: "ms", Scale: 1e-6, Op: "<=", Target: 100},
 
-		// 38, not 30: SQLite for the caching interceptor (issue 21,
+		// 40, not 30: SQLite for the caching interceptor (issue 21,
 		// modernc.org/sqlite) costs 4.2 MB (28.38 → 32.58 MB with the
 		// interceptors), and the ECS Fargate sandbox (issue 22 names
 		// aws-sdk-go-v2 and its standard credential chain; the sandbox runs
-		// where the samples do, in nel-run) 4.40 MB (33.19 → 37.59 MB).
-		{Label: "nel-run binary (stripped, static)", Bench: "BenchmarkNelRunVersion", Unit: "binary-MB", Shown: "MB", Op: "<=", Target: 38},
+		// where the samples do, in nel-run) 4.40 MB (33.19 → 37.59 MB), its
+		// SSM discovery of NeMo's settings 1.22 MB (37.59 → 38.81 MB); with
+		// this round's other work 38.96 MB, and 1 MB of room for the scorers.
+		{Label: "nel-run binary (stripped, static)", Bench: "BenchmarkNelRunVersion", Unit: "binary-MB", Shown: "MB", Op: "<=", Target: 40},
 		{Label: "interval coverage, worst case of the grid", Bench: "BenchmarkCoverage", Unit: "min-coverage-%", Shown: "%", Op: ">=", Target: 94},
 		{Label: "nel-run --version, median", Bench: "BenchmarkNelRunVersion", Unit: "median-ms", Shown: "ms", Op: "<=", Target: 20},
 		{Label: "  runs", Bench: "BenchmarkNelRunVersion", Unit: "runs"},

@@ -1,5 +1,5 @@
-// Package fakeaws is a fake AWS endpoint for tests: the ECS and CloudWatch
-// Logs calls of the ecs_fargate sandbox (runtime/sandbox/ecs.go) in the AWS
+// Package fakeaws is a fake AWS endpoint for tests: the ECS, CloudWatch
+// Logs and SSM Parameter Store calls of the ecs_fargate sandbox (runtime/sandbox/ecs.go) in the AWS
 // JSON 1.1 protocol, as the API references describe them. Point the SDK at
 // URL (sandbox.ECSConfig.Endpoint) and the exec server port at Port.
 package fakeaws
@@ -39,8 +39,11 @@ type ECS struct {
 	StopAtStart string
 	// LogLines are every log stream's events.
 	LogLines []string
-	tasks    map[string]*task // by ARN
-	seq      int
+	// Parameters are the SSM parameters' values, by name; GetParameter
+	// answers ParameterNotFound for any other name.
+	Parameters map[string]string
+	tasks      map[string]*task // by ARN
+	seq        int
 }
 
 // Call is one request to an operation.
@@ -142,6 +145,15 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 			tk.stopped = true
 		}
 		out = map[string]any{"task": map[string]any{"taskArn": arn, "lastStatus": "STOPPED"}}
+	case "AmazonSSM.GetParameter":
+		name, _ := body["Name"].(string)
+		v, ok := f.Parameters[name]
+		if !ok {
+			awsError(w, "ParameterNotFound", "")
+			return
+		}
+		out = map[string]any{"Parameter": map[string]any{"Name": name, "Type": "String", "Value": v, "Version": 1,
+			"ARN": "arn:aws:ssm:us-west-2:123456789012:parameter" + name}}
 	case "Logs_20140328.GetLogEvents":
 		var evs []map[string]any
 		for i, l := range f.LogLines {
@@ -149,13 +161,18 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 		}
 		out = map[string]any{"events": evs}
 	default:
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"__type":"UnknownOperationException","message":"%s"}`, target)
+		awsError(w, "UnknownOperationException", target)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	json.NewEncoder(w).Encode(out)
+}
+
+// awsError answers an AWS JSON 1.1 error of type typ.
+func awsError(w http.ResponseWriter, typ, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
 }
 
 func (f *ECS) runTask(body map[string]any) any {

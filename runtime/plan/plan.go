@@ -446,20 +446,26 @@ type Sandbox struct {
 // AWS resources only: the credentials are nel-run's, from the AWS SDK's
 // standard chain on the node.
 type ECS struct {
-	Region              string   `json:"region,omitempty"`
-	Cluster             string   `json:"cluster"`
-	Subnets             []string `json:"subnets"`
-	SecurityGroups      []string `json:"security_groups,omitempty"`
-	AssignPublicIP      bool     `json:"assign_public_ip,omitempty"`
-	CPU                 string   `json:"cpu"`
-	Memory              string   `json:"memory"`
-	EphemeralStorageGiB int      `json:"ephemeral_storage_gib,omitempty"`
-	ExecutionRoleARN    string   `json:"execution_role_arn,omitempty"`
-	TaskRoleARN         string   `json:"task_role_arn,omitempty"`
-	LogGroup            string   `json:"log_group,omitempty"`
-	LogStreamPrefix     string   `json:"log_stream_prefix,omitempty"`
-	MaxTaskLifetimeSec  int      `json:"max_task_lifetime_sec"`
-	ExecServerPort      int      `json:"exec_server_port"`
+	Region string `json:"region,omitempty"`
+	// Cluster "" with Region set: nel-run reads the cluster, and what
+	// else is unset here, from the SSM parameter
+	// /<SSMProject>/ecs-sandbox/config of the region when the sandbox
+	// opens.
+	Cluster        string   `json:"cluster"`
+	SSMProject     string   `json:"ssm_project,omitempty"`
+	Subnets        []string `json:"subnets"`
+	SecurityGroups []string `json:"security_groups,omitempty"`
+	// AssignPublicIP nil is unset: SSM's, else true.
+	AssignPublicIP      *bool  `json:"assign_public_ip,omitempty"`
+	CPU                 string `json:"cpu"`
+	Memory              string `json:"memory"`
+	EphemeralStorageGiB int    `json:"ephemeral_storage_gib,omitempty"`
+	ExecutionRoleARN    string `json:"execution_role_arn,omitempty"`
+	TaskRoleARN         string `json:"task_role_arn,omitempty"`
+	LogGroup            string `json:"log_group,omitempty"`
+	LogStreamPrefix     string `json:"log_stream_prefix,omitempty"`
+	MaxTaskLifetimeSec  int    `json:"max_task_lifetime_sec"`
+	ExecServerPort      int    `json:"exec_server_port"`
 	// NelRunImage is the image nel-run is copied into each task from.
 	NelRunImage string `json:"nel_run_image"`
 }

@@ -37,9 +37,11 @@ import (
 
 // ECSConfig is an ecs_fargate sandbox's AWS side.
 type ECSConfig struct {
-	Region, Cluster               string
-	Subnets, SecurityGroups       []string
-	AssignPublicIP                bool
+	Region, Cluster         string
+	Subnets, SecurityGroups []string
+	// AssignPublicIP nil is NeMo Evaluator's default, true (a task in a
+	// public subnet pulls its images through its public IP).
+	AssignPublicIP                *bool
 	CPU, Memory                   string // Fargate's units: "4096", "8192"
 	EphemeralStorageGiB           int
 	ExecutionRoleARN, TaskRoleARN string
@@ -56,7 +58,11 @@ type ECSConfig struct {
 	StartupTimeout time.Duration
 	// NelRunImage is an image holding nel-run on PATH (nel's own image).
 	NelRunImage string
-	// Endpoint replaces AWS's endpoints for ECS and CloudWatch Logs (a
+	// SSMProject names the SSM parameter /<project>/ecs-sandbox/config
+	// that completes a config with a Region and no Cluster when the
+	// sandbox opens (ecs_ssm.go); "" is "harbor".
+	SSMProject string
+	// Endpoint replaces AWS's endpoints for ECS, CloudWatch Logs and SSM (a
 	// test's fake AWS); "" is AWS's, or what AWS_ENDPOINT_URL says.
 	Endpoint string
 	// PollInterval is how often DescribeTasks is asked; 0 means 2s.
@@ -114,9 +120,18 @@ func openECS(ctx context.Context, name string, cfg Config) (*ecsEngine, error) {
 	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: no AWS credentials from the standard chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE and ~/.aws, SSO, web identity, the ECS or EC2 role): %w", name, err)
 	}
+	log := cfg.Logger.With("sandbox", name)
+	if c.discovers() {
+		if err := c.discover(ctx, awsCfg, log); err != nil {
+			return nil, fmt.Errorf("sandbox %s: ecs_fargate: %w", name, err)
+		}
+		if len(c.Subnets) == 0 {
+			return nil, fmt.Errorf("sandbox %s: ecs_fargate: SSM parameter %s in %s names no subnets, nor does the sandbox", name, ssmParameter(c.SSMProject), c.Region)
+		}
+	}
 	e := &ecsEngine{
 		name: name, cfg: c, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg)),
-		log: cfg.Logger.With("sandbox", name),
+		log: log,
 		ecs: ecs.NewFromConfig(awsCfg, func(o *ecs.Options) {
 			if c.Endpoint != "" {
 				o.BaseEndpoint = aws.String(c.Endpoint)
@@ -141,12 +156,13 @@ func openECS(ctx context.Context, name string, cfg Config) (*ecsEngine, error) {
 }
 
 // check names what an ECSConfig lacks (the compiler checks the recipe's
-// fields; this guards other callers).
+// fields; this guards other callers). Cluster and subnets may come from
+// SSM.
 func (c ECSConfig) check(image string) error {
 	switch {
-	case c.Cluster == "":
-		return errors.New("cluster is required")
-	case len(c.Subnets) == 0:
+	case c.Cluster == "" && c.Region == "":
+		return errors.New("cluster is required, or region to read it from SSM")
+	case len(c.Subnets) == 0 && !c.discovers():
 		return errors.New("subnets are required (the awsvpc network of the tasks)")
 	case image == "":
 		return errors.New("image is required (what each task runs)")

@@ -35,7 +35,7 @@ func (e *ecsEngine) runTask(ctx context.Context, token string) (string, error) {
 			Name: aws.String(ecsMainContainer), Environment: []types.KeyValuePair{{Name: aws.String(TokenEnv), Value: aws.String(token)}},
 		}}},
 	}
-	if c.AssignPublicIP {
+	if c.AssignPublicIP == nil || *c.AssignPublicIP {
 		in.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIp = types.AssignPublicIpEnabled
 	}
 	deadline := time.Now().Add(c.StartupTimeout)

@@ -20,7 +20,7 @@ func openFakeECS(t *testing.T, f *fakeaws.ECS, logs *bytes.Buffer, edit func(*sa
 	t.Helper()
 	ec := &sandbox.ECSConfig{
 		Region: "us-west-2", Cluster: "nel-test", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
-		CPU: "2048", Memory: "4096", EphemeralStorageGiB: 30, ExecutionRoleARN: "arn:aws:iam::123456789012:role/exec",
+		AssignPublicIP: new(false), CPU: "2048", Memory: "4096", EphemeralStorageGiB: 30, ExecutionRoleARN: "arn:aws:iam::123456789012:role/exec",
 		LogGroup: "/nel/sandbox", LogStreamPrefix: "humaneval", MaxTaskLifetime: time.Minute,
 		ExecServerPort: f.Port(), StartupTimeout: 10 * time.Second, NelRunImage: "nel:test",
 		Endpoint: f.URL(), PollInterval: 10 * time.Millisecond,
@@ -213,7 +213,7 @@ func TestECSOpenErrors(t *testing.T) {
 		edit func(*sandbox.ECSConfig)
 		want string
 	}{
-		{func(c *sandbox.ECSConfig) { c.Cluster = "" }, "cluster is required"},
+		{func(c *sandbox.ECSConfig) { c.Cluster, c.Region = "", "" }, "cluster is required, or region to read it from SSM"},
 		{func(c *sandbox.ECSConfig) { c.Subnets = nil }, "subnets are required"},
 		{func(c *sandbox.ECSConfig) { c.NelRunImage = "" }, "nel_run_image is required"},
 	} {

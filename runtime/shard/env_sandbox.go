@@ -88,7 +88,7 @@ func sandboxConfig(sb *plan.Sandbox) (sandbox.Config, error) {
 			AssignPublicIP: e.AssignPublicIP, CPU: e.CPU, Memory: e.Memory, EphemeralStorageGiB: e.EphemeralStorageGiB,
 			ExecutionRoleARN: e.ExecutionRoleARN, TaskRoleARN: e.TaskRoleARN, LogGroup: e.LogGroup,
 			LogStreamPrefix: e.LogStreamPrefix, MaxTaskLifetime: time.Duration(e.MaxTaskLifetimeSec) * time.Second,
-			ExecServerPort: e.ExecServerPort, NelRunImage: e.NelRunImage,
+			ExecServerPort: e.ExecServerPort, NelRunImage: e.NelRunImage, SSMProject: e.SSMProject,
 		}
 	}
 	return cfg, nil

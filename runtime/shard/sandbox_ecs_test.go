@@ -79,3 +79,38 @@ func TestSandboxECSTaskFails(t *testing.T) {
 		t.Errorf("%d tasks for %d samples", len(f.Tasks()), n)
 	}
 }
+
+// A plan whose ecs_fargate sandbox names only a region (NeMo Evaluator's
+// example 18) runs its samples end to end on the cluster and subnets the
+// region's SSM parameter names, read once when the sandbox opens.
+func TestSandboxECSDiscoveredHumanEval(t *testing.T) {
+	dir := t.TempDir()
+	const n = 3
+	data := writeHumanEval(t, dir, n)
+	f := fakeaws.New(t)
+	f.Parameters = map[string]string{"/harbor/ecs-sandbox/config": `{"cluster": "harbor-cluster", "subnets": ["subnet-aaa"],
+		"security_groups": ["sg-123"], "assign_public_ip": true, "execution_role_arn": "arn:aws:iam::123456:role/exec"}`}
+	t.Setenv("AWS_ENDPOINT_URL", f.URL())
+	sb := ecsSandbox(f)
+	sb.ECS.Cluster, sb.ECS.Subnets, sb.ECS.SSMProject = "", nil, "harbor"
+	srv := simServer(t, sim.Config{Accuracy: 1, Seed: 5}, "humaneval", data)
+	rows, bundle := runHumanEval(t, hePlan(srv.URL, data, sb, 1), filepath.Join(dir, "out"))
+	if len(rows) != n || bundle.Headline.Value == nil || *bundle.Headline.Value != 1 {
+		t.Errorf("%d rows, headline %+v; want %d rows, 1", len(rows), bundle.Headline, n)
+	}
+	for _, r := range rows {
+		if r.ErrorCategory != "" {
+			t.Errorf("row %s: %s: %s", r.ItemID, r.ErrorCategory, r.ErrorMessage)
+		}
+	}
+	if gp := f.Called("GetParameter"); len(gp) != 1 {
+		t.Errorf("GetParameter called %d times, want once", len(gp))
+	}
+	for _, c := range f.Called("RunTask") {
+		if c.Body["cluster"] != "harbor-cluster" {
+			t.Errorf("RunTask on cluster %v, want the discovered harbor-cluster", c.Body["cluster"])
+		}
+	}
+	f.CheckAllStopped("harbor-cluster", n)
+	f.CheckSigned()
+}

@@ -105,13 +105,13 @@ func TestUnavailableSandbox(t *testing.T) {
 // durations; Fargate's memory ("4096", MiB) is not read as bytes.
 func TestSandboxConfigECS(t *testing.T) {
 	got, err := sandboxConfig(&plan.Sandbox{Name: "py", Type: "ecs_fargate", Image: "python:3.12-slim", Timeout: 120, Concurrency: 4,
-		ECS: &plan.ECS{Region: "us-west-2", Cluster: "c", Subnets: []string{"s1"}, SecurityGroups: []string{"g"}, AssignPublicIP: true,
+		ECS: &plan.ECS{Region: "us-west-2", Cluster: "c", Subnets: []string{"s1"}, SecurityGroups: []string{"g"}, AssignPublicIP: new(false), SSMProject: "proj",
 			CPU: "2048", Memory: "4096", EphemeralStorageGiB: 30, ExecutionRoleARN: "arn:x", TaskRoleARN: "arn:t", LogGroup: "/l",
 			LogStreamPrefix: "p", MaxTaskLifetimeSec: 3600, ExecServerPort: 19542, NelRunImage: "nel:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &sandbox.ECSConfig{Region: "us-west-2", Cluster: "c", Subnets: []string{"s1"}, SecurityGroups: []string{"g"}, AssignPublicIP: true,
+	want := &sandbox.ECSConfig{Region: "us-west-2", Cluster: "c", Subnets: []string{"s1"}, SecurityGroups: []string{"g"}, AssignPublicIP: new(false), SSMProject: "proj",
 		CPU: "2048", Memory: "4096", EphemeralStorageGiB: 30, ExecutionRoleARN: "arn:x", TaskRoleARN: "arn:t", LogGroup: "/l",
 		LogStreamPrefix: "p", MaxTaskLifetime: time.Hour, ExecServerPort: 19542, NelRunImage: "nel:1"}
 	if !reflect.DeepEqual(got.ECS, want) || got.MemoryBytes != 0 || got.Timeout != 2*time.Minute || got.Concurrency != 4 {
