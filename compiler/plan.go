@@ -45,6 +45,9 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		ps := planService(name, r.Services[name])
 		ps.Interceptors = planInterceptors(s, r.Services[name])
 		ps.ModelTraffic = modelTrafficOf(r.Services[name])
+		if ps.Serves != nil {
+			ps.Serves.LocalData = s.servedPins(name)
+		}
 		p.Services = append(p.Services, ps)
 	}
 	dirs := map[string]bool{}
@@ -96,6 +99,9 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		}
 		pb.Harness = hp
 		pb.GymServer = s.gymCmd[i]
+		if pb.GymServer == "" {
+			pb.GymServer = gymServiceRef(r, b.Name)
+		}
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
@@ -164,7 +170,7 @@ func planService(name string, s *Service) plan.Service {
 	ps.Command = serverCommand(name, s)
 	ps.Image = s.Image
 	if s.Type == "gym" {
-		planGym(&ps)
+		planGym(&ps, s)
 	} else if s.Type != "process" {
 		ps.Model = servedName(name, s)
 		ps.Parallelism = &plan.Parallelism{TP: s.TensorParallelSize, PP: s.PipelineParallelSize, DP: s.DataParallelSize, NumNodes: s.NumNodes}
