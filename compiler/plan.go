@@ -41,15 +41,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 	if r.Cluster.Shards != nil {
 		p.Shards = *r.Cluster.Shards
 	}
-	for _, name := range sortedKeys(r.Services) {
-		ps := planService(name, r.Services[name])
-		ps.Interceptors = planInterceptors(s, r.Services[name])
-		ps.ModelTraffic = modelTrafficOf(r.Services[name])
-		if ps.Serves != nil {
-			ps.Serves.LocalData = s.servedPins(name)
-		}
-		p.Services = append(p.Services, ps)
-	}
+	p.Services = planServices(s)
 	dirs := map[string]bool{}
 	for i, b := range r.Benchmarks {
 		key := BenchmarkKey(r, i)
@@ -145,6 +137,23 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		p.Benchmarks = append(p.Benchmarks, pb)
 	}
 	return p, nil
+}
+
+// planServices is the plan entry of each of the recipe's services, by
+// name.
+func planServices(s *Source) []plan.Service {
+	var out []plan.Service
+	for _, name := range sortedKeys(s.Recipe.Services) {
+		sv := s.Recipe.Services[name]
+		ps := planService(name, sv)
+		ps.Interceptors = planInterceptors(s, sv)
+		ps.ModelTraffic = modelTrafficOf(sv)
+		if ps.Serves != nil {
+			ps.Serves.LocalData = s.servedPins(name)
+		}
+		out = append(out, ps)
+	}
+	return out
 }
 
 func planService(name string, s *Service) plan.Service {

@@ -12,7 +12,9 @@ import (
 const serveHelp = `Serve benchmark --benchmark of the compiled plan --plan as a NeMo Gym
 resource server (GET /health, GET /dataset_size, POST /seed_session,
 POST /verify), scored by the benchmark's scorer as its shards score it: what
-nel serve does, on a node that has only nel-run. --endpoint-file gets
+nel serve does, on a node that has only nel-run. --service serves instead the
+benchmark of a gym service of the plan (its benchmark:), which a job starts
+as a managed gym server. --endpoint-file gets
 http://HOST:PORT once the server listens, for the job's clients to wait on.
 Stops gracefully on SIGINT or SIGTERM.`
 
