@@ -80,6 +80,9 @@ func gymUnsupported(no func(feature string, path ...any), r *Recipe, target, nam
 		}
 	case sv.ServerCmd == "" && sv.Benchmark != "" && sv.Image != "":
 		no("image together with benchmark on a gym service (nel-run serves the benchmark itself: leave image out)", "services", name, "image")
+	case sv.ServerCmd == "" && sv.Benchmark != "" && target == "k8s":
+		// A pod has no $NEL_PLAN or $NEL_RUN for gymCommand's script.
+		no("a gym service's benchmark on Kubernetes (run it with nel run or on SLURM, or give a running server's url)", "services", name, "benchmark")
 	case sv.ServerCmd == "" && sv.Benchmark != "":
 		// nel-run serve serves it (gymCommand, servedBenchmark).
 	case sv.ServerCmd == "":
