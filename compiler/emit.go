@@ -503,8 +503,9 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv.Env, names = serverEnv(cl, sv)
 	if sv.Serves != nil {
 		// Its command runs "$NEL_RUN" serve (gymCommand) in a step's
-		// shell, which sees only what the job exports.
-		srv.Env = append(srv.Env, "export NEL_RUN")
+		// shell, which sees only what the job exports, and writes its
+		// endpoint under $NEL_OUT.
+		srv.Env = append(srv.Env, "export NEL_RUN NEL_OUT")
 	}
 	if srv.EveryNode {
 		names = append(names, everyNodeEnv...)

@@ -29,9 +29,12 @@ func gymCommand(name string, s *Service) []string {
 		// variables the job sets ($NEL_PLAN, $NEL_RUN; under nel run
 		// nel-run is on the PATH), so the plan need not name itself.
 		// It listens on the address its clients are given (the job's
-		// node's; under nel run, which sets none, loopback).
+		// node's; under nel run, which sets none, loopback), and writes
+		// that endpoint to a file of the output folder, where a Gym
+		// client outside the job finds it (gym://$(cat FILE)).
 		script := `exec "${NEL_RUN:-nel-run}" serve --plan "$NEL_PLAN" --service ` + shellquote.Quote(name) +
-			` --host "${` + serverHostEnv(name) + `:-127.0.0.1}" --port ` + strconv.Itoa(s.Port)
+			` --host "${` + serverHostEnv(name) + `:-127.0.0.1}" --port ` + strconv.Itoa(s.Port) +
+			` ${NEL_OUT:+--endpoint-file "$NEL_OUT"/` + shellquote.Quote(servedEndpointFile(name)) + `}`
 		return []string{"bash", "-c", script, "nel-" + name}
 	}
 	return []string{"env", "PORT=" + strconv.Itoa(s.Port), "bash", "-c", s.ServerCmd, "nel-" + name}
@@ -195,3 +198,7 @@ func servedMethod(s *Source, name string) map[string]any {
 	}
 	return map[string]any{"benchmark": sv.Benchmark, "params": s.servedParams(name)}
 }
+
+// servedEndpointFile is the file, in the output folder, that the server
+// of gym service name writes its http://HOST:PORT to once it listens.
+func servedEndpointFile(name string) string { return "endpoint-" + safeDir(name) + ".txt" }

@@ -13,7 +13,7 @@ NEL_OUT := examples/eval_results
 NEL_RUN := /opt/nel/bin/nel-run
 NEL_RUN_SHA256 := 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 NEL_PLAN := $(NEL_OUT)/.nel/plan-5ec2a871ea31.json
-NEL_PLAN_SHA256 := ce3d47cd052f3f204cbe2030f5476745be33061b1a405ca87d675f5df00b4672
+NEL_PLAN_SHA256 := b666bf278e336722738efa0ab0122058c88f065afe2d3ec1d2dacb33774bab98
 NEL_MAKEFILE := $(abspath $(firstword $(MAKEFILE_LIST)))
 
 define NEL_PLAN_JSON
@@ -46,7 +46,7 @@ define NEL_PLAN_JSON
       "command": [
         "bash",
         "-c",
-        "exec \"$${NEL_RUN:-nel-run}\" serve --plan \"$$NEL_PLAN\" --service arith --host \"$${NEL_SERVICE_ARITH_HOST:-127.0.0.1}\" --port 9100",
+        "exec \"$${NEL_RUN:-nel-run}\" serve --plan \"$$NEL_PLAN\" --service arith --host \"$${NEL_SERVICE_ARITH_HOST:-127.0.0.1}\" --port 9100 $${NEL_OUT:+--endpoint-file \"$$NEL_OUT\"/endpoint-arith.txt}",
         "nel-arith"
       ],
       "serves": {

@@ -20,7 +20,7 @@ umask 022
 NEL_OUT=examples/eval_results
 NEL_RUN=/opt/nel/bin/nel-run
 NEL_RUN_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
-NEL_PLAN_SHA256=011bdbc69141aab43a9f048fdb7a1ba17004faa60f976258c65a93ef6d9c81af
+NEL_PLAN_SHA256=9d67d446071064af75156d0c5e16f4bd64c4633cfbed57d4005e88b42c7cb907
 NEL_PLAN="$NEL_OUT/.nel/plan-5ec2a871ea31.json"
 # nel-run refuses a plan file whose sha256 is not this one.
 export NEL_PLAN NEL_PLAN_SHA256
@@ -83,7 +83,7 @@ cat > "$nel_plan_tmp" <<'NEL_PLAN_EOF'
       "command": [
         "bash",
         "-c",
-        "exec \"${NEL_RUN:-nel-run}\" serve --plan \"$NEL_PLAN\" --service arith --host \"${NEL_SERVICE_ARITH_HOST:-127.0.0.1}\" --port 9100",
+        "exec \"${NEL_RUN:-nel-run}\" serve --plan \"$NEL_PLAN\" --service arith --host \"${NEL_SERVICE_ARITH_HOST:-127.0.0.1}\" --port 9100 ${NEL_OUT:+--endpoint-file \"$NEL_OUT\"/endpoint-arith.txt}",
         "nel-arith"
       ],
       "serves": {
@@ -254,9 +254,9 @@ fi
 export NEL_SERVICE_ARITH_HOST
 nel_log_ARITH="$NEL_OUT/logs/server-arith-$SLURM_JOB_ID.log"
 export NEL_SERVICE_ARITH_URL="http://$NEL_SERVICE_ARITH_HOST:9100"
-export NEL_RUN
+export NEL_RUN NEL_OUT
 # shellcheck disable=SC2016 # its nel-run serve: a script bash -c runs on the node
-srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_ARITH" bash -c 'exec "${NEL_RUN:-nel-run}" serve --plan "$NEL_PLAN" --service arith --host "${NEL_SERVICE_ARITH_HOST:-127.0.0.1}" --port 9100' nel-arith >> "$nel_log_ARITH" 2>&1 &
+srun --overlap --mem=0 --nodes=1 --ntasks=1 --nodelist="$nel_host_ARITH" bash -c 'exec "${NEL_RUN:-nel-run}" serve --plan "$NEL_PLAN" --service arith --host "${NEL_SERVICE_ARITH_HOST:-127.0.0.1}" --port 9100 ${NEL_OUT:+--endpoint-file "$NEL_OUT"/endpoint-arith.txt}' nel-arith >> "$nel_log_ARITH" 2>&1 &
 nel_pid_ARITH=$!
 nel_pids+=("$nel_pid_ARITH")
 
