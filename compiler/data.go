@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,9 +32,10 @@ type LocalFile struct {
 	Digest string
 	Files  []plan.DataFile
 
-	bench int    // the benchmark's index
-	param string // the params key (or byobDataKey…); "" for a rubric_file
-	path  []any  // where the recipe names it, for errors
+	bench   int    // the benchmark's index; -1 for a gym service's
+	service string // the gym service whose served benchmark reads it
+	param   string // the params key (or byobDataKey…); "" for a rubric_file
+	path    []any  // where the recipe names it, for errors
 }
 
 // LocalFiles lists the local files and folders the recipe reads, in a
@@ -63,6 +65,56 @@ func (c *ruleChecker) localData() {
 			}
 		}
 	}
+	c.servedData()
+}
+
+// servedData reads the local datasets of the benchmarks that gym services
+// serve, as localData does a benchmark's: the benchmarks that use such a
+// service hash their content (servedMethod), and the served plan entry
+// pins it.
+func (c *ruleChecker) servedData() {
+	for _, name := range sortedKeys(c.r.Services) {
+		sv := c.r.Services[name]
+		if sv.Type != "gym" || sv.Benchmark == "" {
+			continue
+		}
+		for _, param := range bench.DataParams(sv.Benchmark) {
+			spec, ok := sv.Params[param].(string)
+			if !ok || spec == "" || !dataset.IsLocal(spec) {
+				continue // a remote spec is read on the node, its name hashed
+			}
+			n := len(c.s.local)
+			if c.localDataset(-1, param, spec, "services", name, "params", param) {
+				for j := n; j < len(c.s.local); j++ {
+					c.s.local[j].service = name
+				}
+			}
+		}
+	}
+}
+
+// servedParams is gym service name's benchmark params as the hashes see
+// them: each local dataset replaced by its content digest.
+func (s *Source) servedParams(name string) map[string]any {
+	params := s.Recipe.Services[name].Params
+	out := maps.Clone(params)
+	for _, f := range s.local {
+		if f.service == name && f.param != "" {
+			out[f.param] = f.Digest
+		}
+	}
+	return out
+}
+
+// servedPins are gym service name's local datasets as plan pins.
+func (s *Source) servedPins(name string) []plan.DataPin {
+	var out []plan.DataPin
+	for _, f := range s.local {
+		if f.service == name && f.param != "" {
+			out = append(out, plan.DataPin{Spec: f.Spec, Digest: f.Digest, Files: f.Files})
+		}
+	}
+	return out
 }
 
 // localDataset digests one local dataset and checks that its files begin

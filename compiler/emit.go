@@ -128,6 +128,8 @@ type server struct {
 	Note  string
 	Bound bool // listens on HostEnv only
 	Setup bool // Cmd is a bash -c script of setup_commands or pre_cmd
+	// Serves: Cmd is nel-run serve of the benchmark a gym service serves.
+	Serves bool
 	// EveryNode runs Cmd on each of NumNodes nodes (everynode.go).
 	EveryNode bool
 	Het       bool // its clients may be on other nodes
@@ -481,7 +483,9 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv.access(sv, rs)
 	srv.NodeListVar = "SLURM_JOB_NODELIST"
 	flags := []string{"--overlap", "--mem=0", "--nodes=1", "--ntasks=1"}
-	if (rs.Type == "process" || rs.Type == "gym") && rs.Image == "" && p.RecipeDir != "." {
+	if (rs.Type == "process" || rs.Type == "gym") && rs.Image == "" && p.RecipeDir != "." && sv.Serves == nil {
+		// (nel-run serve, which serves a gym service's benchmark, resolves
+		// the plan's paths against recipe_dir itself, as a shard does.)
 		// A process service runs in the recipe's directory, as under nel
 		// run (paths.go); in an image, Pyxis starts it in the image's.
 		flags = append(flags, "--chdir="+shellquote.Quote(p.RecipeDir))
@@ -497,6 +501,12 @@ func (j *job) server(s *Source, p *plan.Plan, sv plan.Service, pools []string) s
 	srv.SrunFlags = strings.Join(flags, " ")
 	var names []string
 	srv.Env, names = serverEnv(cl, sv)
+	if sv.Serves != nil {
+		// Its command runs "$NEL_RUN" serve (gymCommand) in a step's
+		// shell, which sees only what the job exports, and writes its
+		// endpoint under $NEL_OUT.
+		srv.Env = append(srv.Env, "export NEL_RUN NEL_OUT")
+	}
 	if srv.EveryNode {
 		names = append(names, everyNodeEnv...)
 	}
@@ -530,7 +540,12 @@ func (srv *server) access(sv plan.Service, rs *Service) {
 	}
 	srv.HostEnv = serverHostEnv(sv.Name)
 	srv.Bound = a.binds(rs)
-	srv.Setup = rs.PreCmd != "" || len(rs.SetupCommands) > 0 || rs.ServerCmd != ""
+	srv.Setup = rs.PreCmd != "" || len(rs.SetupCommands) > 0 || rs.ServerCmd != "" || sv.Serves != nil
+	srv.Serves = sv.Serves != nil
+	if srv.Serves {
+		// nel-run serve listens on $HostEnv (gymCommand).
+		srv.Bound, srv.Note = true, "nel-run serve serves its benchmark; a Gym server takes no API key: any user who can reach this node's address can use it."
+	}
 	if sv.APIKey != nil && a.keyed {
 		srv.KeyEnv = sv.APIKey.Name
 		if a.keyEnv != "" {

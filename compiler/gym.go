@@ -8,6 +8,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/gymenv"
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/shellquote"
 )
 
 // A gym service without url is NeMo's managed Gym resource server: nel
@@ -22,14 +23,48 @@ import (
 // server_cmd under bash, told its port in $PORT by env (so that the job
 // exports no PORT to the other steps).
 func gymCommand(name string, s *Service) []string {
+	if s.Benchmark != "" {
+		// nel-run serves the benchmark that the plan holds for the
+		// service. The job's own plan and nel-run are named by the
+		// variables the job sets ($NEL_PLAN, $NEL_RUN; under nel run
+		// nel-run is on the PATH), so the plan need not name itself.
+		// It listens on the address its clients are given (the job's
+		// node's; under nel run, which sets none, loopback), and writes
+		// that endpoint to a file of the output folder, where a Gym
+		// client outside the job finds it (gym://$(cat FILE)).
+		script := `exec "${NEL_RUN:-nel-run}" serve --plan "$NEL_PLAN" --service ` + shellquote.Quote(name) +
+			` --host "${` + serverHostEnv(name) + `:-127.0.0.1}" --port ` + strconv.Itoa(s.Port) +
+			` ${NEL_OUT:+--endpoint-file "$NEL_OUT"/` + shellquote.Quote(servedEndpointFile(name)) + `}`
+		return []string{"bash", "-c", script, "nel-" + name}
+	}
 	return []string{"env", "PORT=" + strconv.Itoa(s.Port), "bash", "-c", s.ServerCmd, "nel-" + name}
 }
 
 // planGym fills what a managed gym service adds to its plan entry: a
 // health check on /health (what nel serve and NeMo's own evaluator
 // servers answer).
-func planGym(ps *plan.Service) {
+func planGym(ps *plan.Service, s *Service) {
 	ps.HealthPath = "/health"
+	if s.Benchmark != "" {
+		ps.Serves = servedBenchmark(ps.Name, s)
+	}
+}
+
+// servedBenchmark is the plan entry of the benchmark a gym service
+// serves: its name and params, scored by its default metrics, as a
+// recipe's benchmark of that name with no other settings would be. The
+// model is called by the server's client, not by it: the service itself
+// stands in as the solver's service, which a shard's runner needs.
+func servedBenchmark(name string, s *Service) *plan.Benchmark {
+	b := &plan.Benchmark{
+		Key: s.Benchmark, Name: s.Benchmark, Dir: safeDir(s.Benchmark), Params: s.Params, Repeats: 1,
+		Solver:  plan.Solver{Type: "simple", Service: name},
+		Scoring: plan.Scoring{IncludeDefaults: true, Metrics: []plan.Metric{}},
+	}
+	if len(b.Params) == 0 {
+		b.Params = nil
+	}
+	return b
 }
 
 // gymUnsupported refuses what a gym service asks that nel cannot do. A
@@ -46,14 +81,22 @@ func gymUnsupported(no func(feature string, path ...any), r *Recipe, target, nam
 				no(f.key+" together with url on a gym service (url names a running server, which nel does not start: leave one of them out)", "services", name, f.key)
 			}
 		}
+	case sv.ServerCmd == "" && sv.Benchmark != "" && sv.Image != "":
+		no("image together with benchmark on a gym service (nel-run serves the benchmark itself: leave image out)", "services", name, "image")
+	case sv.ServerCmd == "" && sv.Benchmark != "" && target == "k8s":
+		// A pod has no $NEL_PLAN or $NEL_RUN for gymCommand's script.
+		no("a gym service's benchmark on Kubernetes (run it with nel run or on SLURM, or give a running server's url)", "services", name, "benchmark")
 	case sv.ServerCmd == "" && sv.Benchmark != "":
-		no("benchmark of a gym service (nel-run serve serves a benchmark of the job's own plan; start it with server_cmd, e.g. \"nel serve -b NAME --host 127.0.0.1 -p $PORT\", or give a running server's url)", "services", name, "benchmark")
+		// nel-run serve serves it (gymCommand, servedBenchmark).
 	case sv.ServerCmd == "":
 		no("a gym service without url or server_cmd (nel starts a Gym server from its server_cmd, or uses the running one at url)", "services", name, "type")
 	case sv.Benchmark != "":
 		no("benchmark together with server_cmd on a gym service (server_cmd starts the server: leave benchmark out)", "services", name, "benchmark")
 	case r.Cluster.Type == "local" && sv.Image != "" && target != "k8s":
 		no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
+	}
+	if len(sv.Params) > 0 && (sv.Benchmark == "" || sv.URL != "" || sv.ServerCmd != "") {
+		no("params of a gym service that serves no benchmark of nel's (params are those of its benchmark: give benchmark, without url or server_cmd)", "services", name, "params")
 	}
 	if len(sv.Interceptors) > 0 || sv.Proxy != nil {
 		no("proxy", "services", name, "proxy")
@@ -130,3 +173,32 @@ func gymNameUnsupported(no func(feature string, path ...any), i int, name string
 	why := strings.TrimPrefix(err.Error(), name+": ")
 	no(feature+" ("+why+")", "benchmarks", i, "name")
 }
+
+// gymServiceRef is the managed gym service that benchmark name
+// gym://SERVICE names, or "". nel's form: NeMo's gym://NAME is a built-in
+// benchmark that nel serve serves, and a gym service with benchmark:
+// NAME is that server, started by the job; gym://SERVICE takes its items
+// and rewards from it as gym://cmd: does from its command's server.
+func gymServiceRef(r *Recipe, name string) string {
+	ref, ok := strings.CutPrefix(name, "gym://")
+	if sv := r.Services[ref]; !ok || sv == nil || sv.Type != "gym" || !sv.Managed() {
+		return ""
+	}
+	return ref
+}
+
+// servedMethod is what the hashes of a benchmark that takes its items and
+// rewards from gym service name (gym://SERVICE) cover of it: the
+// benchmark it serves, with its params (local data by content), or the
+// command that starts it.
+func servedMethod(s *Source, name string) map[string]any {
+	sv := s.Recipe.Services[name]
+	if sv.Benchmark == "" {
+		return map[string]any{"server_cmd": sv.ServerCmd, "image": sv.Image}
+	}
+	return map[string]any{"benchmark": sv.Benchmark, "params": s.servedParams(name)}
+}
+
+// servedEndpointFile is the file, in the output folder, that the server
+// of gym service name writes its http://HOST:PORT to once it listens.
+func servedEndpointFile(name string) string { return "endpoint-" + safeDir(name) + ".txt" }

@@ -8,7 +8,8 @@ import (
 )
 
 // TestGymServiceSupport: a running Gym server (url) is a service nel
-// takes, and so is one it starts from server_cmd; what nel cannot start,
+// takes, and so is one it starts from server_cmd or from one of its own
+// benchmarks (benchmark, served by nel-run serve); what nel cannot start,
 // or a server given both ways, is refused at the field that asks.
 func TestGymServiceSupport(t *testing.T) {
 	l := newTestLoader(t)
@@ -18,8 +19,11 @@ func TestGymServiceSupport(t *testing.T) {
 		{`services: g: {type: "gym", server_cmd: "python s.py"}`, ""},
 		{`services: g: {type: "gym"}`,
 			"r.cue:3:21: services.g.type: not supported yet: a gym service without url or server_cmd (nel starts a Gym server from its server_cmd, or uses the running one at url)"},
-		{`services: g: {type: "gym", benchmark: "gsm8k"}`,
-			"r.cue:3:39: services.g.benchmark: not supported yet: benchmark of a gym service (nel-run serve serves a benchmark of the job's own plan; start it with server_cmd, e.g. \"nel serve -b NAME --host 127.0.0.1 -p $PORT\", or give a running server's url)"},
+		{`services: g: {type: "gym", benchmark: "gsm8k"}`, ""},
+		{`services: g: {type: "gym", benchmark: "gsm8k", image: "gym:1"}`,
+			"r.cue:3:55: services.g.image: not supported yet: image together with benchmark on a gym service (nel-run serves the benchmark itself: leave image out)"},
+		{`services: g: {type: "gym", server_cmd: "python s.py", params: {n: 1}}`,
+			"r.cue:3:55: services.g.params: not supported yet: params of a gym service that serves no benchmark of nel's (params are those of its benchmark: give benchmark, without url or server_cmd)"},
 		{`services: g: {type: "gym", url: "http://gym:8000", benchmark: "gsm8k"}`,
 			"r.cue:3:63: services.g.benchmark: not supported yet: benchmark together with url on a gym service (url names a running server, which nel does not start: leave one of them out)"},
 		{`services: g: {type: "gym", url: "http://gym:8000", server_cmd: "python s.py"}`,

@@ -161,6 +161,11 @@ func benchmarkMethod(s *Source, i int) map[string]any {
 		// key (ARCHITECTURE.md, "What the hashes cover").
 		m["interceptors"] = ic
 	}
+	if g := gymServiceRef(r, b.Name); g != "" {
+		// gym://SERVICE: the name says only which service; what it serves
+		// is the methodology.
+		m["gym_service"] = servedMethod(s, g)
+	}
 	if b.BYOB != nil {
 		// Only a byob benchmark has the key, so the built-ins' hashes
 		// are what they were before byob existed.

@@ -31,6 +31,17 @@ func (c *ruleChecker) benchmarkNames() {
 			c.at(unknownBenchmark(b), at...)
 		}
 	}
+	// A gym service's benchmark is served by nel-run serve on the node:
+	// an unknown one is said now, not when the server fails to start.
+	for _, name := range sortedKeys(c.r.Services) {
+		sv := c.r.Services[name]
+		if sv.Type != "gym" || sv.Benchmark == "" || sv.URL != "" || sv.ServerCmd != "" {
+			continue // gymUnsupported says why of a benchmark with url or server_cmd
+		}
+		if _, ok := bench.Lookup(sv.Benchmark); !ok {
+			c.at(unknownBenchmark(&Benchmark{Name: sv.Benchmark, Params: sv.Params}), "services", name, "benchmark")
+		}
+	}
 }
 
 // pythonBenchmark says whether name is NeMo Evaluator's path/file.py[:bench]

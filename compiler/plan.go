@@ -41,12 +41,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 	if r.Cluster.Shards != nil {
 		p.Shards = *r.Cluster.Shards
 	}
-	for _, name := range sortedKeys(r.Services) {
-		ps := planService(name, r.Services[name])
-		ps.Interceptors = planInterceptors(s, r.Services[name])
-		ps.ModelTraffic = modelTrafficOf(r.Services[name])
-		p.Services = append(p.Services, ps)
-	}
+	p.Services = planServices(s)
 	dirs := map[string]bool{}
 	for i, b := range r.Benchmarks {
 		key := BenchmarkKey(r, i)
@@ -96,6 +91,9 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		}
 		pb.Harness = hp
 		pb.GymServer = s.gymCmd[i]
+		if pb.GymServer == "" {
+			pb.GymServer = gymServiceRef(r, b.Name)
+		}
 		if hp == nil { // the Harbor CLI reads a harbor-solver benchmark's tasks itself
 			pb.Harbor = harborPlan(s, i)
 		}
@@ -141,6 +139,23 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 	return p, nil
 }
 
+// planServices is the plan entry of each of the recipe's services, by
+// name.
+func planServices(s *Source) []plan.Service {
+	var out []plan.Service
+	for _, name := range sortedKeys(s.Recipe.Services) {
+		sv := s.Recipe.Services[name]
+		ps := planService(name, sv)
+		ps.Interceptors = planInterceptors(s, sv)
+		ps.ModelTraffic = modelTrafficOf(sv)
+		if ps.Serves != nil {
+			ps.Serves.LocalData = s.servedPins(name)
+		}
+		out = append(out, ps)
+	}
+	return out
+}
+
 func planService(name string, s *Service) plan.Service {
 	ps := plan.Service{
 		Name:       name,
@@ -164,7 +179,7 @@ func planService(name string, s *Service) plan.Service {
 	ps.Command = serverCommand(name, s)
 	ps.Image = s.Image
 	if s.Type == "gym" {
-		planGym(&ps)
+		planGym(&ps, s)
 	} else if s.Type != "process" {
 		ps.Model = servedName(name, s)
 		ps.Parallelism = &plan.Parallelism{TP: s.TensorParallelSize, PP: s.PipelineParallelSize, DP: s.DataParallelSize, NumNodes: s.NumNodes}

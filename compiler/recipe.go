@@ -67,6 +67,9 @@ type Service struct {
 	// serves; an external one is its url.
 	ServerCmd string `json:"server_cmd"`
 	Benchmark string `json:"benchmark"`
+	// Params are the served benchmark's params (data_path, …), as a
+	// benchmark's are.
+	Params map[string]any `json:"params"`
 
 	// dynamo: disaggregated when Prefill and Decode are set (rules.go
 	// refuses one without the other), aggregated otherwise. Engine is

@@ -220,7 +220,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 			scheme, _, _ := strings.Cut(b.Name, "://")
 			no("benchmark source "+scheme+":// ("+k.About+")", "benchmarks", i, "name")
 		}
-		if strings.HasPrefix(b.Name, "gym://") {
+		if strings.HasPrefix(b.Name, "gym://") && gymServiceRef(r, b.Name) == "" {
 			gymNameUnsupported(no, i, b.Name)
 		}
 		switch {

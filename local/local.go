@@ -197,7 +197,21 @@ func startServices(ctx context.Context, p *plan.Plan, log *slog.Logger, stderr i
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	// A gym service's nel-run serve reads the run's plan (written by
+	// prepare) as a job's reads its own: from $NEL_PLAN, and writes its
+	// endpoint under $NEL_OUT. $NEL_RUN is
+	// emptied so that its command finds the nel-run beside nel on the
+	// PATH, not one an outer environment names.
+	planFile, err := filepath.Abs(rundir.Dir(p.OutputDir).Plan(p.PlanHash))
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	out, err := filepath.Abs(p.OutputDir)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
 	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
+		Env:         []string{"NEL_PLAN=" + planFile, "NEL_RUN=", "NEL_OUT=" + out},
 		LogDir:      string(rundir.Dir(p.OutputDir).Logs()),
 		RecordDir:   rundir.Dir(p.OutputDir).Servers(),
 		PathPrepend: filepath.Dir(self),

@@ -12,15 +12,18 @@ import (
 const serveHelp = `Serve benchmark --benchmark of the compiled plan --plan as a NeMo Gym
 resource server (GET /health, GET /dataset_size, POST /seed_session,
 POST /verify), scored by the benchmark's scorer as its shards score it: what
-nel serve does, on a node that has only nel-run. --endpoint-file gets
+nel serve does, on a node that has only nel-run. --service serves instead the
+benchmark of a gym service of the plan (its benchmark:), which a job starts
+as a managed gym server. --endpoint-file gets
 http://HOST:PORT once the server listens, for the job's clients to wait on.
 Stops gracefully on SIGINT or SIGTERM.`
 
 type serveOptions struct {
-	plan string
-	host string
-	port int
-	run  gymserve.RunOptions
+	plan    string
+	service string
+	host    string
+	port    int
+	run     gymserve.RunOptions
 }
 
 func newServeCmd(e *env) *cobra.Command {
@@ -29,6 +32,7 @@ func newServeCmd(e *env) *cobra.Command {
 	f := c.Flags()
 	f.StringVar(&o.plan, "plan", "", "compiled plan `FILE` (required)")
 	f.StringVar(&o.run.Benchmark, "benchmark", "", "benchmark `KEY` in the plan (default: its only benchmark)")
+	f.StringVar(&o.service, "service", "", "serve the benchmark of gym service `NAME` of the plan (its benchmark: field)")
 	f.StringVar(&o.host, "host", "0.0.0.0", "`HOST` to listen on")
 	f.IntVar(&o.port, "port", 9090, "`PORT` to listen on (0: any free port)")
 	f.BoolVar(&o.run.GymCompat, "gym-compat", false, "say protocol \"gym\" on /health (both /verify formats are taken either way)")
@@ -49,6 +53,12 @@ func (o *serveOptions) serve(ctx context.Context, e *env) int {
 	if err != nil {
 		e.errorf("serve: %v", err)
 		return exitFailure
+	}
+	if o.service != "" {
+		if p, err = gymserve.ServicePlan(p, o.service); err != nil {
+			e.errorf("serve: %v", err)
+			return exitFailure
+		}
 	}
 	o.run.Plan, o.run.NelVersion, o.run.Logger, o.run.Stderr = p, version, e.log, e.stderr
 	o.run.Addr = net.JoinHostPort(o.host, strconv.Itoa(o.port))

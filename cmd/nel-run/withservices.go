@@ -55,7 +55,19 @@ func (o *withServicesOptions) run(ctx context.Context, e *env, args []string) in
 	}
 	self, _ := os.Executable()
 	dir := rundir.Dir(outDir(o.plan, o.out, p))
+	var out string
+	planFile, err := filepath.Abs(o.plan)
+	if err == nil {
+		out, err = filepath.Abs(string(dir))
+	}
+	if err != nil {
+		e.errorf("with-services: %v", err)
+		return exitFailure
+	}
 	servers, err := serve.StartAll(ctx, p, serve.StartOptions{
+		// A gym service's nel-run serve reads this plan, with this
+		// nel-run, and writes its endpoint in the output folder.
+		Env:         []string{"NEL_PLAN=" + planFile, "NEL_RUN=" + self, "NEL_OUT=" + out},
 		LogDir:      string(dir.Logs()),
 		RecordDir:   dir.Servers(),
 		PathPrepend: filepath.Dir(self),

@@ -100,3 +100,20 @@ func keys(p *plan.Plan) string {
 	}
 	return s
 }
+
+// ServicePlan is p with the benchmark that gym service name serves as its
+// only benchmark: what a job's managed gym server serves (nel-run serve
+// --service). The served benchmark is compiled into the service's plan
+// entry, not among the benchmarks the job runs itself.
+func ServicePlan(p *plan.Plan, name string) (*plan.Plan, error) {
+	sv, ok := p.Service(name)
+	if !ok {
+		return nil, fmt.Errorf("the plan has no service %q", name)
+	}
+	if sv.Serves == nil {
+		return nil, fmt.Errorf("service %s serves no benchmark (a gym service with benchmark: does)", name)
+	}
+	c := *p
+	c.Benchmarks = []plan.Benchmark{*sv.Serves}
+	return &c, nil
+}

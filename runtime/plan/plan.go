@@ -92,6 +92,11 @@ type Service struct {
 	// what provenance records of the server.
 	Image       string       `json:"image,omitempty"`
 	Parallelism *Parallelism `json:"parallelism,omitempty"`
+	// Serves is the benchmark a managed gym service with a benchmark:
+	// serves (nel-run serve --service NAME): compiled as a recipe's
+	// benchmark is, so that the server scores as that benchmark's shards
+	// would. Absent for every other service.
+	Serves *Benchmark `json:"serves,omitempty"`
 	// Interceptors is the service's proxy.interceptors chain, in recipe
 	// order, applied by nel-run's model client to every request
 	// (runtime/intercept). Absent: no chain, as before the field.

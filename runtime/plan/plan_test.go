@@ -50,6 +50,7 @@ func fullPlan() *Plan {
 			}},
 			Image:        "vllm/vllm-openai:v0.8.0",
 			Parallelism:  &Parallelism{TP: 4, PP: 2, DP: 1, NumNodes: 2},
+			Serves:       &Benchmark{Key: "gsm8k", Name: "gsm8k", Dir: "gsm8k", Solver: Solver{Type: "simple", Service: "g"}},
 			Interceptors: []Interceptor{{Name: "system_message", Config: map[string]any{"system_message": "Be brief."}}},
 			ModelTraffic: &ModelTraffic{CaptureToolCalls: b(false), CaptureReasoning: b(true), CaptureMessages: b(false),
 				CaptureRequestBody: true, MaxContentChars: 200},

@@ -29,7 +29,10 @@ type StartOptions struct {
 	// PathPrepend, when set, is put in front of PATH for the servers (so
 	// a recipe can run "nel-run sim-server" next to nel).
 	PathPrepend string
-	Logger      *slog.Logger
+	// Env is NAME=VALUE entries the servers get besides this process's
+	// environment (a run's NEL_PLAN, for nel-run serve --plan "$NEL_PLAN").
+	Env    []string
+	Logger *slog.Logger
 	// Progress receives "waiting for …" lines while a server starts.
 	Progress func(string)
 	// RecordDir, when set, holds the records of the servers started for a
@@ -116,7 +119,7 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 		}
 	}
 	token := rand.Text()
-	env := append(os.Environ(), serverEnv+"="+token)
+	env := append(append(os.Environ(), o.Env...), serverEnv+"="+token)
 	if o.PathPrepend != "" {
 		env = append(env, "PATH="+o.PathPrepend+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
@@ -148,11 +151,17 @@ func Start(ctx context.Context, svc plan.Service, o StartOptions) (*Server, erro
 		return nil, fmt.Errorf("service %s: %w", svc.Name, err)
 	}
 	defer logf.Close()
-	cmd, err := supervised(o.Dir, argv0, svc.Command[1:])
+	dir := o.Dir
+	if svc.Serves != nil {
+		// nel-run serve resolves the plan's paths (its data) against the
+		// plan's recipe_dir itself, as a shard does: it runs where nel does.
+		dir = ""
+	}
+	cmd, err := supervised(dir, argv0, svc.Command[1:])
 	if err != nil {
 		return nil, fmt.Errorf("service %s: start %s: %w", svc.Name, svc.Command[0], err)
 	}
-	cmd.Dir = o.Dir
+	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	waited, err := StartTied(cmd, Tie{Group: true, Term: true})
