@@ -83,7 +83,11 @@ func (a *IDs) Next(content map[string]any, index int) (id string, first int) {
 // NextID is Next for an item whose ContentID is known: base.
 func (a *IDs) NextID(base string, content map[string]any, index int) (id string, first int, err error) {
 	var sum [8]byte
-	if n, err := hex.Decode(sum[:], []byte(base)); err != nil || n != len(sum) || len(base) != 2*len(sum) {
+	// The length first: Decode writes len(base)/2 bytes into sum.
+	if len(base) != hex.EncodedLen(len(sum)) {
+		return "", 0, fmt.Errorf("content id %q: not 16 hex digits", base)
+	}
+	if _, err := hex.Decode(sum[:], []byte(base)); err != nil {
 		return "", 0, fmt.Errorf("content id %q: not 16 hex digits", base)
 	}
 	id, first = a.next(sum[:], content, index)

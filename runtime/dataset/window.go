@@ -32,19 +32,26 @@ var _ Streamer = (*Loader)(nil)
 // data files are all JSONL, CSV or TSV (gzipped or not). JSON and
 // Parquet files are read whole by Load.
 func (l *Loader) Streams(spec string) bool {
+	_, _, ok := l.streamFiles(spec)
+	return ok
+}
+
+// streamFiles lists spec's files (localFiles) when Windows reads them all,
+// so that Windows lists them once.
+func (l *Loader) streamFiles(spec string) (paths, names []string, ok bool) {
 	if !IsLocal(spec) {
-		return false
+		return nil, nil, false
 	}
-	_, names, err := localFiles(l.opts.BaseDir, spec)
+	paths, names, err := localFiles(l.opts.BaseDir, spec)
 	if err != nil {
-		return false
+		return nil, nil, false
 	}
 	for _, n := range names {
 		if f, _ := formatOf(n); f != fmtJSONL && f != fmtCSV && f != fmtTSV {
-			return false
+			return nil, nil, false
 		}
 	}
-	return true
+	return paths, names, true
 }
 
 // Count returns how many records the files of spec hold: a JSONL file's
@@ -126,12 +133,9 @@ func (w *window) flush() {
 
 // Windows implements Streamer for the specs Streams accepts.
 func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
-	if !l.Streams(spec) {
+	paths, names, ok := l.streamFiles(spec)
+	if !ok {
 		return nil, fmt.Errorf("dataset %s: not supported yet: reading it a window at a time (only local JSONL files are)", spec)
-	}
-	paths, names, err := localFiles(l.opts.BaseDir, spec)
-	if err != nil {
-		return nil, err
 	}
 	ds := &Dataset{Spec: spec}
 	w := &window{spec: spec, size: max(size, 1), cur: &Dataset{Spec: spec}, fn: fn}

@@ -6,9 +6,8 @@ import (
 	"maps"
 	"net/http"
 
-	"github.com/nel-eval/nel/runtime/gymenv"
-
 	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/gymenv"
 	"github.com/nel-eval/nel/runtime/shard"
 )
 
@@ -81,15 +80,12 @@ func readVerify(raw map[string]json.RawMessage) (*verifyRequest, error) {
 	}
 	var err error
 	if req.gym {
-		req.response, err = assistantText(resp)
+		req.response, err = gymenv.AssistantText(resp)
 	} else if uerr := json.Unmarshal(resp, &req.response); uerr != nil {
 		err = fmt.Errorf("response: want a string in this format (the body has \"expected\"), got %s", clip(resp))
 	}
 	return req, err
 }
-
-// assistantText is the answer's text in a Gym response (gymenv.AssistantText).
-func assistantText(raw json.RawMessage) (string, error) { return gymenv.AssistantText(raw) }
 
 // item is what the answer is scored against: the served item the
 // metadata's idx names (the scorer's fields as loaded, its expected answer

@@ -153,13 +153,7 @@ func (t *Task) Vars() map[string]any {
 			meta["repo_language"] = lang
 		}
 	}
-	instance := maps.Clone(meta)
-	instance["problem_statement"] = t.Instruction
-	vars := maps.Clone(meta)
-	vars["workspace_path"] = WorkspacePath
-	vars["original_prompt"] = t.Instruction
-	vars["instance"] = instance
-	return vars
+	return promptVars(meta, t.Instruction)
 }
 
 // ItemVars are the template's variables for a byob record run as a task,
@@ -170,13 +164,20 @@ func (t *Task) Vars() map[string]any {
 func ItemVars(benchmark string, rec map[string]any, prompt string) map[string]any {
 	meta := map[string]any{"source": "byob", "benchmark": benchmark}
 	maps.Copy(meta, rec)
+	return promptVars(meta, prompt)
+}
+
+// promptVars are a template's variables from a task's metadata (taken,
+// not copied) and its prompt: the metadata at the top level with
+// workspace_path, original_prompt (the prompt), and instance, the
+// metadata with problem_statement (the prompt).
+func promptVars(meta map[string]any, prompt string) map[string]any {
 	instance := maps.Clone(meta)
 	instance["problem_statement"] = prompt
-	vars := maps.Clone(meta)
-	vars["workspace_path"] = WorkspacePath
-	vars["original_prompt"] = prompt
-	vars["instance"] = instance
-	return vars
+	meta["workspace_path"] = WorkspacePath
+	meta["original_prompt"] = prompt
+	meta["instance"] = instance
+	return meta
 }
 
 // seconds is a timeout as TOML most likely wrote it: a whole number as an

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/atomicfile"
 )
 
 // Hashing the nel-run binary (~33 MB) costs every shard process 20-30 ms
@@ -51,19 +53,11 @@ func cachedFileSHA256(path, cacheDir string, now time.Time) (string, error) {
 	return sum, nil
 }
 
-// keep writes an entry whole or not at all (a temporary file renamed), and
-// ignores failures: the cache is an optimisation, not durable state.
+// keep writes an entry whole or not at all (atomicfile), and ignores
+// failures: the cache is an optimisation, not durable state.
 func keep(entry, line string) {
-	if err := os.MkdirAll(filepath.Dir(entry), 0o755); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(entry), ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.WriteString(line)
-	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), entry) != nil {
-		os.Remove(f.Name())
+	if os.MkdirAll(filepath.Dir(entry), 0o755) == nil {
+		atomicfile.WriteFile(entry, []byte(line))
 	}
 }
 

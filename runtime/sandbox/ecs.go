@@ -273,11 +273,11 @@ func (e *ecsEngine) Run(ctx context.Context, job Job) (*Result, error) {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: %w", e.name, err)
 	}
 	defer e.stopTask(ctx, arn)
-	addr, err := e.startTask(ctx, arn, token)
+	rc := &remote{name: e.name, client: e.http, log: e.log, token: token}
+	addr, err := e.startTask(ctx, rc, arn)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: task %s: %w", e.name, arn, err)
 	}
-	rc := &remote{name: e.name, client: e.http, log: e.log, token: token}
 	res, err := rc.post(ctx, addr, body)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: task %s: %w%s", e.name, arn, err, e.whyStopped(ctx, arn))
@@ -304,8 +304,9 @@ func newToken() (string, error) {
 }
 
 // startTask waits (within StartupTimeout) for the task to run and its exec
-// server to answer, and says where that is.
-func (e *ecsEngine) startTask(ctx context.Context, arn, token string) (string, error) {
+// server to answer rc (the client with the task's token), and says where
+// that is.
+func (e *ecsEngine) startTask(ctx context.Context, rc *remote, arn string) (string, error) {
 	sctx, cancel := context.WithTimeout(ctx, e.cfg.StartupTimeout)
 	defer cancel()
 	ip, err := e.waitRunning(sctx, arn)
@@ -313,7 +314,6 @@ func (e *ecsEngine) startTask(ctx context.Context, arn, token string) (string, e
 		return "", err
 	}
 	addr := net.JoinHostPort(ip, strconv.Itoa(e.cfg.ExecServerPort))
-	rc := &remote{name: e.name, client: e.http, log: e.log, token: token}
 	if _, err := rc.waitHealthy(sctx, addr); err != nil {
 		return "", fmt.Errorf("its exec server at %s did not answer within %s: %w%s",
 			addr, e.cfg.StartupTimeout, err, e.whyStopped(ctx, arn))

@@ -173,10 +173,16 @@ func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return containerImage(sandboxType, img), nil
+}
+
+// containerImage is image img as a container sandbox pulls it: apptainer
+// names a registry image docker://IMAGE.
+func containerImage(sandboxType, img string) string {
 	if sandboxType == "apptainer" && !strings.Contains(img, "://") {
-		img = "docker://" + img
+		return "docker://" + img
 	}
-	return img, nil
+	return img
 }
 
 // runAgent opens the sample's session, runs the loop and the verifier,

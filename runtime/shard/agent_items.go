@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/bench"
@@ -78,13 +77,8 @@ func (r *runner) itemTask(it *bench.Item) (*harbor.Task, string, error) {
 		return nil, "", fmt.Errorf("item %s: sandbox.image_template: %w", it.ID, err)
 	}
 	switch r.b.Sandbox.Type {
-	case "docker":
-		return task, env, nil
-	case "apptainer":
-		if !strings.Contains(env, "://") {
-			env = "docker://" + env
-		}
-		return task, env, nil
+	case "docker", "apptainer":
+		return task, containerImage(r.b.Sandbox.Type, env), nil
 	}
 	dir := filepath.Join(r.p.RecipeDir, filepath.FromSlash(env))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
