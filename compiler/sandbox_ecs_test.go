@@ -103,10 +103,7 @@ benchmarks:
     solver: {type: simple, service: m}
     sandbox: nowhere
 `)
-	var got []string
-	for _, e := range Unsupported(s) {
-		got = append(got, e.Error())
-	}
+	got := Unsupported(s).Error() // one error a line
 	// A field the sandbox lacks is placed at the sandbox.
 	want := []string{
 		"r.yaml:4:3: sandboxes.discovered.image: not supported yet: an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)",
@@ -119,8 +116,8 @@ benchmarks:
 		"r.yaml:15:3: sandboxes.nosubnets.subnets: not supported yet: an ecs_fargate sandbox without subnets (set its tasks' awsvpc subnets, which nel-run must reach)",
 		"r.yaml:20:3: sandboxes.nowhere.cluster: not supported yet: an ecs_fargate sandbox without cluster and region (set the ECS cluster its tasks run on, or the region whose SSM parameter /harbor/ecs-sandbox/config names it)",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if w := strings.Join(want, "\n"); got != w {
+		t.Errorf("got\n%s\nwant\n%s", got, w)
 	}
 }
 
