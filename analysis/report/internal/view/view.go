@@ -164,8 +164,9 @@ func Intervals(s metrics.Score) string {
 // an interval nel claims covers at its level.
 const ParityLabel = "NeMo's bootstrap, parity only"
 
-// Headline is "pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap
-// 0.7905–0.8324]", or "pass@1 n/a (no intervals)".
+// Headline is "pass@1 0.8120 [95% CI clt 0.7911–0.8329] (NeMo's
+// bootstrap, parity only: 0.7905–0.8324)", or "pass@1 n/a (no
+// intervals)".
 func Headline(s metrics.Score) string {
 	metric := s.Metric
 	if metric == "" {
