@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,11 +60,7 @@ benchmarks:
 	want := plan.ECS{Region: "us-west-2", Cluster: "nel-sandbox", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
 		CPU: "2048", Memory: "4096", ExecutionRoleARN: "arn:aws:iam::123456789012:role/exec", LogGroup: "/nel/sandbox",
 		MaxTaskLifetimeSec: 14400, ExecServerPort: 19542, NelRunImage: "123456789012.dkr.ecr.us-west-2.amazonaws.com/nel:1"}
-	if sb.ECS == nil || strings.Join(sb.ECS.Subnets, ",") != "subnet-1,subnet-2" || sb.ECS.Region != want.Region ||
-		sb.ECS.Cluster != want.Cluster || sb.ECS.CPU != want.CPU || sb.ECS.Memory != want.Memory ||
-		sb.ECS.ExecutionRoleARN != want.ExecutionRoleARN || sb.ECS.LogGroup != want.LogGroup ||
-		sb.ECS.MaxTaskLifetimeSec != want.MaxTaskLifetimeSec || sb.ECS.ExecServerPort != want.ExecServerPort ||
-		sb.ECS.NelRunImage != want.NelRunImage || strings.Join(sb.ECS.SecurityGroups, ",") != "sg-1" {
+	if sb.ECS == nil || !reflect.DeepEqual(*sb.ECS, want) {
 		t.Errorf("ecs %+v\nwant %+v", sb.ECS, want)
 	}
 }
