@@ -706,16 +706,13 @@ func IntervalHeads(level string, scores []metrics.Score) (analytic, bootstrap st
 		add(&a, s.CLT)
 		add(&b, s.Bootstrap)
 	}
-	head := func(ms []string, none string) string {
+	head := func(label string, ms []string, none string) string {
 		if len(ms) == 0 {
 			ms = []string{none}
 		}
-		return level + " (" + strings.Join(ms, ", ") + ")"
+		return label + " (" + strings.Join(ms, ", ") + ")"
 	}
-	if len(b) == 0 {
-		b = []string{"bootstrap"}
-	}
-	return head(a, "clt"), ParityLabel + " (" + strings.Join(b, ", ") + ")"
+	return head(level, a, "clt"), head(ParityLabel, b, "bootstrap")
 }
 
 // HeadlineScores are the headlines of the suite's valid benchmarks (an
