@@ -94,27 +94,14 @@ func (c *ruleChecker) servedData() {
 }
 
 // servedParams is gym service name's benchmark params as the hashes see
-// them: each local dataset replaced by its content digest.
+// them (hashParams).
 func (s *Source) servedParams(name string) map[string]any {
-	params := s.Recipe.Services[name].Params
-	out := maps.Clone(params)
-	for _, f := range s.local {
-		if f.service == name && f.param != "" {
-			out[f.param] = f.Digest
-		}
-	}
-	return out
+	return s.hashParams(s.Recipe.Services[name].Params, func(f LocalFile) bool { return f.service == name })
 }
 
 // servedPins are gym service name's local datasets as plan pins.
 func (s *Source) servedPins(name string) []plan.DataPin {
-	var out []plan.DataPin
-	for _, f := range s.local {
-		if f.service == name && f.param != "" {
-			out = append(out, plan.DataPin{Spec: f.Spec, Digest: f.Digest, Files: f.Files})
-		}
-	}
-	return out
+	return s.pins(func(f LocalFile) bool { return f.service == name })
 }
 
 // localDataset digests one local dataset and checks that its files begin
@@ -175,23 +162,25 @@ func (s *Source) localOf(i int, param string) (LocalFile, bool) {
 	return LocalFile{}, false
 }
 
-// dataHashParams is benchmark i's params as the hashes see them: each
-// local dataset replaced by its content digest.
+// dataHashParams is benchmark i's params as the hashes see them
+// (hashParams).
 func dataHashParams(s *Source, i int) map[string]any {
-	params := s.Recipe.Benchmarks[i].Params
+	return s.hashParams(s.Recipe.Benchmarks[i].Params, func(f LocalFile) bool { return f.bench == i })
+}
+
+// hashParams is params as the hashes see them: each local dataset of
+// theirs (the local files that of matches) replaced by its content
+// digest; params itself when none is.
+func (s *Source) hashParams(params map[string]any, of func(LocalFile) bool) map[string]any {
 	var out map[string]any
-	for k := range params {
-		f, ok := s.localOf(i, k)
-		if !ok {
+	for _, f := range s.local {
+		if _, named := params[f.param]; !named || !of(f) {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]any, len(params))
-			for k, v := range params {
-				out[k] = v
-			}
+			out = maps.Clone(params)
 		}
-		out[k] = f.Digest
+		out[f.param] = f.Digest
 	}
 	if out == nil {
 		return params
@@ -202,9 +191,15 @@ func dataHashParams(s *Source, i int) map[string]any {
 // localPins are benchmark i's local datasets as plan pins: nel-run checks
 // that what it reads is the content the hashes covered.
 func localPins(s *Source, i int) []plan.DataPin {
+	return s.pins(func(f LocalFile) bool { return f.bench == i })
+}
+
+// pins are the local datasets (not rubric files) that of matches, as plan
+// pins.
+func (s *Source) pins(of func(LocalFile) bool) []plan.DataPin {
 	var out []plan.DataPin
 	for _, f := range s.local {
-		if f.bench == i && f.param != "" {
+		if f.param != "" && of(f) {
 			out = append(out, plan.DataPin{Spec: f.Spec, Digest: f.Digest, Files: f.Files})
 		}
 	}

@@ -93,7 +93,7 @@ func gymUnsupported(no func(feature string, path ...any), r *Recipe, target, nam
 	case sv.Benchmark != "":
 		no("benchmark together with server_cmd on a gym service (server_cmd starts the server: leave benchmark out)", "services", name, "benchmark")
 	case r.Cluster.Type == "local" && sv.Image != "" && target != "k8s":
-		no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
+		no(localImages, "services", name, "image")
 	}
 	if len(sv.Params) > 0 && (sv.Benchmark == "" || sv.URL != "" || sv.ServerCmd != "") {
 		no("params of a gym service that serves no benchmark of nel's (params are those of its benchmark: give benchmark, without url or server_cmd)", "services", name, "params")

@@ -162,13 +162,15 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if b.Solver.Type == "tool_calling" && b.Solver.ResponseMode == "sandbox_artifact" {
 		no("response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)", "benchmarks", i, "solver", "response_mode")
 	}
-	if sb := resolveSandbox(s.Recipe, b); sb != nil && sb.Type == "ecs_fargate" {
-		no("harbor:// tasks in an ecs_fargate sandbox (each job is a task of its own, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
-	}
-	if sb := resolveSandbox(s.Recipe, b); sb != nil && sb.Type == "slurm" {
-		// nel-run would find out on the node (sandbox.OpenSession) and
-		// record every sample as a sandbox failure; say it now.
-		no("harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
+	// nel-run would find out on the node (sandbox.OpenSession) and record
+	// every sample as a sandbox failure; say it now.
+	if sb := resolveSandbox(s.Recipe, b); sb != nil {
+		switch sb.Type {
+		case "ecs_fargate":
+			no("harbor:// tasks in an ecs_fargate sandbox (each job is a task of its own, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
+		case "slurm":
+			no("harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
+		}
 	}
 }
 

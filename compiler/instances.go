@@ -50,6 +50,10 @@ func (s *Service) instanced() bool { return s.Instances > 1 }
 // instanceCount is how many copies of s's server run (1 without instances).
 func (s *Service) instanceCount() int { return max(s.Instances, 1) }
 
+// totalNodes is how many nodes s's servers take, its instances'
+// together (a process service, without num_nodes, takes one).
+func (s *Service) totalNodes() int { return max(s.NumNodes, 1) * s.instanceCount() }
+
 // balancer is s's balancer, the launcher's defaults where unset.
 func (s *Service) balancer() Balancer {
 	b := Balancer{Image: defaultBalancerImage, Port: defaultBalancerPort}
@@ -110,7 +114,7 @@ func instancesUnsupported(no func(string, ...any), name string, sv *Service, clu
 func (j *job) instanceLayout(srv *server, rs *Service) {
 	b := rs.balancer()
 	srv.Instances, srv.InstancePort, srv.Port = rs.Instances, srv.Port, b.Port
-	srv.TotalNodes = rs.Instances * max(rs.NumNodes, 1)
+	srv.TotalNodes = rs.totalNodes()
 	srv.NumNodes = max(rs.NumNodes, 1)
 	cfg := j.Run.Balancer(safeDir(srv.Name))
 	srv.BalancerConfig = balancerConfigScript(cfg, srv.Var, srv.HostEnv, b.Port, srv.InstancePort, srv.HealthPath)

@@ -184,20 +184,11 @@ func (t *v1) leptonGres(out *ast.StructLit, shape string) string {
 	}
 	m := leptonShapeRE.FindStringSubmatch(s)
 	if m == nil {
-		t.refuse(v, pathOf(shape), "not supported: resource shape %q (nel reads gpu.<N>x<accelerator>, such as gpu.8xh100-80gb, as N GPUs per node, and cpu.<size> as none)", s)
+		t.refuse(v, anyPath(shape), "not supported: resource shape %q (nel reads gpu.<N>x<accelerator>, such as gpu.8xh100-80gb, as N GPUs per node, and cpu.<size> as none)", s)
 		return ""
 	}
 	out.Elts = append(out.Elts, fld("gres", stringAt("gpu:"+m[1], v.Pos())))
 	return m[2]
-}
-
-// pathOf is a dotted path as a field path.
-func pathOf(dotted string) []any {
-	var p []any
-	for _, k := range strings.Split(dotted, ".") {
-		p = append(p, k)
-	}
-	return p
 }
 
 // leptonDeployment reads deployment.lepton_config (which the Lepton

@@ -414,13 +414,13 @@ func (c *ruleChecker) cluster() {
 			continue // dynamo's workers: dynamoAndNim
 		}
 		// A process service has no num_nodes (or parallelism): one node.
-		nodes := max(s.NumNodes, 1)
+		nodes, all := max(s.NumNodes, 1), s.totalNodes()
 		if nodes > p.Nodes {
 			c.at(fmt.Sprintf("num_nodes is %d but node pool %q has %d node(s)", s.NumNodes, s.NodePool, p.Nodes), "services", name, "num_nodes")
-		} else if all := nodes * s.instanceCount(); all > p.Nodes {
+		} else if all > p.Nodes {
 			c.at(fmt.Sprintf("%d instances of %d node(s) each need %d nodes but node pool %q has %d", s.Instances, nodes, all, s.NodePool, p.Nodes), "services", name, "instances")
 		}
-		if nodes*s.instanceCount() > 1 {
+		if all > 1 {
 			if other, ok := multiNode[s.NodePool]; ok {
 				c.at(fmt.Sprintf("services %q and %q are both multi-node in node pool %q; use separate node pools", other, name, s.NodePool), "services", name, "node_pool")
 			}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,11 +60,7 @@ benchmarks:
 	want := plan.ECS{Region: "us-west-2", Cluster: "nel-sandbox", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
 		CPU: "2048", Memory: "4096", ExecutionRoleARN: "arn:aws:iam::123456789012:role/exec", LogGroup: "/nel/sandbox",
 		MaxTaskLifetimeSec: 14400, ExecServerPort: 19542, NelRunImage: "123456789012.dkr.ecr.us-west-2.amazonaws.com/nel:1"}
-	if sb.ECS == nil || strings.Join(sb.ECS.Subnets, ",") != "subnet-1,subnet-2" || sb.ECS.Region != want.Region ||
-		sb.ECS.Cluster != want.Cluster || sb.ECS.CPU != want.CPU || sb.ECS.Memory != want.Memory ||
-		sb.ECS.ExecutionRoleARN != want.ExecutionRoleARN || sb.ECS.LogGroup != want.LogGroup ||
-		sb.ECS.MaxTaskLifetimeSec != want.MaxTaskLifetimeSec || sb.ECS.ExecServerPort != want.ExecServerPort ||
-		sb.ECS.NelRunImage != want.NelRunImage || strings.Join(sb.ECS.SecurityGroups, ",") != "sg-1" {
+	if sb.ECS == nil || !reflect.DeepEqual(*sb.ECS, want) {
 		t.Errorf("ecs %+v\nwant %+v", sb.ECS, want)
 	}
 }
@@ -103,10 +100,7 @@ benchmarks:
     solver: {type: simple, service: m}
     sandbox: nowhere
 `)
-	var got []string
-	for _, e := range Unsupported(s) {
-		got = append(got, e.Error())
-	}
+	got := Unsupported(s).Error() // one error a line
 	// A field the sandbox lacks is placed at the sandbox.
 	want := []string{
 		"r.yaml:4:3: sandboxes.discovered.image: not supported yet: an ecs_fargate sandbox without image (nel-run runs the image as named in each task, e.g. python:3.12-slim; it builds none)",
@@ -119,8 +113,8 @@ benchmarks:
 		"r.yaml:15:3: sandboxes.nosubnets.subnets: not supported yet: an ecs_fargate sandbox without subnets (set its tasks' awsvpc subnets, which nel-run must reach)",
 		"r.yaml:20:3: sandboxes.nowhere.cluster: not supported yet: an ecs_fargate sandbox without cluster and region (set the ECS cluster its tasks run on, or the region whose SSM parameter /harbor/ecs-sandbox/config names it)",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if w := strings.Join(want, "\n"); got != w {
+		t.Errorf("got\n%s\nwant\n%s", got, w)
 	}
 }
 

@@ -211,16 +211,13 @@ cluster:
     gpu: {nodes: 2, ntasks_per_node: 1}
 `
 	s := loadRecipe(t, src)
-	var got []string
-	for _, e := range Unsupported(s) {
-		got = append(got, e.Error())
-	}
+	got := Unsupported(s).Error() // one error a line
 	wantUnsupported := []string{
 		"r.yaml:5:5: services.a.setup_commands: not supported yet: setup_commands together with pre_cmd (pre_cmd replaces the whole start script, so NeMo Evaluator would skip setup_commands: put them at the top of pre_cmd)",
 		"r.yaml:11:5: services.b.setup_commands: not supported yet: setup_commands on a multi-node service (the Ray workers on the other nodes would start without them)",
 	}
-	if strings.Join(got, "\n") != strings.Join(wantUnsupported, "\n") {
-		t.Errorf("unsupported:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantUnsupported, "\n"))
+	if w := strings.Join(wantUnsupported, "\n"); got != w {
+		t.Errorf("unsupported:\n%s\nwant:\n%s", got, w)
 	}
 
 	// Without a and b, compile refuses c's flags at their positions.

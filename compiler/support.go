@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// localImages is why a local cluster refuses a managed service's image
+// (gym.go's gym services too).
+const localImages = "container images on a local cluster (run it with cluster.type slurm, or drop image)"
+
 // Features that load (so NeMo Evaluator configs validate unchanged) but
 // that this nel cannot run yet. compile refuses them with the feature and
 // where it is; validate reports them as notes. target is the compile
@@ -50,7 +54,7 @@ func unsupported(s *Source, target string) Errors {
 		// (docker run IMAGE …, as a launcher deployment runs locally)
 		// needs nothing of the cluster: the field is what nel lock pins.
 		if sv.Managed() && r.Cluster.Type == "local" && sv.Image != "" && target != "k8s" && !slices.Contains(sv.Command, sv.Image) {
-			no("container images on a local cluster (run it with cluster.type slurm, or drop image)", "services", name, "image")
+			no(localImages, "services", name, "image")
 		}
 		if strings.Contains(sv.URL, "${") {
 			for _, ref := range envRefsIn(sv.URL) {

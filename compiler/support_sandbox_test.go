@@ -39,10 +39,7 @@ benchmarks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, e := range Unsupported(s) {
-		got = append(got, e.Error())
-	}
+	got := Unsupported(s).Error() // one error a line
 	want := []string{
 		"r.yaml:7:21: sandboxes.agentic.image_template: not supported yet: image_template outside byob tasks (it is filled from a record's fields: a byob benchmark with a verifier, run by the tool_calling solver; a Harbor task names its own image)",
 		"r.yaml:8:18: sandboxes.agentic.capture_cmd: not supported yet: capture_cmd (it belongs to agentic benchmarks, which nel does not run yet)",
@@ -52,8 +49,8 @@ benchmarks:
 		"r.yaml:15:20: sandboxes.sif.sif_cache_dir: not supported yet: sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)",
 		"r.yaml:16:21: sandboxes.sif.slots_per_node: not supported yet: slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if w := strings.Join(want, "\n"); got != w {
+		t.Errorf("got\n%s\nwant\n%s", got, w)
 	}
 }
 

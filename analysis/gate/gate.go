@@ -464,7 +464,11 @@ func fallback(r *Result, pr compare.Pair) {
 		rel := 100 * delta / b
 		r.RelativeDropPct = &rel
 	}
-	bi, ci := interval(bs), interval(cs)
+	// nel's analytic intervals only. The bootstrap beside each is NeMo
+	// Evaluator's parity figure, not a confidence claim (near 0 or 1 it
+	// covers far less than its level), so a score without the analytic
+	// interval has none to gate on.
+	bi, ci := bs.CLT, cs.CLT
 	if bi != nil && ci != nil {
 		lo, hi := ci.Lo-bi.Hi, ci.Hi-bi.Lo
 		r.DeltaCILower, r.DeltaCIUpper = &lo, &hi
@@ -488,14 +492,6 @@ func bundleScore(b *metrics.Bundle, metric string) *metrics.Score {
 		return &b.Headline
 	}
 	return nil
-}
-
-// interval is the score's interval for the fallback: nel's analytic one
-// only. The bootstrap beside it is NeMo Evaluator's parity figure, not a
-// confidence claim (near 0 or 1 it covers far less than its level), so a
-// score without the analytic interval has none to gate on.
-func interval(s *metrics.Score) *metrics.Interval {
-	return s.CLT
 }
 
 func damageOf(delta float64, direction string) float64 {

@@ -6,7 +6,6 @@ package fakeaws
 
 import (
 	"context"
-
 	"encoding/json"
 	"fmt"
 	"io"

@@ -164,8 +164,9 @@ func Intervals(s metrics.Score) string {
 // an interval nel claims covers at its level.
 const ParityLabel = "NeMo's bootstrap, parity only"
 
-// Headline is "pass@1 0.8120 [95% CI clt 0.7911–0.8329; bootstrap
-// 0.7905–0.8324]", or "pass@1 n/a (no intervals)".
+// Headline is "pass@1 0.8120 [95% CI clt 0.7911–0.8329] (NeMo's
+// bootstrap, parity only: 0.7905–0.8324)", or "pass@1 n/a (no
+// intervals)".
 func Headline(s metrics.Score) string {
 	metric := s.Metric
 	if metric == "" {
@@ -705,16 +706,13 @@ func IntervalHeads(level string, scores []metrics.Score) (analytic, bootstrap st
 		add(&a, s.CLT)
 		add(&b, s.Bootstrap)
 	}
-	head := func(ms []string, none string) string {
+	head := func(label string, ms []string, none string) string {
 		if len(ms) == 0 {
 			ms = []string{none}
 		}
-		return level + " (" + strings.Join(ms, ", ") + ")"
+		return label + " (" + strings.Join(ms, ", ") + ")"
 	}
-	if len(b) == 0 {
-		b = []string{"bootstrap"}
-	}
-	return head(a, "clt"), ParityLabel + " (" + strings.Join(b, ", ") + ")"
+	return head(level, a, "clt"), head(ParityLabel, b, "bootstrap")
 }
 
 // HeadlineScores are the headlines of the suite's valid benchmarks (an
