@@ -83,8 +83,10 @@ func itemTasksUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmar
 	if b.Solver.ResponseMode == "sandbox_artifact" {
 		no("response_mode sandbox_artifact on byob tasks (the verifier reads /app itself; leave response_mode at last_message)", "benchmarks", i, "solver", "response_mode")
 	}
-	if sb := resolveSandbox(r, b); sb != nil && sb.Type == "slurm" {
-		no("byob tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", sandboxPath(b, i, "type")...)
+	if sb := resolveSandbox(r, b); sb != nil {
+		if why := noSessions("byob tasks", sb.Type); why != "" {
+			no(why, sandboxPath(b, i, "type")...)
+		}
 	}
 }
 

@@ -165,13 +165,24 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	// nel-run would find out on the node (sandbox.OpenSession) and record
 	// every sample as a sandbox failure; say it now.
 	if sb := resolveSandbox(s.Recipe, b); sb != nil {
-		switch sb.Type {
-		case "ecs_fargate":
-			no("harbor:// tasks in an ecs_fargate sandbox (each job is a task of its own, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
-		case "slurm":
-			no("harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)", "benchmarks", i, "sandbox")
+		if why := noSessions("harbor:// tasks", sb.Type); why != "" {
+			no(why, "benchmarks", i, "sandbox")
 		}
 	}
+}
+
+// noSessions says why a sandbox of type typ cannot hold what, an agent's
+// tasks, whose files must persist from one command to the next
+// (sandbox.OpenSession refuses these engines on the node), or "" if it can.
+func noSessions(what, typ string) string {
+	const why = "an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox"
+	switch typ {
+	case "ecs_fargate":
+		return what + " in an ecs_fargate sandbox (each job is a task of its own, and " + why + ")"
+	case "slurm":
+		return what + " in a slurm sandbox pool (its servers run each command in a fresh directory, and " + why + ")"
+	}
+	return ""
 }
 
 // harborDirs lists where each harbor:// benchmark's tasks are read, by
