@@ -34,6 +34,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the command ran and failed
 	exitUsage   = 2 // bad command line
+	exitInvalid = 3 // merged, but a benchmark is INVALID: no measurement (as nel run)
 )
 
 const usageText = `nel-run is the compute-node runtime of nel. The sbatch scripts compiled by

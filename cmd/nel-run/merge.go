@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nel-eval/nel/analysis/report"
 	"github.com/nel-eval/nel/internal/cli"
@@ -31,7 +32,11 @@ renders (the command is printed).
 
 With --if-complete, do nothing (successfully) while shards are missing: the
 last shard of a job array to finish does the merge. --cpuprofile and
---memprofile write pprof profiles of the merge (go tool pprof FILE).`
+--memprofile write pprof profiles of the merge (go tool pprof FILE).
+
+Exits 3, as nel run does, when a benchmark is INVALID (its infrastructure
+failures are above max_error_rate): every file is written, but the run did
+not measure the model.`
 
 type mergeOptions struct {
 	plan, out  string
@@ -112,6 +117,19 @@ func (o *mergeOptions) run(e *env) int {
 	if err := writeReports(e, dir, p, sums); err != nil {
 		e.errorf("merge: %v", err)
 		return exitFailure
+	}
+	// An INVALID benchmark did not measure its model: every file is
+	// written, but the status must not say success (nel run exits 3 too),
+	// or a job's exit code would pass a failed measurement on as a result.
+	var invalid []string
+	for _, s := range sums {
+		if s.Bundle.Validity.Invalid {
+			invalid = append(invalid, s.Bundle.Benchmark)
+		}
+	}
+	if len(invalid) > 0 {
+		e.errorf("merge: INVALID: %s did not measure the model: infrastructure failures above max_error_rate (the headline says which); every file is written", strings.Join(invalid, ", "))
+		return exitInvalid
 	}
 	return exitOK
 }
