@@ -11,6 +11,7 @@ import (
 	rtmetrics "runtime/metrics"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/nel-eval/nel/runtime/merge/mergetest"
@@ -303,5 +304,65 @@ func TestSourceRunsRemovedOnError(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".merge-runs-*")); len(left) > 0 {
 		t.Errorf("runs left behind: %q", left)
+	}
+}
+
+// A merge killed while it wrote sorted runs leaves them under the shards'
+// folder, a copy of every row. The next merge that writes runs removes the
+// folders no live merge owns, and keeps one whose owner lock is held.
+func TestStaleRunsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, lock bool) string {
+		d := filepath.Join(dir, runsPrefix+name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "run-0.parquet"), []byte("rows"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if lock {
+			if err := os.WriteFile(filepath.Join(d, runsOwner), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	dead := mk("dead", true)      // its merge died: the lock is free
+	live := mk("live", true)      // a merge still running holds it
+	fresh := mk("fresh", false)   // just made, its lock not yet taken
+	oldNoLock := mk("old", false) // left by a merge without owner locks
+	old := time.Now().Add(-2 * staleAfter)
+	if err := os.Chtimes(oldNoLock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok := tryLock(filepath.Join(live, runsOwner))
+	if !ok {
+		t.Fatal("cannot lock the live folder's owner lock")
+	}
+	defer unlock()
+
+	var files []*shardFile
+	for s := range maxFanIn + 1 {
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.parquet", s))
+		if err := results.WriteRows(path, []results.Row{{ItemIdx: int64(s), ItemID: fmt.Sprint(s)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, &shardFile{i: s, path: path, n: 1, sorted: true})
+	}
+	src, cleanup, err := openSource(t.Context(), files, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.close()
+	cleanup()
+	for _, d := range []string{dead, oldNoLock} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s: stale runs kept", filepath.Base(d))
+		}
+	}
+	for _, d := range []string{live, fresh} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: runs in use removed: %v", filepath.Base(d), err)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/nel-eval/nel/runtime/results"
@@ -196,11 +198,23 @@ func openSource(ctx context.Context, files []*shardFile, tmp string) (s *source,
 		s, err = newSource(ctx, files)
 		return s, cleanup, err
 	}
-	dir, err := os.MkdirTemp(tmp, ".merge-runs-")
+	if !strings.HasPrefix(filepath.Base(tmp), runsPrefix) {
+		removeStaleRuns(tmp)
+	}
+	dir, err := os.MkdirTemp(tmp, runsPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup = func() { os.RemoveAll(dir) }
+	// The owner lock says the runs are in use for as long as this process
+	// holds it: a merge killed before its cleanup leaves a copy of the rows
+	// that the next merge may then remove (removeStaleRuns).
+	unlock, _ := tryLock(filepath.Join(dir, runsOwner))
+	cleanup = func() {
+		os.RemoveAll(dir)
+		if unlock != nil {
+			unlock()
+		}
+	}
 	var runs []*shardFile
 	for lo := 0; lo < len(files); lo += maxFanIn {
 		group := files[lo:min(lo+maxFanIn, len(files))]
@@ -220,6 +234,39 @@ func openSource(ctx context.Context, files []*shardFile, tmp string) (s *source,
 		return nil, nil, err
 	}
 	return s, cleanup, nil
+}
+
+// runsPrefix names the folders of sorted runs; runsOwner is the lock file
+// in each that its merge holds while it runs.
+const (
+	runsPrefix = ".merge-runs-"
+	runsOwner  = "owner.lock"
+)
+
+// staleAfter is how old a folder of runs without an owner lock must be to
+// count as left behind: a live merge creates the lock right after the folder.
+const staleAfter = time.Minute
+
+// removeStaleRuns removes the folders of sorted runs under dir that no
+// running merge owns: their owner lock is free (its process died: locks go
+// with the process, even on kill -9), or they have none and are older than
+// staleAfter. Each holds a copy of the shards' rows. Where locks cannot be
+// tested, a folder with a lock file is kept.
+func removeStaleRuns(dir string) {
+	found, _ := filepath.Glob(filepath.Join(dir, runsPrefix+"*"))
+	for _, d := range found {
+		lock := filepath.Join(d, runsOwner)
+		if _, err := os.Stat(lock); err != nil {
+			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > staleAfter {
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		if unlock, ok := tryLock(lock); ok {
+			os.RemoveAll(d)
+			unlock()
+		}
+	}
 }
 
 // writeRun writes the rows of files, merged, to run.path.
