@@ -141,8 +141,26 @@ func behindProxy(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, e
 		return nil, fmt.Errorf("its proxy: %w", err)
 	}
 	env["NEL_HARNESS_URL"], env["NEL_HARNESS_API_KEY"] = ap.URL, ap.Token
-	fmt.Fprintf(stderr, "nel: %s: its model calls go through %d interceptors at %s\n", p.Benchmarks[i].Key, len(cfg.Interceptors), ap.URL)
+	fmt.Fprintf(stderr, "nel: %s: its model calls go through %s at %s\n", p.Benchmarks[i].Key, proxyDoes(cfg), ap.URL)
 	return func() { ap.Stop() }, nil
+}
+
+// proxyDoes says what the proxy does to a harness's calls: its
+// interceptors, its request_timeout, or both ("1 interceptor and a 30s
+// request_timeout"); never "0 interceptors".
+func proxyDoes(cfg intercept.ProxyConfig) string {
+	var parts []string
+	switch n := len(cfg.Interceptors); n {
+	case 0:
+	case 1:
+		parts = append(parts, "1 interceptor")
+	default:
+		parts = append(parts, fmt.Sprintf("%d interceptors", n))
+	}
+	if cfg.RequestTimeout > 0 {
+		parts = append(parts, fmt.Sprintf("a %gs request_timeout", cfg.RequestTimeout))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // harnessEnv is the harness's environment, by name: the endpoint's base
