@@ -276,6 +276,11 @@ func jobSecrets(r *Recipe, p *plan.Plan) []secret {
 func (j *job) layout(s *Source, p *plan.Plan) error {
 	pools := j.choosePools(s, p)
 	jobName := "nel-" + safeDir(p.Benchmarks[0].Key)
+	if strings.HasPrefix(p.Benchmarks[0].Key, "gym://cmd:") {
+		// The key is the environment's whole command line: squeue and
+		// sacct would show it, flags and all, as the job's name.
+		jobName = "nel-gym_cmd"
+	}
 	if len(p.Benchmarks) > 1 {
 		jobName = "nel-suite"
 	}

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +110,17 @@ benchmarks: [{name: "gym://cmd:python other.py", solver: {type: "simple", servic
 	}
 	if _, ok := s.Recipe.Services["gym_cmd_0"]; ok {
 		t.Errorf("the loaded recipe got the service: the hashes of a later call would differ")
+	}
+}
+
+// A gym://cmd: benchmark's key is the environment's command line; the
+// SLURM job is named for its kind, not for the command and its flags.
+func TestGymCmdJobName(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "gym_cmd_slurm.slurm.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), "\n#SBATCH --job-name=nel-gym_cmd\n") {
+		t.Errorf("gym_cmd_slurm's job name is not nel-gym_cmd:\n%s", script[:min(len(script), 600)])
 	}
 }

@@ -5,7 +5,7 @@
 # plan hash:   sha256:12ec50570e638e92b094bf4c039dd313fceede9ea7f48460cb49ca469a21af66
 # reproduce:   nel compile -t slurm examples/gym_cmd_slurm.cue
 # submit:      nel compile -t slurm examples/gym_cmd_slurm.cue | sbatch
-#SBATCH --job-name=nel-gym_cmd_python3_gym_server.py_--host_0.0.0.0_--port_PORT
+#SBATCH --job-name=nel-gym_cmd
 #SBATCH --output=%x-%j.out
 #SBATCH --time=01:00:00
 #SBATCH --no-requeue
