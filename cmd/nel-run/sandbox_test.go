@@ -151,6 +151,9 @@ func TestSandboxServeInTask(t *testing.T) {
 	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o755 {
 		t.Errorf("installed mode %v, want 0755", fi.Mode().Perm())
 	}
+	if left, _ := os.ReadDir(filepath.Dir(dst)); len(left) != 1 {
+		t.Errorf("--install left %d files beside nel-run, want none", len(left)-1)
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -82,21 +83,39 @@ func (c *container) jobEnv(home string, own map[string]string) []string {
 
 // InstallSelf copies the running executable (nel-run) to dst, executable
 // by all: the first container of an ecs_fargate task puts nel-run where
-// the job's image runs it from.
+// the job's image runs it from. It streams the ~40 MB binary rather than
+// holding it in memory, and renames it into place whole, so a container
+// never runs a partly written nel-run.
 func InstallSelf(dst string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("install nel-run: %w", err)
 	}
-	b, err := os.ReadFile(self)
+	src, err := os.Open(self)
 	if err != nil {
 		return fmt.Errorf("install nel-run: %w", err)
 	}
+	defer src.Close()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("install nel-run: %w", err)
 	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("install nel-run: %w", err)
 	}
-	return os.Chmod(dst, 0o755) // whatever the umask
+	_, err = io.Copy(tmp, src)
+	if err == nil {
+		err = tmp.Chmod(0o755) // whatever the umask
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("install nel-run: %w", err)
+	}
+	return nil
 }
