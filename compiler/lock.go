@@ -152,6 +152,11 @@ func BenchmarkInputs(s *Source, i int) (string, error) {
 	if b.BYOB != nil {
 		in["byob"] = byobMethod(s, i)
 	}
+	// A harbor:// benchmark's tasks are its data: a lock made before they
+	// changed is stale.
+	if h := harborMethod(s, i); h != nil {
+		in["harbor"] = h
+	}
 	c, err := Canonical(in)
 	if err != nil {
 		return "", err
@@ -228,7 +233,8 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 			}
 			continue
 		}
-		if _, _, _, harness := harnessOf(s.Recipe.Benchmarks[i]); len(d.Sources) == 0 && !harness {
+		_, _, _, harness := harnessOf(s.Recipe.Benchmarks[i])
+		if _, unloaded := UnloadedData(s, i); len(d.Sources) == 0 && !harness && !unloaded {
 			c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "no dataset sources: " + again})
 		}
 		pins[i] = relocatePins(s, i, d.Sources)
@@ -304,4 +310,26 @@ func pinsMethod(pins []plan.DataPin) []any {
 		out[i] = map[string]any{"spec": spec, "revision": p.Revision, "digest": p.Digest}
 	}
 	return out
+}
+
+// UnloadedData says where benchmark i's items come from when nel-run loads
+// no dataset for it, for nel lock to say so: a harbor:// folder of tasks
+// (read when the recipe loads; its content digest is in the hashes already)
+// or a gym:// environment (it serves its own items, which nel cannot pin).
+// ok is false for every other benchmark.
+func UnloadedData(s *Source, i int) (what string, ok bool) {
+	if t, isHarbor := s.harbor[i]; isHarbor {
+		if t.Digest == "" {
+			return fmt.Sprintf("harbor://%s is not in %s: not pinned (nel compile refuses it)", t.Dataset, t.Dir), true
+		}
+		tasks := "tasks"
+		if t.Tasks == 1 {
+			tasks = "task"
+		}
+		return fmt.Sprintf("%d harbor %s in %s → %s (their content, in the recipe hash)", t.Tasks, tasks, t.Dir, t.Digest), true
+	}
+	if strings.HasPrefix(s.Recipe.Benchmarks[i].Name, "gym://") {
+		return "the gym environment serves its own items: not pinned (an image it runs from is pinned below)", true
+	}
+	return "", false
 }

@@ -13,7 +13,9 @@ const lockHelp = `Resolves everything a recipe leaves floating and writes it to 
 beside the recipe (suite.cue → suite.lock.json):
 
   - every benchmark's datasets, as the benchmark reads them: hf:// specs at
-    the Hub commit they resolve to now, and every file's sha256;
+    the Hub commit they resolve to now, and every file's sha256; a
+    harbor:// benchmark's tasks by their content (a gym:// environment
+    serves its own items: the lock says it cannot pin them);
   - every container image (services.*.image, sandboxes.*.image,
     cluster.eval_image) to the manifest digest its registry serves for the
     tag, through the registry's HTTP API and its token auth (credentials

@@ -75,6 +75,15 @@ func lockDatasets(ctx context.Context, s *compiler.Source, lk *compiler.Lock, w 
 			fmt.Fprintf(w, "nel: %s: the harness reads its own data, in its image (pinned below)\n", key)
 			continue
 		}
+		if what, ok := compiler.UnloadedData(s, i); ok {
+			in, err := compiler.BenchmarkInputs(s, i)
+			if err != nil {
+				return err
+			}
+			lk.Datasets = append(lk.Datasets, compiler.LockedBenchmark{Benchmark: key, Inputs: in})
+			fmt.Fprintf(w, "nel: %s: %s\n", key, what)
+			continue
+		}
 		def, ok, err := compiler.Definition(s, i)
 		if err != nil {
 			return exitcode.Usagef("lock: benchmarks[%d]: %w", i, err)
