@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ func (r *runner) openDelegation(ctx context.Context) (func(), error) {
 // keeps others from spending the key).
 func proxyListen(gymBase string) string {
 	if u, err := url.Parse(gymBase); err == nil {
-		if h := u.Hostname(); h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1" {
+		if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
 			return "127.0.0.1:0"
 		}
 	}

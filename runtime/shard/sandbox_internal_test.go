@@ -118,3 +118,21 @@ func TestSandboxConfigECS(t *testing.T) {
 		t.Errorf("sandboxConfig = %+v, ECS %+v\nwant ECS %+v", got, got.ECS, want)
 	}
 }
+
+// The proxy for a Gym server's agent listens on loopback only when the
+// server is on this host's loopback, by address, not by spelling.
+func TestProxyListen(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://127.0.0.1:8000": "127.0.0.1:0",
+		"http://127.1.2.3:8000": "127.0.0.1:0",
+		"http://localhost:8000": "127.0.0.1:0",
+		"http://[::1]:8000":     "127.0.0.1:0",
+		"http://127.example:80": "0.0.0.0:0", // a host name, not an address
+		"http://gym-node:8000":  "0.0.0.0:0",
+		"http://10.0.0.5:8000":  "0.0.0.0:0",
+	} {
+		if got := proxyListen(base); got != want {
+			t.Errorf("proxyListen(%s) = %s, want %s", base, got, want)
+		}
+	}
+}
