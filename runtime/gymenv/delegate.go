@@ -18,8 +18,9 @@ type Agent struct {
 	base string // the Gym server's head: http://HOST:PORT
 	name string // gym_agent, lower case: it decides the request's form
 	hc   *http.Client
-	once sync.Once
-	url  string // the agent's own URL, found once (discover)
+	mu    sync.Mutex
+	url   string // the agent's own URL (discover), once found is set
+	found bool
 }
 
 // NewAgent is the agent named name ("" for NeMo's default) of the Gym
@@ -102,16 +103,16 @@ type Result struct {
 
 // Run sends body to the agent's /run and reads its answer.
 func (a *Agent) Run(ctx context.Context, body map[string]any) (*Result, error) {
-	a.once.Do(func() { a.url = a.discover(ctx) })
+	base := a.agentURL(ctx)
 	var out map[string]json.RawMessage
-	c := &Client{base: a.url, hc: a.hc}
+	c := &Client{base: base, hc: a.hc}
 	if err := c.call(ctx, http.MethodPost, "/run", body, &out); err != nil {
 		return nil, err
 	}
 	res := &Result{Details: map[string]any{}}
 	if raw, ok := out["reward"]; ok {
 		if err := json.Unmarshal(raw, &res.Reward); err != nil {
-			return nil, fmt.Errorf("gym %s/run: reward %s is not a number", a.url, clip(raw))
+			return nil, fmt.Errorf("gym %s/run: reward %s is not a number", base, clip(raw))
 		}
 		res.HasReward = true
 	}
@@ -128,10 +129,25 @@ func (a *Agent) Run(ctx context.Context, body map[string]any) (*Result, error) {
 	return res, nil
 }
 
+// agentURL is the agent's own URL, discovered by the first sample that
+// gets an answer from the head server and kept from then on. A discovery
+// that got none (the sample's context ended, the server was not up yet or
+// failed) is not kept: that sample goes to the head server, and the next
+// one asks again.
+func (a *Agent) agentURL(ctx context.Context) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.found {
+		a.url, a.found = a.discover(ctx)
+	}
+	return a.url
+}
+
 // discover asks the head server's /server_instances for the agent's own
 // URL, as NeMo does: the instance of the agent's name, else the first
-// responses_api_agents server, else the head server itself.
-func (a *Agent) discover(ctx context.Context) string {
+// responses_api_agents server, else the head server itself. settled is
+// false when the server gave no answer (a network error or a 5xx).
+func (a *Agent) discover(ctx context.Context) (url string, settled bool) {
 	var instances []struct {
 		ProcessName string `json:"process_name"`
 		ServerType  string `json:"server_type"`
@@ -141,10 +157,10 @@ func (a *Agent) discover(ctx context.Context) string {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	c := &Client{base: a.base, hc: a.hc}
-	if err := c.call(dctx, http.MethodGet, "/server_instances", nil, &instances); err != nil {
-		return a.base
+	if retry, err := c.once(dctx, http.MethodGet, "/server_instances", nil, &instances); err != nil {
+		return a.base, !retry
 	}
-	url := func(i int) string {
+	at := func(i int) string {
 		if instances[i].URL != "" {
 			return strings.TrimRight(instances[i].URL, "/")
 		}
@@ -152,15 +168,15 @@ func (a *Agent) discover(ctx context.Context) string {
 	}
 	for i, in := range instances {
 		if a.name != "" && strings.ToLower(in.ProcessName) == a.name {
-			return url(i)
+			return at(i), true
 		}
 	}
 	for i, in := range instances {
 		if in.ServerType == "responses_api_agents" {
-			return url(i)
+			return at(i), true
 		}
 	}
-	return a.base
+	return a.base, true
 }
 
 // AssistantText is the answer's text in a Gym response: a plain string,

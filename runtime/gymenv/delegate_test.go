@@ -69,3 +69,38 @@ func TestAgentRun(t *testing.T) {
 		t.Errorf("head as agent: %v", err)
 	}
 }
+
+// A discovery that got no answer is not kept: the head server failed its
+// first /server_instances (a 503 while it starts), so that sample went to
+// the head server; the next sample asks again and reaches the agent.
+func TestAgentRediscovers(t *testing.T) {
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"response":"done","reward":1}`)
+	}))
+	defer agent.Close()
+	calls := 0
+	head := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/server_instances" {
+			http.NotFound(w, r)
+			return
+		}
+		if calls++; calls == 1 {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		json.NewEncoder(w).Encode([]map[string]any{{"process_name": "a", "server_type": "responses_api_agents", "url": agent.URL}})
+	}))
+	defer head.Close()
+	a := NewAgent(head.URL, "")
+	if _, err := a.Run(context.Background(), map[string]any{}); err == nil {
+		t.Fatal("the first sample reached an agent the head server had not named")
+	}
+	for i := range 2 {
+		if res, err := a.Run(context.Background(), map[string]any{}); err != nil || res.Response != "done" {
+			t.Fatalf("sample %d after the head server answered: %+v, %v", i+2, res, err)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("/server_instances asked %d times, want 2 (once more after its failure, then kept)", calls)
+	}
+}
