@@ -351,6 +351,14 @@ benchmarks:
 	if *j.Spec.Completions != 1 || j.Spec.Template.Spec.Volumes[1].PersistentVolumeClaim.ClaimName != "nel-results" {
 		t.Errorf("completions %d, claim %q; want 1 and the default nel-results", *j.Spec.Completions, j.Spec.Template.Spec.Volumes[1].PersistentVolumeClaim.ClaimName)
 	}
+	// The shard and the merge request memory (a pod that requests none is
+	// the first a node evicts) and set no limit.
+	pod := j.Spec.Template.Spec
+	for _, c := range []corev1.Container{pod.InitContainers[len(pod.InitContainers)-1], pod.Containers[0]} {
+		if m := c.Resources.Requests[corev1.ResourceMemory]; m.String() != "256Mi" || len(c.Resources.Limits) != 0 {
+			t.Errorf("container %s: memory request %s, limits %v; want 256Mi and none", c.Name, m.String(), c.Resources.Limits)
+		}
+	}
 }
 
 // TestK8sRefusals: what a cluster of pods cannot run yet is refused where
