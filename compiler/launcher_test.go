@@ -59,6 +59,10 @@ func TestSplitWords(t *testing.T) {
 		{"--max-model-len 8192  --enforce-eager", []string{"--max-model-len", "8192", "--enforce-eager"}},
 		{`--chat-template '{{ a b }}' --x="y z"`, []string{"--chat-template", "{{ a b }}", "--x=y z"}},
 		{`--empty ''`, []string{"--empty", ""}},
+		// Backslashes as sh reads them (checked against dash: set -- WORDS; printf '<%s>' "$@").
+		{`--chat-template a\ b --x="q\"uote" '\n'`, []string{"--chat-template", "a b", `--x=q"uote`, `\n`}},
+		{`"a\b" "\$x" c\` + "\n" + `d`, []string{`a\b`, `$x`, "cd"}},
+		{"--a \\\n --b", []string{"--a", "--b"}},
 	} {
 		got, err := splitWords(c.in)
 		if err != nil || !slices.Equal(got, c.want) {
@@ -67,5 +71,8 @@ func TestSplitWords(t *testing.T) {
 	}
 	if _, err := splitWords(`--x 'open`); err == nil {
 		t.Error("an unterminated quote is an error")
+	}
+	if _, err := splitWords(`--x \`); err == nil {
+		t.Error("a backslash at the end is an error")
 	}
 }

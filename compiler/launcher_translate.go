@@ -359,8 +359,11 @@ func (t *v1) serverArgs(d *ast.StructLit, at []any, kind string) *ast.ListLit {
 	return args
 }
 
-// splitWords splits s into words as a POSIX shell would (quotes, no
-// expansions), which is how the launcher's command line takes extra_args.
+// splitWords splits s into words as a POSIX shell would (quotes and
+// backslashes, no expansions), which is how the launcher's command line
+// takes extra_args: outside quotes a backslash keeps the next character
+// (and a backslash-newline joins lines), inside double quotes only before
+// $ ` " \ or a newline, and inside single quotes never.
 func splitWords(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
@@ -368,8 +371,26 @@ func splitWords(s string) ([]string, error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case quote != 0 && c == quote:
+		case quote == '\'' && c == quote, quote == '"' && c == quote:
 			quote = 0
+		case c == '\\' && quote != '\'':
+			if i+1 == len(s) {
+				return nil, fmt.Errorf("a backslash ends %q", s)
+			}
+			next := s[i+1]
+			i++
+			switch {
+			case next == '\n' && quote == 0:
+				continue // a line continuation: nothing, not even a word
+			case next == '\n':
+				// inside double quotes, removed too
+			case quote == '"' && !strings.ContainsRune("$`\"\\", rune(next)):
+				cur.WriteByte(c)
+				cur.WriteByte(next)
+			default:
+				cur.WriteByte(next)
+			}
+			in = true
 		case quote != 0:
 			cur.WriteByte(c)
 		case c == '\'' || c == '"':
