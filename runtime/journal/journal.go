@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -477,25 +478,45 @@ type Summary struct {
 // Peek reads the journal at path without opening it for writing: nel
 // status reads a running shard's journal, which only the shard may
 // change. A torn or unreadable line is skipped, as a writer may be in the
-// middle of it.
+// middle of it. It keeps every finished sample's data: a reader that needs
+// a few fields of each uses Scan.
 func Peek(path string) (*Summary, error) {
-	f, err := os.Open(path)
+	s := &Summary{Done: map[Key]json.RawMessage{}}
+	h, inFlight, err := Scan(path, func(k Key, data json.RawMessage) { s.Done[k] = data })
 	if err != nil {
 		return nil, err
+	}
+	s.Header, s.InFlight = h, inFlight
+	return s, nil
+}
+
+// Scan is Peek that hands each finished sample's data to done as it reads
+// it, in the journal's order, and keeps none of it: a sample finished more
+// than once is handed over each time, and the last is the one Open keeps.
+// It returns the header and how many samples are started and not finished.
+func Scan(path string, done func(k Key, data json.RawMessage)) (h Header, inFlight int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return h, 0, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
 	line, err := r.ReadBytes('\n')
 	if err != nil {
-		return nil, fmt.Errorf("journal %s: no header yet", path)
+		return h, 0, fmt.Errorf("journal %s: no header yet", path)
 	}
-	s := &Summary{Done: map[Key]json.RawMessage{}}
-	if err := json.Unmarshal(line, &s.Header); err != nil {
-		return nil, fmt.Errorf("journal %s: header: %w", path, err)
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, 0, fmt.Errorf("journal %s: header: %w", path, err)
 	}
-	started := map[Key]bool{}
+	finished := map[Key]bool{}
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A record over the buffer (an agent's turns): read it whole.
+			head := slices.Clone(line) // the next read reuses the buffer
+			rest, rerr := r.ReadBytes('\n')
+			line, err = append(head, rest...), rerr
+		}
 		if err != nil {
 			break // EOF, or a torn last line
 		}
@@ -505,15 +526,16 @@ func Peek(path string) (*Summary, error) {
 		}
 		k := Key{rec.Item, rec.Repeat}
 		if rec.Type == "done" {
-			s.Done[k] = rec.Data
-		} else {
-			started[k] = true
+			finished[k] = true
+			done(k, rec.Data)
+		} else if _, ok := finished[k]; !ok {
+			finished[k] = false
 		}
 	}
-	for k := range started {
-		if _, ok := s.Done[k]; !ok {
-			s.InFlight++
+	for _, ok := range finished {
+		if !ok {
+			inFlight++
 		}
 	}
-	return s, nil
+	return h, inFlight, nil
 }

@@ -21,21 +21,30 @@ type Peeked struct {
 // status: the journal's records are this package's (sampleRecord), so it
 // is the one that reads them.
 func Peek(path string) (*Peeked, error) {
-	s, err := journal.Peek(path)
-	if err != nil {
-		return nil, err
-	}
-	p := &Peeked{PlanHash: s.Header.PlanHash, Done: len(s.Done), InFlight: s.InFlight}
-	for _, data := range s.Done {
-		var rec sampleRecord
+	// A sample's last record is what counts: keep its outcome alone, not
+	// the record (an agent's holds every turn).
+	outcomes := map[journal.Key]failure.Outcome{}
+	h, inFlight, err := journal.Scan(path, func(k journal.Key, data json.RawMessage) {
+		var rec struct {
+			Row struct{ Outcome, ErrorCategory string } `json:"row"`
+		}
 		if json.Unmarshal(data, &rec) != nil {
-			continue
+			outcomes[k] = "" // finished, its outcome unread: counted as done only
+			return
 		}
 		o := failure.Outcome(rec.Row.Outcome)
 		if o == "" {
 			o = failure.Category(rec.Row.ErrorCategory).Outcome()
 		}
-		if o != failure.Scored {
+		outcomes[k] = o
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := &Peeked{PlanHash: h.PlanHash, InFlight: inFlight}
+	for _, o := range outcomes {
+		p.Done++
+		if o != failure.Scored && o != "" {
 			p.Failed++
 		}
 		if o == failure.InfraError {
