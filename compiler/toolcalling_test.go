@@ -66,3 +66,48 @@ cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, cpu: {
 		})
 	}
 }
+
+// TestToolCallingHash: on an ordinary benchmark, the loop's settings, its
+// tools (the sandbox's image, the resource server) and its system prompt
+// are methodology: each changes the recipe and benchmark hashes. Where
+// the model is served does not.
+func TestToolCallingHash(t *testing.T) {
+	const base = `services: {m: {type: "api", url: "https://h/v1/chat/completions", model: "m"}, g: {type: "gym", url: "http://g:8000"}}
+benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", resource_service: "g", sandbox_tools: true, max_turns: 10, system_prompt: "Use the tools."}, sandbox: {type: "docker", image: "python:3.12"}}]
+`
+	l := newTestLoader(t)
+	hashes := func(src string) Hashes {
+		t.Helper()
+		s, err := l.Load("r.cue", []byte(src), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _, err := ComputeHashes(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	h0 := hashes(base)
+	for _, c := range []struct {
+		name, old, new string
+		same           bool
+	}{
+		{"max_turns", "max_turns: 10", "max_turns: 11", false},
+		{"system_prompt", `"Use the tools."`, `"Use bash."`, false},
+		{"resource server", `"http://g:8000"`, `"http://other:8000"`, false},
+		{"sandbox tools", "sandbox_tools: true", "sandbox_tools: false", false},
+		{"sandbox image", `"python:3.12"`, `"python:3.13"`, false},
+		{"model endpoint", `"https://h/v1/chat/completions"`, `"https://elsewhere/v1/chat/completions"`, true},
+	} {
+		src := strings.Replace(base, c.old, c.new, 1)
+		if src == base {
+			t.Fatalf("%s: %q is not in the recipe", c.name, c.old)
+		}
+		h := hashes(src)
+		b, b0 := h.Benchmarks["gsm8k"], h0.Benchmarks["gsm8k"]
+		if b == "" || (h.Recipe == h0.Recipe) != c.same || (b == b0) != c.same {
+			t.Errorf("%s: recipe hash same %v, benchmark hash %q same %v; want both %v", c.name, h.Recipe == h0.Recipe, b, b == b0, c.same)
+		}
+	}
+}
