@@ -75,19 +75,7 @@ func TestToolCallingHash(t *testing.T) {
 	const base = `services: {m: {type: "api", url: "https://h/v1/chat/completions", model: "m"}, g: {type: "gym", url: "http://g:8000"}}
 benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", resource_service: "g", sandbox_tools: true, max_turns: 10, system_prompt: "Use the tools."}, sandbox: {type: "docker", image: "python:3.12"}}]
 `
-	l := newTestLoader(t)
-	hashes := func(src string) Hashes {
-		t.Helper()
-		s, err := l.Load("r.cue", []byte(src), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, _, err := ComputeHashes(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
+	hashes := func(src string) Hashes { return hashesOf(t, loadRecipe(t, src)) }
 	h0 := hashes(base)
 	for _, c := range []struct {
 		name, old, new string
