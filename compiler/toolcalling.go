@@ -31,6 +31,12 @@ func answersScored(b *Benchmark) bool {
 // scorer must say: an answer the scorer can read, and an image for a
 // container sandbox's sessions.
 func (c *ruleChecker) toolCallingAnswers(i int, b *Benchmark) {
+	if sv := c.r.Services[b.Solver.Service]; b.Solver.Type == "tool_calling" && sv != nil && sv.Protocol != "" && sv.Protocol != "chat_completions" {
+		// The loop sends messages and tools and reads tool_calls back:
+		// OpenAI's chat completions, as NeMo's solver calls it whatever
+		// the service says.
+		c.at(fmt.Sprintf("a tool_calling solver speaks chat_completions (messages, tools, tool_calls), and service %q is protocol %s", b.Solver.Service, sv.Protocol), "benchmarks", i, "solver", "service")
+	}
 	if !answersScored(b) || !knownName(b) {
 		return // benchmarkNames says what is wrong with the name
 	}
