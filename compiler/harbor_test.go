@@ -235,14 +235,15 @@ func TestHarborCompiles(t *testing.T) {
 	}
 }
 
-// The tool_calling solver runs Harbor tasks only: on another benchmark it
-// is refused at its type, and so is the harbor solver (the Harbor CLI's
-// own agents), which runs a harbor:// dataset.
+// The tool_calling solver runs any benchmark nel scores (toolcalling.go)
+// but gym:// ones; the harbor solver (the Harbor CLI's own agents) runs a
+// harbor:// dataset only, and is refused at its type elsewhere.
 func TestToolCallingElsewhereRefused(t *testing.T) {
 	var got []string
 	no := func(f string, path ...any) { got = append(got, fmt.Sprint(path...)+": "+f) }
 	for _, b := range []*Benchmark{
 		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
+		{Name: "gym://127.0.0.1:8600", Solver: Solver{Type: "tool_calling", ResourceService: "g"}},
 		{Name: "terminal-bench-hard", Solver: Solver{Type: "harbor"}},
 		{Name: "my-tasks", Solver: Solver{Type: "harbor"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
@@ -250,7 +251,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 		benchmarkUnsupported(no, &Recipe{}, 0, b)
 	}
 	want := []string{
-		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)",
+		"benchmarks0solvertype: solver type tool_calling on a gym:// benchmark (nel-run scores a gym:// item by the server's /verify of one response it asked for; run the Gym environment's tools as resource_service of a benchmark nel scores)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator builds terminal-bench-hard's tasks itself, cloning Terminal-Bench v1's repository and converting its tasks with Harbor's adapter, a subset of them for the -hard names; it names no Harbor registry dataset nel could hand the CLI: convert them into $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}

@@ -8,10 +8,12 @@ import (
 )
 
 // benchmarkNames checks what each benchmark's name says nel will run,
-// before a job is submitted: a built-in name for nel's own solver (the
-// node would otherwise find out after the model has loaded), a URI in a
-// form nel parses. Names a solver nel cannot run gives meaning to
-// (NeMo's agentic benchmarks) are left to that solver's refusal.
+// before a job is submitted: a built-in name (the node would otherwise
+// find out after the model has loaded), a URI in a form nel parses. Every
+// solver's benchmark is named so: NeMo Evaluator resolves the name of each
+// (get_environment) before it builds the solver. NeMo's own benchmarks
+// that nel lacks (nemoEnvironments) are left to the refusal of the solver
+// that would run them.
 func (c *ruleChecker) benchmarkNames() {
 	for i, b := range c.r.Benchmarks {
 		if b.BYOB != nil {
@@ -24,7 +26,7 @@ func (c *ruleChecker) benchmarkNames() {
 			}
 			continue
 		}
-		if b.Solver.Type != "simple" || pythonBenchmark(b.Name) {
+		if pythonBenchmark(b.Name) || b.Solver.Type != "simple" && nemoEnvironments[strings.ToLower(b.Name)] {
 			continue
 		}
 		if _, ok := bench.Lookup(b.Name); !ok {
@@ -67,7 +69,41 @@ func unknownBenchmark(b *Benchmark) string {
 	} else {
 		msg += ", or declare a benchmark of your own with byob (docs/byob.md)"
 	}
+	if b.Solver.Type != "simple" && !nemoEnvironments[strings.ToLower(b.Name)] {
+		// A name from one of NeMo's configs that its registry lacks too.
+		msg += fmt.Sprintf("; NeMo Evaluator has no environment %q either (its get_environment raises KeyError \"Unknown environment\" when the job starts)", b.Name)
+		if h, ok := harborPlaybooks[harborKey(b.Name)]; ok {
+			msg += fmt.Sprintf("; its tasks are the Harbor dataset %s: write playbook: %s, or name: %q", h.dataset, h.playbook, h.dataset)
+		}
+	}
 	return msg
+}
+
+// nemoEnvironments are the names NeMo Evaluator's registry resolves
+// without a URI (nemo_evaluator/benchmarks, at the commit its facts
+// describe): the names its configs may give any solver.
+var nemoEnvironments = map[string]bool{
+	"drop": true, "gpqa": true, "gsm8k": true, "healthbench": true, "humaneval": true,
+	"math500": true, "mgsm": true, "mmlu": true, "mmlu_pro": true, "nmp_harbor": true,
+	"pinchbench": true, "simpleqa": true, "terminal-bench-hard": true,
+	"terminal-bench-hard-aa-split": true, "terminal-bench-v1": true, "triviaqa": true,
+	"xstest": true,
+}
+
+// harborPlaybooks are the Harbor datasets behind the agentic benchmark
+// names NeMo's configs use without a registry entry (by harborKey), and
+// the playbook that names each.
+var harborPlaybooks = map[string]struct{ playbook, dataset string }{
+	"swebench-verified":     {"swebench_verified", "harbor://swebench-verified@1.0"},
+	"swebench-multilingual": {"swebench_multilingual", "harbor://swebench_multilingual@1.0"},
+	"swebench-pro":          {"swebench_pro", "harbor://swebenchpro@1.0"},
+	"swebenchpro":           {"swebench_pro", "harbor://swebenchpro@1.0"},
+	"terminal-bench-2":      {"terminal_bench_2", "harbor://terminal-bench@2.0"},
+}
+
+// harborKey is name as harborPlaybooks is keyed: lower case, - for _.
+func harborKey(name string) string {
+	return strings.ReplaceAll(strings.ToLower(name), "_", "-")
 }
 
 // closest is the name in known within two edits of name, "" when none is.

@@ -24,8 +24,22 @@ func TestBenchmarkNames(t *testing.T) {
 		{"name with data_path", bench(`name: "my_eval", params: data_path: "hf://org/mine"`),
 			`benchmarks[0].name: unknown benchmark "my_eval"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list); params.data_path replaces a built-in benchmark's data, and a benchmark of your own is declared with byob: {dataset, prompt, target, scorer} (docs/byob.md)`},
 		{"byob names its own", bench(`name: "my_eval", byob: {dataset: "hf://org/mine", prompt: "{q}", target: "a"}`), ""},
-		// NeMo's agentic names belong to solvers nel refuses (support.go).
-		{"agentic name", head + "benchmarks: [{name: \"swebench-verified\", sandbox: {type: \"docker\"}, solver: {type: \"harbor\", service: \"m\", agent: \"terminus-2\"}}]\n", ""},
+		// Every solver's benchmark name is resolved, as NeMo's
+		// get_environment does: its configs' swebench-verified and
+		// research-bench name no environment there either (KeyError at
+		// run time), and the SWE-bench tasks are a playbook's harbor://
+		// dataset. NeMo's own benchmarks nel lacks are left to the
+		// solver's refusal (support.go).
+		{"agentic name", head + "benchmarks: [{name: \"swebench-verified\", sandbox: {type: \"docker\"}, solver: {type: \"harbor\", service: \"m\", agent: \"terminus-2\"}}]\n",
+			`r.cue:2:21: benchmarks[0].name: unknown benchmark "swebench-verified"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "swebench-verified" either (its get_environment raises KeyError "Unknown environment" when the job starts); its tasks are the Harbor dataset harbor://swebench-verified@1.0: write playbook: swebench_verified, or name: "harbor://swebench-verified@1.0"`},
+		{"agentic name, underscores", head + "benchmarks: [{name: \"swebench_multilingual\", sandbox: {type: \"local\"}, solver: {type: \"tool_calling\", service: \"m\", sandbox_tools: true}}]\n",
+			`benchmarks[0].name: unknown benchmark "swebench_multilingual"; built in: drop,`},
+		{"agentic name, its playbook", head + "benchmarks: [{name: \"swebench_multilingual\", sandbox: {type: \"local\"}, solver: {type: \"tool_calling\", service: \"m\", sandbox_tools: true}}]\n",
+			`; its tasks are the Harbor dataset harbor://swebench_multilingual@1.0: write playbook: swebench_multilingual, or name: "harbor://swebench_multilingual@1.0"`},
+		{"name no one has", head + "benchmarks: [{name: \"research-bench\", sandbox: {type: \"docker\"}, solver: {type: \"tool_calling\", service: \"m\", sandbox_tools: true, response_mode: \"sandbox_artifact\"}}]\n",
+			`r.cue:2:21: benchmarks[0].name: unknown benchmark "research-bench"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "research-bench" either (its get_environment raises KeyError "Unknown environment" when the job starts)`},
+		{"NeMo's own, another solver", head + "benchmarks: [{name: \"terminal-bench-hard\", sandbox: {type: \"docker\"}, solver: {type: \"harbor\", service: \"m\", agent: \"terminus-2\"}}]\n", ""},
+		{"tool_calling on a built-in", head + "benchmarks: [{name: \"gsm8k\", sandbox: {type: \"local\"}, solver: {type: \"tool_calling\", service: \"m\", sandbox_tools: true}}]\n", ""},
 		{"python file", bench(`name: "benches/mine.py:qa"`), ""},
 		{"unknown scheme", bench(`name: "lmeval://arc"`),
 			`benchmarks[0].name: unknown benchmark source "lmeval://" (did you mean "lm-eval://"?); expected a built-in name (nel list) or one of lm-eval://TASK, skills://BENCHMARK, vlmevalkit://BENCHMARK, gym://HOST:PORT, harbor://DATASET, container://IMAGE#TASK, hf://ORG/NAME, file://PATH`},

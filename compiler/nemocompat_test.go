@@ -39,10 +39,9 @@ var compatFeatureIssue = map[string]string{
 	// for its own loop (tool_calling) only.
 	"instruction_template with solver type harbor": "none",
 	// Harbor takes an agent timeout override or the task's, not the larger.
-	"timeout_strategy max with solver type harbor":                                     "none",
-	"solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks": "issue 20",
-	"solver type openclaw":               "issue 20",
-	"apptainer sandboxes on a node pool": "issue 20",
+	"timeout_strategy max with solver type harbor": "none",
+	"solver type openclaw":                         "issue 20",
+	"apptainer sandboxes on a node pool":           "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
 	// the recipe gives, or those SSM holds for its region; NeMo
 	// Evaluator's CodeBuild image builds and its harbor solver on Fargate
@@ -53,6 +52,8 @@ var compatFeatureIssue = map[string]string{
 	"ecr_repository":                               "none",
 	"codebuild_build_timeout":                      "none",
 	"solver type harbor in an ecs_fargate sandbox": "none",
+	// The Harbor CLI starts task containers through a docker daemon.
+	"solver type harbor in a apptainer sandbox": "none",
 	// Gym's native protocol: items from a local JSONL, the agent's
 	// responses API; nel speaks the evaluator protocol.
 	"gym:// query parameters other than protocol=evaluator": "issue 21",
@@ -73,17 +74,27 @@ var compatFeatureIssue = map[string]string{
 var compatConfigs = []struct {
 	file    string
 	refused []string // sorted
+	// invalid, when set, are the errors the config does not load with
+	// (each file:line:col: path: message, in order): names NeMo's own
+	// registry does not resolve either.
+	invalid []string
 }{
-	{"chat_suite.yaml", nil},
-	{"harnesses.yaml", nil},
-	{"slurm_vllm.yaml", nil},
-	{"slurm_dynamo.yaml", nil},
-	{"loader_forms.yaml", nil},
-	{"slurm_fragments.yaml", []string{"remote submission"}},
-	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
-	{"vision.yaml", nil},
+	{"chat_suite.yaml", nil, nil},
+	{"harnesses.yaml", nil, nil},
+	{"slurm_vllm.yaml", nil, nil},
+	{"slurm_dynamo.yaml", nil, nil},
+	{"loader_forms.yaml", nil, nil},
+	{"slurm_fragments.yaml", []string{"remote submission"}, nil},
+	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}, nil},
+	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor in a apptainer sandbox"}, nil},
+	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw"}, nil},
+	{"vision.yaml", nil, nil},
+	{"unknown_names.yaml", nil, []string{
+		`unknown_names.yaml:18:11: benchmarks[0].name: unknown benchmark "swebench-multilingual"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "swebench-multilingual" either (its get_environment raises KeyError "Unknown environment" when the job starts); its tasks are the Harbor dataset harbor://swebench_multilingual@1.0: write playbook: swebench_multilingual, or name: "harbor://swebench_multilingual@1.0"`,
+		`unknown_names.yaml:24:11: benchmarks[1].name: unknown benchmark "swebench-verified"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "swebench-verified" either (its get_environment raises KeyError "Unknown environment" when the job starts); its tasks are the Harbor dataset harbor://swebench-verified@1.0: write playbook: swebench_verified, or name: "harbor://swebench-verified@1.0"`,
+		`unknown_names.yaml:34:11: benchmarks[2].name: unknown benchmark "research-bench"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "research-bench" either (its get_environment raises KeyError "Unknown environment" when the job starts)`,
+		`unknown_names.yaml:43:11: benchmarks[3].name: unknown benchmark "swebench-verified"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "swebench-verified" either (its get_environment raises KeyError "Unknown environment" when the job starts); its tasks are the Harbor dataset harbor://swebench-verified@1.0: write playbook: swebench_verified, or name: "harbor://swebench-verified@1.0"`,
+	}},
 }
 
 // compatEnv is the environment the configs read: COMPAT_REGION is left
@@ -131,6 +142,10 @@ func TestNeMoCompat(t *testing.T) {
 					t.Errorf("feature %q has no issue in compatFeatureIssue", f)
 				}
 			}
+			if c.invalid != nil {
+				compatInvalid(t, l, c.file, c.invalid)
+				return
+			}
 			s := compatValidate(t, l, c.file)
 			compatCompile(t, s, c.file, c.refused)
 		})
@@ -152,6 +167,19 @@ func compatListed(t *testing.T) {
 	slices.Sort(listed)
 	if !slices.Equal(files, listed) {
 		t.Fatalf("testdata/nemo-compat has %q, compatConfigs lists %q", files, listed)
+	}
+}
+
+// compatInvalid does what nel validate does and wants exactly the errors
+// want.
+func compatInvalid(t *testing.T, l *compiler.Loader, file string, want []string) {
+	t.Helper()
+	_, err := l.LoadFile(file, nil)
+	if err == nil {
+		t.Fatalf("validate: no error, want %q", want)
+	}
+	if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, want) {
+		t.Errorf("validate:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

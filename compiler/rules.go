@@ -207,6 +207,7 @@ func (c *ruleChecker) benchmarks() {
 			c.at("generation is set both on the benchmark and on its solver; set it in one place", "benchmarks", i, "solver", "generation")
 		}
 		c.sandboxRef(i, b, sv)
+		c.toolCallingAnswers(i, b)
 		c.scoring(i, b)
 		c.failurePolicy(i, b)
 		if c.r.Cluster.Shards != nil && b.MaxProblems != nil && *c.r.Cluster.Shards > *b.MaxProblems {

@@ -163,6 +163,7 @@ func TestScript(t *testing.T) {
 			"wait-http":      scripttest.WaitHTTP,
 			"http":           scripttest.HTTP,
 			"signal-run":     cmdSignalRun,
+			"serve-tools":    cmdServeTools,
 		},
 	})
 }

@@ -137,6 +137,47 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 		traj.Response = ar.res.Answer
 		turns = ar.res.Turns
 	}
+	if r.scoresAnswers() && ar.outcome == agent.Answered {
+		resp := &model.Response{
+			Content: ar.res.Answer, FinishReason: row.FinishReason,
+			PromptTokens: row.PromptTokens, CompletionTokens: row.CompletionTokens,
+		}
+		if !r.score(ctx, it, resp, &row, &traj) {
+			return nil, true // stopped while scoring: run it again on resume
+		}
+		ar.outcome = scoredOutcome(&row)
+	} else {
+		r.settleAgent(&row, &traj, ar)
+	}
+	return &sampleRecord{Row: row, Traj: traj, Simulated: r.simulated.Load(), Turns: results.TurnsOf(row, r.o.Shard, turns, ar.outcome)}, false
+}
+
+// scoresAnswers says the benchmark's own scorer scores the agent's final
+// answer, as it would a chat answer: its items are no tasks with a
+// verifier (harbor://, byob.verifier).
+func (r *runner) scoresAnswers() bool {
+	return r.b.Harbor == nil && r.items == nil
+}
+
+// scoredOutcome is the outcome of an answer the benchmark's scorer scored
+// in row: the scorer stands where a task's verifier does (a wrong answer
+// failed it), and a scoring environment that failed (a judge, a
+// sandbox) is infrastructure.
+func scoredOutcome(row *results.Row) agent.Outcome {
+	switch {
+	case row.Outcome == string(failure.InfraError):
+		return agent.InfraError
+	case row.Reward >= 1:
+		return agent.Solved
+	}
+	return agent.FailedVerifier
+}
+
+// settleAgent records a sample the benchmark's scorer does not score in
+// row and traj: a task's verdict (its verifier's reward and details), or
+// a loop that ended without an answer, wrong (the model's) or with no
+// verdict (infrastructure) as a chat sample's failure would be.
+func (r *runner) settleAgent(row *results.Row, traj *results.Trajectory, ar agentRun) {
 	msg := ""
 	if ar.err != nil {
 		msg = ar.err.Error()
@@ -150,8 +191,11 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 		d, _ := json.Marshal(map[string]any{"method": method, "verifier": ar.details})
 		traj.ScoringDetails = string(d)
 	}
-	settle(&row, false, nil, msg)
-	return &sampleRecord{Row: row, Traj: traj, Simulated: r.simulated.Load(), Turns: results.TurnsOf(row, r.o.Shard, turns, ar.outcome)}, false
+	if r.scoresAnswers() {
+		settle(row, r.binary, r.extras, msg)
+		return
+	}
+	settle(row, false, nil, msg)
 }
 
 // taskImage is the image a container sandbox runs task's session in: its
@@ -185,29 +229,40 @@ func containerImage(sandboxType, img string) string {
 	return img
 }
 
-// runAgent opens the sample's session, runs the loop and the verifier,
-// and closes the session.
+// runAgent runs one sample's loop: in a sandbox session of its own when
+// the solver offers sandbox tools (a task's session holds its environment
+// at /app), then, for a task, its verifier in the same session. An
+// ordinary benchmark's answer is scored after, by its own scorer
+// (agentSample), as a chat answer would be.
 func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, msgs []model.Message, seed int64) agentRun {
-	task, spec, err := r.sampleTask(it)
-	if err != nil {
-		return infraRun(failure.SandboxError, err)
-	}
-	sess, err := sandbox.OpenSession(ctx, r.agentSB, spec)
-	if err != nil {
-		return infraRun(failure.SandboxError, fmt.Errorf("open the sample's sandbox session: %w", err))
-	}
-	defer func() {
-		if err := sess.Close(); err != nil {
-			r.log.Warn("closing a sample's sandbox session", "item", it.ID, "err", err)
+	var task *harbor.Task
+	var sess sandbox.Session
+	if r.agentSB != nil {
+		var spec sandbox.SessionSpec
+		var err error
+		if task, spec, err = r.sampleTask(it); err != nil {
+			return infraRun(failure.SandboxError, err)
 		}
-	}()
+		if sess, err = sandbox.OpenSession(ctx, r.agentSB, spec); err != nil {
+			return infraRun(failure.SandboxError, fmt.Errorf("open the sample's sandbox session: %w", err))
+		}
+		defer func() {
+			if err := sess.Close(); err != nil {
+				r.log.Warn("closing a sample's sandbox session", "item", it.ID, "err", err)
+			}
+		}()
+	}
 	tools, err := r.agentTools(ctx, sess, it)
 	if err != nil {
 		// The resource server could not be read: the sample's
 		// infrastructure, not the model.
 		return infraRun(failure.APIError, err)
 	}
-	actx, cancel := context.WithTimeout(ctx, task.AgentBudget(r.sampleBudget()))
+	budget := r.sampleBudget()
+	if task != nil {
+		budget = task.AgentBudget(budget)
+	}
+	actx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	res, err := agent.Run(actx, r.agentConfig(seed), m, tools, msgs)
 	if err != nil {
@@ -215,13 +270,20 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 		return infraRun(failure.APIError, fmt.Errorf("tool_calling: %w", err))
 	}
 	ar := agentRun{res: res, outcome: res.Outcome, err: res.Err, cat: res.Category()}
-	if res.Outcome != agent.Answered {
+	if res.Outcome != agent.Answered || task == nil {
 		// The model never finished: the loop's ending is the verdict
 		// (turn_budget and repeated_call are the model's; time budget,
 		// tools and endpoint are infrastructure), not a reward the
-		// verifier might read off a half-done /app.
+		// verifier might read off a half-done /app. Or there is no
+		// verifier: the benchmark's scorer reads the answer.
 		return ar
 	}
+	return r.verify(ctx, task, sess, ar)
+}
+
+// verify runs task's verifier in the session the agent left and makes its
+// reward the sample's.
+func (r *runner) verify(ctx context.Context, task *harbor.Task, sess sandbox.Session, ar agentRun) agentRun {
 	reward, d, err := task.Verify(ctx, sess)
 	ar.details = &d
 	if err != nil {
@@ -260,11 +322,15 @@ func (r *runner) agentConfig(seed int64) agent.Config {
 }
 
 // agentTools are the tools a sample is offered: the sandbox tools on its
-// session, then a resource server's (resource_service), whose state for
-// the sample is keyed by the item's id.
+// session (none without one: sandbox_tools is off), then a resource
+// server's (resource_service), whose state for the sample is keyed by the
+// item's id.
 func (r *runner) agentTools(ctx context.Context, sess sandbox.Session, it *bench.Item) ([]agent.Tool, error) {
 	s := r.b.Solver
-	tools := sandboxtools.New(sess, sandboxtools.Options{Timeout: time.Duration(s.ToolTimeout * float64(time.Second))})
+	var tools []agent.Tool
+	if sess != nil {
+		tools = sandboxtools.New(sess, sandboxtools.Options{Timeout: time.Duration(s.ToolTimeout * float64(time.Second))})
+	}
 	if s.ResourceService == "" {
 		return tools, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/bench"
@@ -113,11 +114,16 @@ func checkItemEnv(sandboxType, env string) error {
 }
 
 // sampleTask is the task of item it and the session it starts from: a
-// Harbor task's, or a byob record's (itemTask).
+// Harbor task's, or a byob record's (itemTask); no task for an ordinary
+// benchmark's item, whose session starts with an empty /app in the
+// sandbox's own image.
 func (r *runner) sampleTask(it *bench.Item) (*harbor.Task, sandbox.SessionSpec, error) {
 	var spec sandbox.SessionSpec
 	if r.b.Sandbox != nil {
 		spec.Timeout = time.Duration(r.b.Sandbox.Timeout * float64(time.Second))
+	}
+	if r.scoresAnswers() {
+		return nil, spec, nil
 	}
 	if r.items != nil {
 		task, img, err := r.itemTask(it)
@@ -179,4 +185,19 @@ func (r *runner) itemInstructions(set *bench.Set) (*bench.Set, error) {
 		it.Prompt = p
 	}
 	return &out, nil
+}
+
+// toolCallingBenchmark refuses a tool_calling benchmark nel-run cannot
+// run: a gym:// one (its rewards come from the Gym server's /verify, for a
+// response the shard asked for in one request), and tasks without
+// sandbox tools (the agent works on their /app through them). Any other
+// benchmark's items are prompts whose answers its scorer scores.
+func toolCallingBenchmark(b *plan.Benchmark) error {
+	switch {
+	case b.GymServer != "" || strings.HasPrefix(b.Name, "gym://"):
+		return fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a gym:// benchmark", b.Key)
+	case b.BYOB != nil && len(b.BYOB.Verifier) > 0 && !b.Solver.SandboxTools:
+		return fmt.Errorf("benchmark %s: byob tasks need sandbox_tools: the agent works on /app through them", b.Key)
+	}
+	return nil
 }

@@ -341,8 +341,10 @@ func definition(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*b
 	if b.Harbor != nil {
 		return harborDefinition(b)
 	}
-	if b.Solver.Type == "tool_calling" && (b.BYOB == nil || len(b.BYOB.Verifier) == 0) {
-		return nil, fmt.Errorf("benchmark %s: not supported yet: the tool_calling solver on a benchmark other than harbor:// tasks or byob records with a verifier", b.Key)
+	if b.Solver.Type == "tool_calling" {
+		if err := toolCallingBenchmark(b); err != nil {
+			return nil, err
+		}
 	}
 	if b.GymServer != "" {
 		return gymServer(p, b, getenv)
@@ -398,7 +400,9 @@ func (r *runner) openSolver(ctx context.Context, first *bench.Item) (func(), err
 		return nil, err
 	}
 	closers = append(closers, c)
-	if r.agentic {
+	if r.agentic && (r.b.Solver.SandboxTools || !r.scoresAnswers()) {
+		// Tasks always work in a session (toolCallingBenchmark); an
+		// ordinary benchmark's loop only when it offers sandbox tools.
 		c, err := r.openAgentSandbox(ctx)
 		if err != nil {
 			closeAll()
