@@ -16,6 +16,13 @@ with its files, POST /run) in a local sandbox engine, up to --slots at once,
 and answer with its exit status, output and files. GET /health answers 200
 with the slot count while the server takes jobs.
 
+An agent's sample keeps a session on one server (POST /session, then
+POST /session/ID/exec per command, DELETE /session/ID): a working directory
+whose /app, /logs and /tmp persist from one command to the next, run by the
+engine like a job, and reachable only with the session's own token. A
+session holds a slot until it is closed; the server removes the sessions
+still open when it exits.
+
 The job scripts nel compiles start one per node of a slurm sandbox's node
 pool (in the sandbox's container image, with nel-run mounted in) and pass
 the servers to the shards in NEL_SANDBOX_<NAME>_ENDPOINTS.

@@ -1,13 +1,13 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -280,16 +280,7 @@ func (e *connError) Unwrap() error { return e.err }
 // job retried once on another server; when that fails too, Run's error
 // says which servers failed and how.
 func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
-	if len(r.env) > 0 {
-		env := make(map[string]string, len(r.env)+len(job.Env))
-		for k, v := range r.env {
-			env[k] = v
-		}
-		for k, v := range job.Env { // the job's own settings win
-			env[k] = v
-		}
-		job.Env = env
-	}
+	job.Env = withBase(r.env, job.Env)
 	body, err := json.Marshal(toWireJob(job))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: encode job: %w", r.name, err)
@@ -319,33 +310,23 @@ func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
 }
 
 func (r *remote) post(ctx context.Context, addr string, body []byte) (*Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/run", bytes.NewReader(body))
-	if err != nil {
+	var wr wireResult
+	if err := r.call(ctx, http.MethodPost, addr, "/run", "", body, &wr); err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	r.authorize(req)
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, &connError{transportError(err)}
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResultBytes))
-	if err != nil {
-		return nil, &connError{fmt.Errorf("read answer: %w", transportError(err))}
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return nil, &connError{fmt.Errorf("%s: %s", resp.Status, serverMessage(b))}
-	default:
-		return nil, fmt.Errorf("%s: %s", resp.Status, serverMessage(b))
-	}
-	var wr wireResult
-	if err := json.Unmarshal(b, &wr); err != nil {
-		return nil, fmt.Errorf("decode answer: %w", err)
-	}
 	return wr.result(), nil
+}
+
+// withBase is own over base: base's variables, own's winning. own is
+// returned as it is when base is empty.
+func withBase(base, own map[string]string) map[string]string {
+	if len(base) == 0 {
+		return own
+	}
+	env := make(map[string]string, len(base)+len(own))
+	maps.Copy(env, base)
+	maps.Copy(env, own)
+	return env
 }
 
 func serverMessage(b []byte) string {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ import (
 //	              with {"error": "..."}
 //	GET  /health  200 with a Health while the server takes jobs, 503 while
 //	              it shuts down
+//	/session…     an agent's stateful session (server_session.go)
 //
 // A job whose client goes away is killed: the job runs under the request's
 // context.
@@ -115,7 +117,8 @@ type Server struct {
 	running  atomic.Int64
 	waiting  atomic.Int64
 	seq      atomic.Int64
-	inflight sync.WaitGroup // /run handlers, for Serve's shutdown
+	inflight sync.WaitGroup // /run and /session handlers, for Serve's shutdown
+	sessions sessionTable
 }
 
 // NewServer returns a server that runs jobs in sb.
@@ -166,8 +169,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.run(w, r)
+	case "/session":
+		s.sessionHTTP(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "no such path: "+r.URL.Path+" (POST /run, GET /health)")
+		if strings.HasPrefix(r.URL.Path, "/session/") {
+			s.sessionHTTP(w, r)
+			return
+		}
+		writeError(w, http.StatusNotFound, "no such path: "+r.URL.Path+" (POST /run, GET /health, /session)")
 	}
 }
 
@@ -201,16 +210,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 
 	// Wait for a slot; a client that gives up leaves the queue.
-	s.waiting.Add(1)
-	select {
-	case s.slots <- struct{}{}:
-		s.waiting.Add(-1)
-	case <-ctx.Done():
-		s.waiting.Add(-1)
-		log.Info("client gone before the job started")
+	if !s.takeSlot(ctx, log) {
 		return
 	}
-	s.running.Add(1)
 	defer func() {
 		s.running.Add(-1)
 		<-s.slots
@@ -288,5 +290,7 @@ func Serve(ctx context.Context, ln net.Listener, s *Server, grace time.Duration)
 		s.inflight.Wait()
 	}
 	<-done
+	// Sessions outlive their requests: nothing else removes them now.
+	s.closeSessions()
 	return nil
 }
