@@ -41,8 +41,7 @@ var compatFeatureIssue = map[string]string{
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor":                                     "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks": "issue 20",
-	"solver type openclaw":               "issue 20",
-	"apptainer sandboxes on a node pool": "issue 20",
+	"solver type openclaw": "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
 	// the recipe gives, or those SSM holds for its region; NeMo
 	// Evaluator's CodeBuild image builds and its harbor solver on Fargate
@@ -81,7 +80,7 @@ var compatConfigs = []struct {
 	{"loader_forms.yaml", nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor on a benchmark other than harbor:// tasks"}},
+	{"agentic_slurm.yaml", []string{"solver type harbor on a benchmark other than harbor:// tasks"}},
 	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
 	{"vision.yaml", nil},
 }

@@ -25,7 +25,10 @@ still open when it exits.
 
 The job scripts nel compiles start one per node of a slurm sandbox's node
 pool (in the sandbox's container image, with nel-run mounted in) and pass
-the servers to the shards in NEL_SANDBOX_<NAME>_ENDPOINTS.
+the servers to the shards in NEL_SANDBOX_<NAME>_ENDPOINTS. For an apptainer
+sandbox with a node pool they run on the nodes themselves as --engine
+apptainer, each job or session an apptainer container (a Harbor task's own
+image, else --image).
 
 In each task of an ecs_fargate sandbox it runs in the job's image as
 --engine container (the task is the isolation), answering only requests
@@ -39,6 +42,7 @@ Example:
 
 type sandboxServeOptions struct {
 	listen, name, engine, memory, fileSize string
+	image                                  string
 	install, tokenEnv                      string
 	slots, procs                           int
 	cpus                                   float64
@@ -54,6 +58,7 @@ func newSandboxServeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.name, "name", "sandbox", "the sandbox's `NAME` in the recipe, for logs")
 	f.IntVar(&o.slots, "slots", 4, "jobs run at once (the recipe's slots_per_node); more wait")
 	f.StringVar(&o.engine, "engine", "local", "sandbox `ENGINE` that runs the jobs on this node")
+	f.StringVar(&o.image, "image", "", "container `IMAGE` of the jobs and of sessions that bring none (--engine apptainer or docker)")
 	f.StringVar(&o.memory, "memory", "", "memory limit of a job, e.g. 4g (default: the engine's)")
 	f.Float64Var(&o.cpus, "cpus", 0, "CPU cores of a job (default: the engine's)")
 	f.IntVar(&o.procs, "max-processes", 0, "processes a job may create (default: the engine's)")
@@ -91,7 +96,7 @@ func (o *sandboxServeOptions) config(e *env) (sandbox.Config, string) {
 		return sandbox.Config{}, "limits must not be negative"
 	}
 	cfg := sandbox.Config{
-		Name: o.name, Type: o.engine, Concurrency: o.slots, CPUs: o.cpus, MaxProcesses: o.procs, Timeout: o.timeout,
+		Name: o.name, Type: o.engine, Image: o.image, Concurrency: o.slots, CPUs: o.cpus, MaxProcesses: o.procs, Timeout: o.timeout,
 		Logger: e.log.With("sandbox", o.name),
 	}
 	var err error
