@@ -285,6 +285,20 @@ func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: encode job: %w", r.name, err)
 	}
+	var res *Result
+	_, err = r.onServer(ctx, false, func(ep *endpoint) error {
+		var err error
+		res, err = r.post(ctx, ep.addr, body)
+		return err
+	})
+	return res, err
+}
+
+// onServer runs do on the least loaded server with a free slot, and once
+// more on another when that one cannot be reached; it returns the server
+// that answered. With keep the slot stays taken after a success (a
+// session's, freed by its Close); else it is freed.
+func (r *remote) onServer(ctx context.Context, keep bool, do func(ep *endpoint) error) (*endpoint, error) {
 	var failed *endpoint
 	var errs []string
 	for attempt := 0; attempt < 2; attempt++ {
@@ -292,15 +306,18 @@ func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox %s: waiting for a free slot: %w", r.name, err)
 		}
-		res, err := r.post(ctx, ep.addr, body)
+		err = do(ep)
 		var ce *connError
 		unreachable := errors.As(err, &ce) && ctx.Err() == nil
+		if err == nil && keep {
+			return ep, nil
+		}
 		r.release(ep, err == nil, unreachable)
 		if !unreachable {
 			if err != nil {
 				return nil, fmt.Errorf("sandbox %s: %s: %w", r.name, ep.addr, err)
 			}
-			return res, nil
+			return ep, nil
 		}
 		errs = append(errs, ep.addr+": "+err.Error())
 		r.log.Warn("sandbox server unreachable", "endpoint", ep.addr, "err", err, "retry", attempt == 0)

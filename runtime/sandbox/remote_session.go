@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -37,29 +36,18 @@ func (r *remote) OpenSession(ctx context.Context, spec SessionSpec) (Session, er
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: encode session: %w", r.name, err)
 	}
-	var failed *endpoint
-	var errs []string
-	for attempt := 0; attempt < 2; attempt++ {
-		ep, err := r.acquire(ctx, failed)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox %s: waiting for a free slot: %w", r.name, err)
+	var opened wireSessionOpened
+	ep, err := r.onServer(ctx, true, func(ep *endpoint) error {
+		if err := r.call(ctx, http.MethodPost, ep.addr, "/session", "", body, &opened); err != nil {
+			return fmt.Errorf("open session: %w", err)
 		}
-		var opened wireSessionOpened
-		err = r.call(ctx, http.MethodPost, ep.addr, "/session", "", body, &opened)
-		var ce *connError
-		unreachable := errors.As(err, &ce) && ctx.Err() == nil
-		if err == nil {
-			r.log.Debug("session opened", "endpoint", ep.addr, "session", opened.ID)
-			return &remoteSession{r: r, ep: ep, id: opened.ID, token: opened.Token}, nil
-		}
-		r.release(ep, false, unreachable)
-		if !unreachable {
-			return nil, fmt.Errorf("sandbox %s: %s: open session: %w", r.name, ep.addr, err)
-		}
-		errs = append(errs, ep.addr+": "+err.Error())
-		failed = ep
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("sandbox %s: no sandbox server reachable to open a session: %s", r.name, strings.Join(errs, "; "))
+	r.log.Debug("session opened", "endpoint", ep.addr, "session", opened.ID)
+	return &remoteSession{r: r, ep: ep, id: opened.ID, token: opened.Token}, nil
 }
 
 // call sends one request to a server and decodes a 200 answer into out
