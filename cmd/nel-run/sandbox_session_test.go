@@ -230,6 +230,9 @@ func TestPoolSessionRefusals(t *testing.T) {
 	if left := p.left(t); len(left) != 0 {
 		t.Errorf("the server kept %q", left)
 	}
+	if strings.Contains(p.log.String(), opened.Token) {
+		t.Errorf("the session's token is in the server's log:\n%s", p.log.String())
+	}
 }
 
 // A command whose client gives up is killed; Close after a cancelled

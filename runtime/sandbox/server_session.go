@@ -153,8 +153,9 @@ func (s *Server) sessionHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized returns session id when the request bears its token; else it
-// answers 404 or 403 and returns nil. An unknown id and a wrong token are
-// told apart: neither helps to guess the other session's token.
+// answers 404 (no such session) or 403 (not its token) and returns nil.
+// Telling the two apart gives nothing away: ids are not secrets, and the
+// token is compared in constant time.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request, id string) *served {
 	v := s.sessions.get(id)
 	if v == nil {
