@@ -46,7 +46,7 @@ type sandboxServeOptions struct {
 	install, tokenEnv                      string
 	slots, procs                           int
 	cpus                                   float64
-	timeout, grace, lifetime               time.Duration
+	timeout, grace, lifetime, sessionIdle  time.Duration
 	maxReq                                 int64
 }
 
@@ -65,6 +65,7 @@ func newSandboxServeCmd(e *env) *cobra.Command {
 	f.StringVar(&o.fileSize, "max-file-size", "", "largest file a job may write, e.g. 64m (default: the engine's)")
 	f.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit of a job that sets none (default: the engine's)")
 	f.DurationVar(&o.grace, "grace", 30*time.Second, "on SIGTERM, how long running jobs may take to finish")
+	f.DurationVar(&o.sessionIdle, "session-idle", time.Hour, "remove a session that has had no request for this long (its client is gone); 0 keeps it to the end")
 	f.Int64Var(&o.maxReq, "max-request", sandbox.DefaultMaxRequestBytes, "largest job request in `BYTES`")
 	f.StringVar(&o.tokenEnv, "token-env", "", "environment `VARIABLE` holding the token every request must bear (an ecs_fargate task's)")
 	f.DurationVar(&o.lifetime, "max-lifetime", 0, "exit after this long, jobs or not (an ecs_fargate task's max_task_lifetime_sec)")
@@ -92,7 +93,7 @@ func (o *sandboxServeOptions) config(e *env) (sandbox.Config, string) {
 		return sandbox.Config{}, "--listen is required"
 	case o.slots < 1:
 		return sandbox.Config{}, "--slots must be at least 1"
-	case o.cpus < 0 || o.procs < 0 || o.timeout < 0 || o.grace < 0 || o.lifetime < 0 || o.maxReq < 1:
+	case o.cpus < 0 || o.procs < 0 || o.timeout < 0 || o.grace < 0 || o.lifetime < 0 || o.sessionIdle < 0 || o.maxReq < 1:
 		return sandbox.Config{}, "limits must not be negative"
 	}
 	cfg := sandbox.Config{
@@ -145,7 +146,7 @@ func (o *sandboxServeOptions) run(ctx context.Context, e *env, cfg sandbox.Confi
 		defer cancel()
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "engine", o.engine, "slots", o.slots, "token", token != "")
-	srv := sandbox.NewServer(sb, sandbox.ServerOptions{Slots: o.slots, MaxRequestBytes: o.maxReq, Logger: log, Token: token})
+	srv := sandbox.NewServer(sb, sandbox.ServerOptions{Slots: o.slots, MaxRequestBytes: o.maxReq, Logger: log, Token: token, SessionIdle: o.sessionIdle})
 	if err := sandbox.Serve(ctx, ln, srv, o.grace); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		e.errorf("sandbox-serve: %v", err)
 		return exitFailure

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,7 @@ type poolServer struct {
 	exited    chan error
 }
 
-func startPoolServer(t *testing.T, slots string) *poolServer {
+func startPoolServer(t *testing.T, slots string, flags ...string) *poolServer {
 	t.Helper()
 	nelRun, err := exec.LookPath("nel-run")
 	if err != nil {
@@ -42,7 +43,8 @@ func startPoolServer(t *testing.T, slots string) *poolServer {
 	}
 	p := &poolServer{addr: ln.Addr().String(), tmp: t.TempDir(), log: &syncBuffer{}, exited: make(chan error, 1)}
 	ln.Close()
-	p.cmd = exec.Command(nelRun, "sandbox-serve", "--name", "pool", "--listen", p.addr, "--slots", slots, "--timeout", "20s", "--grace", "1s")
+	args := append([]string{"sandbox-serve", "--name", "pool", "--listen", p.addr, "--slots", slots, "--timeout", "20s", "--grace", "1s"}, flags...)
+	p.cmd = exec.Command(nelRun, args...)
 	p.cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp, "NEL_RUN_LOG=debug")
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -294,6 +296,40 @@ func TestPoolSessionCleanup(t *testing.T) {
 	}
 	if !strings.Contains(p.log.String(), "session closed at shutdown") {
 		t.Errorf("log lacks the shutdown's session removal:\n%s", p.log.String())
+	}
+}
+
+// A session whose client is gone without closing it (no request for
+// --session-idle) is removed and its slot freed; one whose command runs
+// longer than that is not.
+func TestPoolSessionIdle(t *testing.T) {
+	p := startPoolServer(t, "2", "--session-idle", "1s")
+	open := func() (id, token string) {
+		code, b := p.request(t, http.MethodPost, "/session", "", map[string]any{})
+		var opened struct{ ID, Token string }
+		if json.Unmarshal(b, &opened); code != http.StatusOK {
+			t.Fatalf("open: %d %s", code, b)
+		}
+		return opened.ID, opened.Token
+	}
+	busyID, busyToken := open()
+	goneID, goneToken := open()
+	// A command of 2.5s in one session, past the idle limit.
+	code, b := p.request(t, http.MethodPost, "/session/"+busyID+"/exec", busyToken, map[string]any{"argv": []string{"sh", "-c", "sleep 2.5; echo done"}})
+	if code != http.StatusOK || !bytes.Contains(b, []byte(`"stdout":"ZG9uZQo="`)) {
+		t.Errorf("a command longer than --session-idle: %d %s, want it done", code, b)
+	}
+	if code, b := p.request(t, http.MethodPost, "/session/"+goneID+"/exec", goneToken, map[string]any{"argv": []string{"true"}}); code != http.StatusNotFound {
+		t.Errorf("the session left idle for 2.5s: %d %s, want it removed (404)", code, b)
+	}
+	if code, _ := p.request(t, http.MethodDelete, "/session/"+busyID, busyToken, nil); code != http.StatusNoContent {
+		t.Errorf("close of the busy session: %d, want 204", code)
+	}
+	if left := p.left(t); len(left) != 0 {
+		t.Errorf("the server kept %q", left)
+	}
+	if !regexp.MustCompile(`msg="idle session removed" .*session=` + goneID).MatchString(p.log.String()) {
+		t.Errorf("log lacks the idle session's removal:\n%s", p.log.String())
 	}
 }
 

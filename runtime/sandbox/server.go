@@ -104,6 +104,10 @@ type ServerOptions struct {
 	// Bearer TOKEN": a server on a shared network (an ECS task's VPC)
 	// runs only its own client's jobs.
 	Token string
+	// SessionIdle, when set, removes a session that has had no request
+	// for that long: its client is gone without closing it (a shard
+	// killed outright), and it would hold its slot until the server ends.
+	SessionIdle time.Duration
 }
 
 // Server serves a Sandbox over HTTP (see the protocol above).
@@ -113,6 +117,7 @@ type Server struct {
 	maxReq   int64
 	log      *slog.Logger
 	token    string
+	idle     time.Duration
 	draining atomic.Bool
 	running  atomic.Int64
 	waiting  atomic.Int64
@@ -132,7 +137,7 @@ func NewServer(sb Sandbox, opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{sb: sb, slots: make(chan struct{}, opts.Slots), maxReq: opts.MaxRequestBytes, log: opts.Logger, token: opts.Token}
+	return &Server{sb: sb, slots: make(chan struct{}, opts.Slots), maxReq: opts.MaxRequestBytes, log: opts.Logger, token: opts.Token, idle: opts.SessionIdle}
 }
 
 // Drain makes the server refuse new jobs (503) and report itself unhealthy,
@@ -271,6 +276,11 @@ func Serve(ctx context.Context, ln net.Listener, s *Server, grace time.Duration)
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	if s.idle > 0 {
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go s.reapIdle(rctx)
+	}
 	select {
 	case err := <-done:
 		return fmt.Errorf("sandbox server: %w", err)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,6 +65,19 @@ type served struct {
 	sess      Session
 	staging   string // the host directory the trees were written to
 	closeOnce sync.Once
+	// last is when a request last came (UnixNano) and busy how many
+	// commands run, for the idle reaper.
+	last atomic.Int64
+	busy atomic.Int32
+}
+
+// idleSince says how long v has had no request and no command running
+// (0 while one runs).
+func (v *served) idleSince(now time.Time) time.Duration {
+	if v.busy.Load() > 0 {
+		return 0
+	}
+	return now.Sub(time.Unix(0, v.last.Load()))
 }
 
 // close removes the session and its staging directory, and frees its slot.
@@ -93,6 +107,21 @@ func (t *sessionTable) add(v *served) {
 		t.open = map[string]*served{}
 	}
 	t.open[v.id] = v
+}
+
+// takeIdle removes from the table the sessions idle for at least d and
+// returns them.
+func (t *sessionTable) takeIdle(now time.Time, d time.Duration) []*served {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*served
+	for id, v := range t.open {
+		if v.idleSince(now) >= d {
+			out = append(out, v)
+			delete(t.open, id)
+		}
+	}
+	return out
 }
 
 // take removes the session id from the table and returns it.
@@ -166,6 +195,7 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, id string) *
 		writeError(w, http.StatusForbidden, "this session needs its token ("+SessionTokenHeader+")")
 		return nil
 	}
+	v.last.Store(time.Now().UnixNano())
 	return v
 }
 
@@ -247,7 +277,9 @@ func (s *Server) newServed(ctx context.Context, o SessionOpener, ws wireSessionS
 	if spec.App != "" {
 		_ = os.RemoveAll(spec.App)
 	}
-	return &served{id: id, token: token, sess: sess, staging: staging}, nil
+	v := &served{id: id, token: token, sess: sess, staging: staging}
+	v.last.Store(time.Now().UnixNano())
+	return v, nil
 }
 
 func writeStaged(dir string, tree []treeEntry) error {
@@ -265,6 +297,11 @@ func (s *Server) execSession(w http.ResponseWriter, r *http.Request, v *served) 
 	if !s.decode(w, r, &wc) {
 		return
 	}
+	v.busy.Add(1)
+	defer func() {
+		v.last.Store(time.Now().UnixNano())
+		v.busy.Add(-1)
+	}()
 	c := Command{Argv: wc.Argv, Stdin: wc.Stdin, Env: wc.Env, Dir: wc.Dir, Timeout: time.Duration(wc.TimeoutMS) * time.Millisecond, WithTests: wc.WithTests}
 	res, err := v.sess.Exec(r.Context(), c)
 	switch {
@@ -323,6 +360,26 @@ func (s *Server) closeSessions() {
 			s.log.Warn("session removed with an error", "session", v.id, "err", err)
 		} else {
 			s.log.Info("session closed at shutdown", "session", v.id)
+		}
+	}
+}
+
+// reapIdle removes, until ctx ends, the sessions idle for s.idle.
+func (s *Server) reapIdle(ctx context.Context) {
+	tick := time.NewTicker(min(max(s.idle/4, 10*time.Millisecond), time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			for _, v := range s.sessions.takeIdle(now, s.idle) {
+				if err := v.close(s); err != nil {
+					s.log.Warn("idle session removed with an error", "session", v.id, "err", err)
+				} else {
+					s.log.Info("idle session removed", "session", v.id, "idle", s.idle)
+				}
+			}
 		}
 	}
 }
