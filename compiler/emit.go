@@ -148,8 +148,16 @@ type sandboxPool struct {
 	Name, Var, Log, Image, Pool string
 	EndpointsEnv, NodeListVar   string
 	Port, Nodes, Slots, Timeout int
-	SrunFlags, Pyxis            string // pre-quoted
+	SrunFlags, Pyxis, Env       string // pre-quoted
+	Engine                      string // the servers' engine; "" for local
 	Argv                        []string
+}
+
+// isSandboxPool says whether sandbox sb is a pool of sandbox servers on a
+// node pool of the job: a slurm sandbox, or an apptainer sandbox with
+// node_pool (NeMo Evaluator runs its containers on those nodes).
+func isSandboxPool(sb *Sandbox) bool {
+	return sb.Type == "slurm" || sb.Type == "apptainer" && sb.NodePool != ""
 }
 
 // sandboxEndpointsEnv is runtime/sandbox.EndpointsEnv (the variable the
@@ -613,7 +621,7 @@ func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
 	port := sandboxBasePort
 	for _, name := range sortedKeys(r.Sandboxes) {
 		sb := r.Sandboxes[name]
-		if sb.Type != "slurm" || sb.NodePool == "" {
+		if !isSandboxPool(sb) {
 			continue
 		}
 		if strings.ContainsAny(j.NelRun, ",:") {
@@ -637,16 +645,27 @@ func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
 		}
 		flags = append(flags, "--nodes="+strconv.Itoa(nodes), "--ntasks-per-node=1")
 		sp.SrunFlags = strings.Join(flags, " ")
-		if sb.Image != "" {
+		seconds := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" }
+		sp.Argv = []string{"sandbox-serve", "--name", name, "--listen", ":" + strconv.Itoa(port),
+			"--slots", strconv.Itoa(sb.SlotsPerNode), "--memory", sb.Memory,
+			"--cpus", strconv.FormatFloat(sb.Cpus, 'f', -1, 64), "--timeout", seconds(sb.Timeout)}
+		switch {
+		case sb.Type == "apptainer":
+			// The server runs on the node itself and starts an apptainer
+			// container per job or session (a task's own image, else the
+			// sandbox's), its images cached where every node sees them.
+			sp.Engine = "apptainer"
+			sp.Env = "APPTAINER_CACHEDIR=" + shellquote.Quote(sb.SifCacheDir) + " "
+			sp.Argv = append(sp.Argv, "--engine", "apptainer")
+			if sb.Image != "" {
+				sp.Argv = append(sp.Argv, "--image", sb.Image)
+			}
+		case sb.Image != "":
 			// Only nel-run goes into the container: the cluster's mounts
 			// (data, models, home) stay out of reach of untrusted code.
 			sp.Pyxis = "--container-image=" + shellquote.Quote(sb.Image) +
 				` --container-mounts="$NEL_RUN:$NEL_RUN:ro" --no-container-mount-home `
 		}
-		seconds := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" }
-		sp.Argv = []string{"sandbox-serve", "--name", name, "--listen", ":" + strconv.Itoa(port),
-			"--slots", strconv.Itoa(sb.SlotsPerNode), "--memory", sb.Memory,
-			"--cpus", strconv.FormatFloat(sb.Cpus, 'f', -1, 64), "--timeout", seconds(sb.Timeout)}
 		j.Sandboxes = append(j.Sandboxes, sp)
 	}
 	return nil
@@ -689,8 +708,8 @@ func checkMakeSafe(s *Source, j *job) error {
 		}
 	}
 	for _, name := range sortedKeys(s.Recipe.Sandboxes) {
-		if s.Recipe.Sandboxes[name].Type == "slurm" {
-			return Errors{{File: s.Path, Path: "sandboxes." + name + ".type", Msg: "a slurm sandbox is a pool of servers in a SLURM job: compile with -t slurm"}}
+		if sb := s.Recipe.Sandboxes[name]; isSandboxPool(sb) {
+			return Errors{{File: s.Path, Path: "sandboxes." + name + ".type", Msg: "a " + sb.Type + " sandbox on a node pool is a pool of servers in a SLURM job: compile with -t slurm"}}
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func compilable(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "examples/nemo/15_slurm_gsm8k_vllm.yaml", "examples/agentic/terminal_bench_slurm.yaml", "examples/agentic/terminal_bench_proxy_slurm.yaml", "examples/agentic/harbor_local.cue", "examples/agentic/swe_items.cue", "examples/launcher/slurm_judge_dp.yaml")
+	files = append(files, "examples/nemo/15_slurm_gsm8k_vllm.yaml", "examples/agentic/terminal_bench_slurm.yaml", "examples/agentic/terminal_bench_proxy_slurm.yaml", "examples/agentic/harbor_local.cue", "examples/agentic/harbor_slurm_pool.cue", "examples/agentic/harbor_apptainer_pool.cue", "examples/agentic/swe_items.cue", "examples/launcher/slurm_judge_dp.yaml")
 	if len(files) < 2 {
 		t.Fatalf("found no examples in %s", mustGetwd(t))
 	}

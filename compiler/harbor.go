@@ -175,13 +175,12 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 // tasks, whose files must persist from one command to the next
 // (sandbox.OpenSession refuses these engines on the node), or "" if it can.
 func noSessions(what, typ string) string {
-	const why = "an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox"
-	switch typ {
-	case "ecs_fargate":
+	const why = "an agent's files must persist from one command to the next: use a local, docker, apptainer or slurm sandbox"
+	if typ == "ecs_fargate" {
 		return what + " in an ecs_fargate sandbox (each job is a task of its own, and " + why + ")"
-	case "slurm":
-		return what + " in a slurm sandbox pool (its servers run each command in a fresh directory, and " + why + ")"
 	}
+	// A slurm pool's servers keep a session per sample (sandbox-serve's
+	// /session).
 	return ""
 }
 

@@ -272,7 +272,9 @@ func TestHarborUnsupported(t *testing.T) {
 	for _, b := range []*Benchmark{
 		{Name: "harbor://tb", Solver: Solver{Type: "simple"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling"}},
-		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true, ResponseMode: "sandbox_artifact"}, Sandbox: map[string]any{"type": "slurm"}},
+		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true, ResponseMode: "sandbox_artifact"}, Sandbox: map[string]any{"type": "ecs_fargate"}},
+		// A slurm pool keeps sessions: only the missing dataset is refused.
+		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}, Sandbox: map[string]any{"type": "slurm"}},
 	} {
 		harborUnsupported(no, s, 0, b)
 	}
@@ -283,7 +285,8 @@ func TestHarborUnsupported(t *testing.T) {
 		"harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)",
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)",
-		"harbor:// tasks in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)",
+		"harbor:// tasks in an ecs_fargate sandbox (each job is a task of its own, and an agent's files must persist from one command to the next: use a local, docker, apptainer or slurm sandbox)",
+		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("refusals:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

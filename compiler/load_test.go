@@ -309,6 +309,11 @@ cluster: {type: "slurm", node_pools: {gpu: {nodes: 1, gres: "gpu:1"}, cpu: {node
 		want: []string{`r.yaml:20:16: sandboxes.py.node_pool: expected the name of a node pool, found "sbx" (declared: compute)`}},
 	{name: "slurm sandbox on the eval pool", file: "r.yaml", src: ltSlurm + "sandboxes:\n  py:\n    type: slurm\n    node_pool: compute\n",
 		want: []string{`r.yaml:20:16: sandboxes.py.node_pool: node pool "compute" is where the shards run (cluster.eval_pool, or the first node pool when it is unset); a slurm sandbox needs a node pool of its own`}},
+	// An apptainer sandbox with node_pool is such a pool too.
+	{name: "apptainer sandbox on a local cluster", file: "r.yaml", src: ltAPI + ltGSM8K + "sandboxes:\n  sif:\n    type: apptainer\n    node_pool: sbx\n    sif_cache_dir: /shared/sif\n",
+		want: []string{"r.yaml:12:16: sandboxes.sif.node_pool: an apptainer sandbox with node_pool runs its containers on a node pool of a SLURM job, but cluster.type is local; drop node_pool (apptainer then runs beside the shards) or use cluster.type slurm"}},
+	{name: "apptainer sandbox on the eval pool", file: "r.yaml", src: ltSlurm + "sandboxes:\n  sif:\n    type: apptainer\n    node_pool: compute\n    sif_cache_dir: /shared/sif\n",
+		want: []string{`r.yaml:20:16: sandboxes.sif.node_pool: node pool "compute" is where the shards run (cluster.eval_pool, or the first node pool when it is unset); an apptainer sandbox needs a node pool of its own`}},
 	{name: "inline slurm sandbox", file: "r.yaml", src: strings.Replace(ltSlurm, "    max_problems: 50\n", "    max_problems: 50\n    sandbox: {type: slurm}\n", 1),
 		want: []string{"r.yaml:10:21: benchmarks[0].sandbox.type: a slurm sandbox is a pool of servers the benchmarks share: declare it under sandboxes and refer to it by name"}},
 

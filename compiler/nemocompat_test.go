@@ -41,7 +41,6 @@ var compatFeatureIssue = map[string]string{
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor": "none",
 	"solver type openclaw":                         "issue 20",
-	"apptainer sandboxes on a node pool":           "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
 	// the recipe gives, or those SSM holds for its region; NeMo
 	// Evaluator's CodeBuild image builds and its harbor solver on Fargate
@@ -86,7 +85,7 @@ var compatConfigs = []struct {
 	{"loader_forms.yaml", nil, nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}, nil},
 	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}, nil},
-	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor in a apptainer sandbox"}, nil},
+	{"agentic_slurm.yaml", []string{"solver type harbor in a apptainer sandbox"}, nil},
 	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw"}, nil},
 	{"vision.yaml", nil, nil},
 	{"unknown_names.yaml", nil, []string{

@@ -123,6 +123,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 				Timeout: sb.Timeout, Concurrency: sb.Concurrency, Network: sb.Network,
 				MaxProcesses: sb.MaxProcesses, MaxFileSize: sb.MaxFileSize, SlotsPerNode: sb.SlotsPerNode,
 				Env: sb.ContainerEnv, ImageTemplate: sb.ImageTemplate,
+				Pool: sb.Type != "slurm" && isSandboxPool(sb),
 			}
 			if len(pb.Sandbox.Env) == 0 {
 				pb.Sandbox.Env = nil

@@ -455,21 +455,23 @@ func (c *ruleChecker) slurmSandboxes() {
 	seen := map[string]string{}
 	for _, name := range sortedKeys(c.r.Sandboxes) {
 		sb := c.r.Sandboxes[name]
-		if sb.Type != "slurm" {
+		if !isSandboxPool(sb) {
 			continue
 		}
 		switch {
+		case sb.Type == "apptainer" && cl.Type != "slurm":
+			c.at(fmt.Sprintf("an apptainer sandbox with node_pool runs its containers on a node pool of a SLURM job, but cluster.type is %s; drop node_pool (apptainer then runs beside the shards) or use cluster.type slurm", cl.Type), "sandboxes", name, "node_pool")
 		case cl.Type != "slurm":
 			c.at(fmt.Sprintf("a slurm sandbox runs on a node pool of a SLURM job, but cluster.type is %s; use a local, docker or apptainer sandbox, or cluster.type slurm", cl.Type), "sandboxes", name, "type")
 		case sb.NodePool == "":
 			c.at("a slurm sandbox needs node_pool, the node pool its sandbox servers run on"+knownList(sortedKeys(cl.NodePools)), "sandboxes", name, "node_pool")
 		case sb.NodePool == evalPool && cl.NodePools[evalPool] != nil:
-			c.at(fmt.Sprintf("node pool %q is where the shards run (cluster.eval_pool, or the first node pool when it is unset); a slurm sandbox needs a node pool of its own", sb.NodePool), "sandboxes", name, "node_pool")
+			c.at(fmt.Sprintf("node pool %q is where the shards run (cluster.eval_pool, or the first node pool when it is unset); %s sandbox needs a node pool of its own", sb.NodePool, map[bool]string{true: "an apptainer", false: "a slurm"}[sb.Type == "apptainer"]), "sandboxes", name, "node_pool")
 		}
 		// The name becomes shell variables and NEL_SANDBOX_<NAME>_ENDPOINTS.
 		key := templates.EnvName(name)
 		if other, ok := seen[key]; ok {
-			c.at(fmt.Sprintf("slurm sandbox names %q and %q differ only in punctuation; they would share variables in the job script", other, name), "sandboxes", name)
+			c.at(fmt.Sprintf("sandbox pool names %q and %q differ only in punctuation; they would share variables in the job script", other, name), "sandboxes", name)
 		}
 		seen[key] = name
 	}

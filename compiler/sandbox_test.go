@@ -48,42 +48,8 @@ cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(script)
-	start := strings.Index(text, "\n# sandbox py ")
-	end := strings.Index(text, "\nexport NEL_SANDBOX_PY_ENDPOINTS\n")
-	wait := strings.Index(text, "\n\"$NEL_RUN\" wait-ready --name 'sandbox py'")
-	if start < 0 || end < start || wait < end {
-		t.Fatalf("no sandbox pool block, or the wait before the start:\n%s", text)
-	}
-	waitEnd := wait + 1 + strings.Index(text[wait+1:], "\n") + 1
-	waitEnd += strings.Index(text[waitEnd:], "\n")
-
-	rec := filepath.Join(root, "rec")
-	if err := os.MkdirAll(rec, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	prelude := `set -euo pipefail
-srun() { printf '%s\0' "$@" > "$REC/srun"; }
-scontrol() { printf 'n1\nn2\nn3\n'; }
-nel_fail() { echo "nel_fail: $*" >&2; exit 1; }
-nel_run() { printf '%s\0' "$@" > "$REC/nel-run"; }
-nel_pids=()
-NEL_OUT=$REC/out; mkdir -p "$NEL_OUT/logs"
-NEL_RUN=` + quoteForTest(nelRun) + `
-`
-	// "$NEL_RUN" in the wait line is the real path; call the recorder.
-	waitLines := strings.Replace(text[wait+1:waitEnd], `"$NEL_RUN" wait-ready`, `nel_run wait-ready`, 1)
-	body := prelude + text[start+1:end] + "\nexport NEL_SANDBOX_PY_ENDPOINTS\n" + waitLines + `
-wait
-bash -c 'printf %s "$NEL_SANDBOX_PY_ENDPOINTS"' > "$REC/endpoints"
-`
-	cmd := exec.Command("bash", "-c", body)
-	cmd.Dir = root
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "REC=" + rec, "SLURM_JOB_ID=7", "SLURM_JOB_NODELIST_HET_GROUP_1=n[1-3]"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s\n--- script:\n%s", err, out, body)
-	}
-	if _, err := os.Stat(filepath.Join(root, "PWNED")); err == nil {
+	rec := runPoolBlock(t, string(script), "py", nelRun)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(rec), "PWNED")); err == nil {
 		t.Fatal("the image name ran as code")
 	}
 	read := func(name string) []string {
@@ -111,6 +77,108 @@ bash -c 'printf %s "$NEL_SANDBOX_PY_ENDPOINTS"' > "$REC/endpoints"
 	}
 	if got := read("endpoints"); !reflect.DeepEqual(got, []string{"n1:18800,n2:18800"}) {
 		t.Errorf("exported endpoints %q, want n1:18800,n2:18800", got)
+	}
+}
+
+// runPoolBlock runs the part of a compiled script that starts sandbox pool
+// name (its srun, its exported endpoints, its wait-ready) with a fake srun,
+// scontrol and nel-run that record their arguments (and srun its
+// APPTAINER_CACHEDIR) in the folder it returns: srun, nel-run, endpoints,
+// cachedir.
+func runPoolBlock(t *testing.T, text, name, nelRun string) string {
+	t.Helper()
+	env := sandboxEndpointsEnv(name)
+	start := strings.Index(text, "\n# sandbox "+name+" ")
+	end := strings.Index(text, "\nexport "+env+"\n")
+	wait := strings.Index(text, "\n\"$NEL_RUN\" wait-ready --name 'sandbox "+name+"'")
+	if start < 0 || end < start || wait < end {
+		t.Fatalf("no sandbox pool block, or the wait before the start:\n%s", text)
+	}
+	waitEnd := wait + 1 + strings.Index(text[wait+1:], "\n") + 1
+	waitEnd += strings.Index(text[waitEnd:], "\n")
+	root := filepath.Dir(filepath.Dir(nelRun))
+	rec := filepath.Join(root, "rec")
+	if err := os.MkdirAll(rec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prelude := `set -euo pipefail
+srun() { printf '%s\0' "$@" > "$REC/srun"; printf '%s' "${APPTAINER_CACHEDIR-unset}" > "$REC/cachedir"; }
+scontrol() { printf 'n1\nn2\nn3\n'; }
+nel_fail() { echo "nel_fail: $*" >&2; exit 1; }
+nel_run() { printf '%s\0' "$@" > "$REC/nel-run"; }
+nel_pids=()
+NEL_OUT=$REC/out; mkdir -p "$NEL_OUT/logs"
+NEL_RUN=` + quoteForTest(nelRun) + `
+`
+	// "$NEL_RUN" in the wait line is the real path; call the recorder.
+	waitLines := strings.Replace(text[wait+1:waitEnd], `"$NEL_RUN" wait-ready`, `nel_run wait-ready`, 1)
+	body := prelude + text[start+1:end] + "\nexport " + env + "\n" + waitLines + `
+wait
+bash -c 'printf %s "$` + env + `"' > "$REC/endpoints"
+`
+	cmd := exec.Command("bash", "-c", body)
+	cmd.Dir = root
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "REC=" + rec, "SLURM_JOB_ID=7", "SLURM_JOB_NODELIST_HET_GROUP_1=n[1-3]"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s\n--- script:\n%s", err, out, body)
+	}
+	return rec
+}
+
+// An apptainer sandbox with node_pool is a pool too: its servers run on
+// the nodes themselves (no Pyxis), as --engine apptainer with the
+// sandbox's image, their image cache in sif_cache_dir (a hostile path
+// arrives intact, and runs nothing).
+func TestApptainerPoolScript(t *testing.T) {
+	cache := "/shared/sif $(touch PWNED) ' ;touch PWNED"
+	src := `services: m: {type: "api", url: "https://api.example.com/v1/chat/completions", model: "m"}
+sandboxes: py: {
+	type: "apptainer"
+	image: "docker://python:3.12-slim"
+	node_pool: "sbx"
+	sif_cache_dir: ` + strconv.Quote(cache) + `
+	slots_per_node: 2
+	timeout: 45
+}
+benchmarks: [{name: "humaneval", sandbox: "py", solver: {type: "simple", service: "m"}}]
+cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}
+`
+	s, err := loadCUE(t, "r.cue", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nelRun := filepath.Join(t.TempDir(), "bin", "nel-run")
+	script, err := Compile(s, CompileOptions{NelVersion: "test", NelRun: nelRun, NelRunSHA256: strings.Repeat("0", 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := runPoolBlock(t, string(script), "py", nelRun)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(rec), "PWNED")); err == nil {
+		t.Fatal("sif_cache_dir ran as code")
+	}
+	b, _ := os.ReadFile(filepath.Join(rec, "srun"))
+	want := []string{"--overlap", "--mem=0", "--het-group=1", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n1,n2",
+		nelRun, "sandbox-serve", "--name", "py", "--listen", ":18800", "--slots", "2", "--memory", "4g", "--cpus", "2",
+		"--timeout", "45s", "--engine", "apptainer", "--image", "docker://python:3.12-slim"}
+	if got := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"); !reflect.DeepEqual(got, want) {
+		t.Errorf("srun argv:\n got %q\nwant %q", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rec, "cachedir")); string(b) != cache {
+		t.Errorf("the servers' APPTAINER_CACHEDIR is %q, want %q", b, cache)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rec, "endpoints")); string(b) != "n1:18800,n2:18800" {
+		t.Errorf("exported endpoints %q", b)
+	}
+	h, _, err := ComputeHashes(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := BuildPlan(s, h, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb := p.Benchmarks[0].Sandbox; sb == nil || sb.Type != "apptainer" || !sb.Pool {
+		t.Errorf("plan sandbox %+v, want an apptainer pool", sb)
 	}
 }
 

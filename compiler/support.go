@@ -135,7 +135,7 @@ func unsupportedCluster(r *Recipe, no func(string, ...any)) {
 
 // unsupportedSandbox names the fields of sandbox sb (at path) that nel-run
 // cannot honour: the lifecycle options of NeMo Evaluator's agentic
-// benchmarks, which no nel solver has yet, and apptainer's node pools.
+// benchmarks, which no nel solver has yet.
 func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	at := func(field ...any) []any { return append(slices.Clone(path), field...) }
 	switch sb.Type {
@@ -155,7 +155,9 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	switch sb.Type {
 	case "apptainer":
 		if sb.NodePool != "" {
-			no("apptainer sandboxes on a node pool (nel-run runs apptainer on the shards' own nodes; a sandbox pool is type slurm)", at("node_pool")...)
+			// A pool of sandbox servers on those nodes (isSandboxPool):
+			// sif_cache_dir is their APPTAINER_CACHEDIR, slots_per_node
+			// their slots.
 			break
 		}
 		if sb.SifCacheDir != "" {

@@ -442,6 +442,12 @@ type Sandbox struct {
 	// the image of a docker or apptainer session, or for the local
 	// sandbox a folder relative to RecipeDir copied into /app.
 	ImageTemplate string `json:"image_template,omitempty"`
+	// Pool is set for a sandbox of an engine (apptainer) that the job runs
+	// as a pool of sandbox servers on a node pool, as it runs a slurm
+	// sandbox: the shards reach it through the servers the job script
+	// lists in NEL_SANDBOX_<NAME>_ENDPOINTS, and the servers run the
+	// engine. A plan without it meant the engine on the shard's node.
+	Pool bool `json:"pool,omitempty"`
 	// ECS is an ecs_fargate sandbox's AWS side (its Memory is there, in
 	// Fargate's MiB, not above).
 	ECS *ECS `json:"ecs,omitempty"`

@@ -87,6 +87,7 @@ func fullPlan() *Plan {
 					TaskRoleARN: "arn:t", LogGroup: "/l", LogStreamPrefix: "p", MaxTaskLifetimeSec: 60, ExecServerPort: 19542,
 					NelRunImage: "nel:1"},
 				ImageTemplate: "swebench/sweb.eval.x86_64.{instance_id}:latest",
+				Pool:          true,
 			},
 			SkipFailed: true, MaxSystemRetries: 3,
 			Data:      []DataPin{pin},

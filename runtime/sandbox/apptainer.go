@@ -34,9 +34,8 @@ func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngi
 			return nil, fmt.Errorf("sandbox %s: apptainer: neither apptainer nor singularity is on PATH: %w", name, ErrUnavailable)
 		}
 	}
-	if cfg.Image == "" {
-		return nil, fmt.Errorf("sandbox %s: apptainer: no image", name)
-	}
+	// No image is allowed: a pool's server whose sessions each bring
+	// their task's image (OpenSession); its jobs are then refused.
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	if out, err := exec.CommandContext(pctx, bin, "version").CombinedOutput(); err != nil {
@@ -84,6 +83,9 @@ func (a *apptainerEngine) execArgv(image string, binds []string, dir string, tim
 func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	if len(job.Command) == 0 {
 		return nil, fmt.Errorf("sandbox %s: empty command", a.name)
+	}
+	if a.image == "" {
+		return nil, fmt.Errorf("sandbox %s: apptainer: no image to run the job in (set the sandbox's image)", a.name)
 	}
 	if err := a.slots.acquire(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
@@ -151,6 +153,9 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 // command. The program runs as the host user, so the host removes all it
 // wrote. spec.Image, when set, replaces the sandbox's image.
 func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
+	if a.image == "" && spec.Image == "" {
+		return nil, fmt.Errorf("sandbox %s: apptainer: no image for the session (the task names none, and the sandbox has no image)", a.name)
+	}
 	s, image, err := newSession(a.name, a.image, spec, false)
 	if err != nil {
 		return nil, err

@@ -1,13 +1,13 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -280,20 +280,25 @@ func (e *connError) Unwrap() error { return e.err }
 // job retried once on another server; when that fails too, Run's error
 // says which servers failed and how.
 func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
-	if len(r.env) > 0 {
-		env := make(map[string]string, len(r.env)+len(job.Env))
-		for k, v := range r.env {
-			env[k] = v
-		}
-		for k, v := range job.Env { // the job's own settings win
-			env[k] = v
-		}
-		job.Env = env
-	}
+	job.Env = withBase(r.env, job.Env)
 	body, err := json.Marshal(toWireJob(job))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: encode job: %w", r.name, err)
 	}
+	var res *Result
+	_, err = r.onServer(ctx, false, func(ep *endpoint) error {
+		var err error
+		res, err = r.post(ctx, ep.addr, body)
+		return err
+	})
+	return res, err
+}
+
+// onServer runs do on the least loaded server with a free slot, and once
+// more on another when that one cannot be reached; it returns the server
+// that answered. With keep the slot stays taken after a success (a
+// session's, freed by its Close); else it is freed.
+func (r *remote) onServer(ctx context.Context, keep bool, do func(ep *endpoint) error) (*endpoint, error) {
 	var failed *endpoint
 	var errs []string
 	for attempt := 0; attempt < 2; attempt++ {
@@ -301,15 +306,18 @@ func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox %s: waiting for a free slot: %w", r.name, err)
 		}
-		res, err := r.post(ctx, ep.addr, body)
+		err = do(ep)
 		var ce *connError
 		unreachable := errors.As(err, &ce) && ctx.Err() == nil
+		if err == nil && keep {
+			return ep, nil
+		}
 		r.release(ep, err == nil, unreachable)
 		if !unreachable {
 			if err != nil {
 				return nil, fmt.Errorf("sandbox %s: %s: %w", r.name, ep.addr, err)
 			}
-			return res, nil
+			return ep, nil
 		}
 		errs = append(errs, ep.addr+": "+err.Error())
 		r.log.Warn("sandbox server unreachable", "endpoint", ep.addr, "err", err, "retry", attempt == 0)
@@ -319,33 +327,23 @@ func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
 }
 
 func (r *remote) post(ctx context.Context, addr string, body []byte) (*Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/run", bytes.NewReader(body))
-	if err != nil {
+	var wr wireResult
+	if err := r.call(ctx, http.MethodPost, addr, "/run", "", body, &wr); err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	r.authorize(req)
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, &connError{transportError(err)}
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResultBytes))
-	if err != nil {
-		return nil, &connError{fmt.Errorf("read answer: %w", transportError(err))}
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return nil, &connError{fmt.Errorf("%s: %s", resp.Status, serverMessage(b))}
-	default:
-		return nil, fmt.Errorf("%s: %s", resp.Status, serverMessage(b))
-	}
-	var wr wireResult
-	if err := json.Unmarshal(b, &wr); err != nil {
-		return nil, fmt.Errorf("decode answer: %w", err)
-	}
 	return wr.result(), nil
+}
+
+// withBase is own over base: base's variables, own's winning. own is
+// returned as it is when base is empty.
+func withBase(base, own map[string]string) map[string]string {
+	if len(base) == 0 {
+		return own
+	}
+	env := make(map[string]string, len(base)+len(own))
+	maps.Copy(env, base)
+	maps.Copy(env, own)
+	return env
 }
 
 func serverMessage(b []byte) string {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ import (
 //	              with {"error": "..."}
 //	GET  /health  200 with a Health while the server takes jobs, 503 while
 //	              it shuts down
+//	/session…     an agent's stateful session (server_session.go)
 //
 // A job whose client goes away is killed: the job runs under the request's
 // context.
@@ -102,6 +104,10 @@ type ServerOptions struct {
 	// Bearer TOKEN": a server on a shared network (an ECS task's VPC)
 	// runs only its own client's jobs.
 	Token string
+	// SessionIdle, when set, removes a session that has had no request
+	// for that long: its client is gone without closing it (a shard
+	// killed outright), and it would hold its slot until the server ends.
+	SessionIdle time.Duration
 }
 
 // Server serves a Sandbox over HTTP (see the protocol above).
@@ -111,11 +117,13 @@ type Server struct {
 	maxReq   int64
 	log      *slog.Logger
 	token    string
+	idle     time.Duration
 	draining atomic.Bool
 	running  atomic.Int64
 	waiting  atomic.Int64
 	seq      atomic.Int64
-	inflight sync.WaitGroup // /run handlers, for Serve's shutdown
+	inflight sync.WaitGroup // /run and /session handlers, for Serve's shutdown
+	sessions sessionTable
 }
 
 // NewServer returns a server that runs jobs in sb.
@@ -129,7 +137,7 @@ func NewServer(sb Sandbox, opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{sb: sb, slots: make(chan struct{}, opts.Slots), maxReq: opts.MaxRequestBytes, log: opts.Logger, token: opts.Token}
+	return &Server{sb: sb, slots: make(chan struct{}, opts.Slots), maxReq: opts.MaxRequestBytes, log: opts.Logger, token: opts.Token, idle: opts.SessionIdle}
 }
 
 // Drain makes the server refuse new jobs (503) and report itself unhealthy,
@@ -166,8 +174,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.run(w, r)
+	case "/session":
+		s.sessionHTTP(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "no such path: "+r.URL.Path+" (POST /run, GET /health)")
+		if strings.HasPrefix(r.URL.Path, "/session/") {
+			s.sessionHTTP(w, r)
+			return
+		}
+		writeError(w, http.StatusNotFound, "no such path: "+r.URL.Path+" (POST /run, GET /health, /session)")
 	}
 }
 
@@ -201,16 +215,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 
 	// Wait for a slot; a client that gives up leaves the queue.
-	s.waiting.Add(1)
-	select {
-	case s.slots <- struct{}{}:
-		s.waiting.Add(-1)
-	case <-ctx.Done():
-		s.waiting.Add(-1)
-		log.Info("client gone before the job started")
+	if !s.takeSlot(ctx, log) {
 		return
 	}
-	s.running.Add(1)
 	defer func() {
 		s.running.Add(-1)
 		<-s.slots
@@ -269,6 +276,11 @@ func Serve(ctx context.Context, ln net.Listener, s *Server, grace time.Duration)
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	if s.idle > 0 {
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go s.reapIdle(rctx)
+	}
 	select {
 	case err := <-done:
 		return fmt.Errorf("sandbox server: %w", err)
@@ -288,5 +300,7 @@ func Serve(ctx context.Context, ln net.Listener, s *Server, grace time.Duration)
 		s.inflight.Wait()
 	}
 	<-done
+	// Sessions outlive their requests: nothing else removes them now.
+	s.closeSessions()
 	return nil
 }

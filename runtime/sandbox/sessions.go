@@ -14,7 +14,8 @@ import (
 )
 
 // SessionOpener is a Sandbox that can open stateful sessions: the local,
-// docker and apptainer engines.
+// docker and apptainer engines, and a sandbox pool's servers (which open
+// them on their own engine).
 type SessionOpener interface {
 	OpenSession(ctx context.Context, spec SessionSpec) (Session, error)
 }
@@ -24,9 +25,6 @@ type SessionOpener interface {
 func OpenSession(ctx context.Context, sb Sandbox, spec SessionSpec) (Session, error) {
 	if o, ok := sb.(SessionOpener); ok {
 		return o.OpenSession(ctx, spec)
-	}
-	if _, ok := sb.(*remote); ok {
-		return nil, fmt.Errorf("sandbox %s: not supported yet: a stateful session on a slurm sandbox pool (its servers run each job in a fresh work directory, and an agent's files must persist from one command to the next)", sb.Name())
 	}
 	return nil, fmt.Errorf("sandbox %s: not supported yet: a stateful session on this engine", sb.Name())
 }

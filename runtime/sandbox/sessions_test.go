@@ -211,9 +211,11 @@ func TestLocalSessionClose(t *testing.T) {
 }
 
 func TestOpenSessionRefused(t *testing.T) {
-	_, err := OpenSession(context.Background(), &remote{name: "pool"}, SessionSpec{})
-	if err == nil || !strings.Contains(err.Error(), "sandbox pool: not supported yet: a stateful session on a slurm sandbox pool") {
-		t.Errorf("slurm pool: err %v", err)
+	// An ecs_fargate task's own engine runs jobs in the task's container
+	// and keeps nothing between them.
+	_, err := OpenSession(context.Background(), openContainer("task", Config{}), SessionSpec{})
+	if err == nil || !strings.Contains(err.Error(), "sandbox task: not supported yet: a stateful session on this engine") {
+		t.Errorf("container engine: err %v", err)
 	}
 	sb := openLocalT(t, Config{})
 	if _, err := OpenSession(context.Background(), sb, SessionSpec{App: filepath.Join(t.TempDir(), "missing")}); err == nil || !strings.Contains(err.Error(), "session App") {

@@ -77,6 +77,13 @@ func (r *runner) openAgentSandbox(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("benchmark %s: %s.sandbox: %w", r.b.Key, r.benchmarkPath(), err)
 	}
 	cfg.Logger = r.log
+	if cfg.Type == "slurm" {
+		// The pool's servers keep the sessions; the job script says where
+		// they are.
+		if cfg.Endpoints, err = sandbox.EndpointsFromEnv(cfg.Name, r.o.Getenv); err != nil {
+			return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
+	}
 	s, err := sandbox.Open(ctx, cfg)
 	switch {
 	case errors.Is(err, sandbox.ErrUnavailable):

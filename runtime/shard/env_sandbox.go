@@ -68,7 +68,12 @@ func sandboxConfig(sb *plan.Sandbox) (sandbox.Config, error) {
 		CPUs: sb.Cpus, MaxProcesses: sb.MaxProcesses,
 		Concurrency: sb.Concurrency, Network: sb.Network, Env: sb.Env,
 	}
-	if sb.Type == "slurm" && sb.Concurrency == 0 {
+	if sb.Pool {
+		// The engine runs on the pool's servers; the shard is their
+		// client, as for a slurm sandbox.
+		cfg.Type = "slurm"
+	}
+	if cfg.Type == "slurm" && sb.Concurrency == 0 {
 		cfg.Concurrency = sb.SlotsPerNode
 	}
 	var err error

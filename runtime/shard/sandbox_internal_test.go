@@ -58,6 +58,11 @@ func TestSandboxConfig(t *testing.T) {
 		t.Errorf("sandboxConfig = %+v\nwant %+v", got, want)
 	}
 	// A slurm pool's concurrency defaults to its slots per node.
+	// An apptainer pool: the shard is the client of the pool's servers,
+	// which run apptainer.
+	if got, _ := sandboxConfig(&plan.Sandbox{Name: "sif", Type: "apptainer", Pool: true, SlotsPerNode: 3}); got.Type != "slurm" || got.Concurrency != 3 {
+		t.Errorf("apptainer pool: type %q, concurrency %d; want the pool's client (slurm) with 3", got.Type, got.Concurrency)
+	}
 	if got, _ := sandboxConfig(&plan.Sandbox{Type: "slurm", SlotsPerNode: 4}); got.Concurrency != 4 {
 		t.Errorf("slurm concurrency %d, want 4", got.Concurrency)
 	}
