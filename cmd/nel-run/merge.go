@@ -118,20 +118,25 @@ func (o *mergeOptions) run(e *env) int {
 		e.errorf("merge: %v", err)
 		return exitFailure
 	}
-	// An INVALID benchmark did not measure its model: every file is
-	// written, but the status must not say success (nel run exits 3 too),
-	// or a job's exit code would pass a failed measurement on as a result.
+	return invalidStatus(e, sums)
+}
+
+// invalidStatus is the status of a merge that wrote every file: an INVALID
+// benchmark did not measure its model, so the status must not say success
+// (nel run exits 3 too), or a job's exit code would pass a failed
+// measurement on as a result.
+func invalidStatus(e *env, sums []merge.Summary) int {
 	var invalid []string
 	for _, s := range sums {
 		if s.Bundle.Validity.Invalid {
 			invalid = append(invalid, s.Bundle.Benchmark)
 		}
 	}
-	if len(invalid) > 0 {
-		e.errorf("merge: INVALID: %s did not measure the model: infrastructure failures above max_error_rate (the headline says which); every file is written", strings.Join(invalid, ", "))
-		return exitInvalid
+	if len(invalid) == 0 {
+		return exitOK
 	}
-	return exitOK
+	e.errorf("merge: INVALID: %s did not measure the model: infrastructure failures above max_error_rate (the headline says which); every file is written", strings.Join(invalid, ", "))
+	return exitInvalid
 }
 
 // writeReports writes the plan's reports (report.md always, then each
