@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -164,8 +165,17 @@ func BenchmarkCoverage(b *testing.B) {
 			b.Fatalf("NEL_COVERAGE_RESAMPLES=%q: %v", s, err)
 		}
 	}
+	// NEL_COVERAGE_CASES (a regular expression) runs only the cases it
+	// matches, with the rows they have in the full grid.
+	var only *regexp.Regexp
+	if s := os.Getenv("NEL_COVERAGE_CASES"); s != "" {
+		var err error
+		if only, err = regexp.Compile(s); err != nil {
+			b.Fatalf("NEL_COVERAGE_CASES: %v", err)
+		}
+	}
 	for b.Loop() {
-		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: resamples, Seed: 1})
+		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: resamples, Seed: 1, Only: only})
 		if err != nil {
 			b.Fatal(err)
 		}
