@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -70,7 +71,7 @@ func TestComputeByHand(t *testing.T) {
 		t.Errorf("method %s, df %d", ci.Method, ci.DF)
 	}
 	// The bootstrap of three values stays within their range.
-	if bs := b.Headline.Bootstrap; bs == nil || bs.Lo < 0 || bs.Hi > 1 || bs.Lo > 0.5 || bs.Hi < 0.5 || bs.Resamples != 2000 {
+	if bs := b.Headline.Bootstrap; bs == nil || bs.Lo < 0 || bs.Hi > 1 || bs.Lo > 0.5 || bs.Hi < 0.5 || bs.Resamples != 2000 || !bs.Parity {
 		t.Errorf("bootstrap %+v", bs)
 	}
 	if len(b.Metrics) != 2 || b.Metrics[1].Metric != "pass@2" {
@@ -148,6 +149,18 @@ func TestCategoriesAndClusters(t *testing.T) {
 	b := metrics.Compute(metrics.Input{Rows: rows, Meta: meta, Resamples: 500})
 	if b.Headline.CLT.Method != "korn_graubard_clustered" || b.Headline.CLT.Clusters != 2 || b.Headline.CLT.DF != 1 {
 		t.Errorf("headline interval %+v", b.Headline.CLT)
+	}
+	// The cluster bootstrap is NeMo's parity figure, and eval.json says
+	// so beside its method; nel's interval is not marked.
+	if bs := b.Headline.Bootstrap; bs == nil || bs.Method != "bootstrap_cluster_expanded" || !bs.Parity || b.Headline.CLT.Parity {
+		t.Errorf("bootstrap %+v beside %+v: want the cluster bootstrap marked parity, the CLT not", bs, b.Headline.CLT)
+	}
+	js, err := json.Marshal(b.Headline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"method":"bootstrap_cluster_expanded","level":0.95,`) || strings.Count(string(js), `"parity":true`) != 1 {
+		t.Errorf("eval.json headline %s: want one \"parity\":true, on the bootstrap", js)
 	}
 	if len(b.Categories) != 2 || b.Categories[0].Name != "algebra" || b.Categories[1].Name != "geometry" {
 		t.Fatalf("categories %+v", b.Categories)
