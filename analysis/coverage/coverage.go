@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -55,7 +56,18 @@ type Case struct {
 	// each sample carries 1–4 instructions, each followed with the item's
 	// probability, as scores instr/num and instr/den; its truth is Mean.
 	Ratio bool
+	// Local draws each run's Mean uniformly within ±1/Items of the
+	// case's (clipped to [0, 1]; Effect fixed): its rows are coverage
+	// averaged over that neighbourhood, the local mean on which an
+	// interval on a count near its end is judged (docs/statistics.md),
+	// estimated by simulation where no exact sum exists (repeats,
+	// ratios, two runs). Its name is the fixed case's with LocalSuffix,
+	// whose rows of the same methods then count as pointwise.
+	Local bool
 }
+
+// LocalSuffix ends the name of a Local case.
+const LocalSuffix = ", truth ± 1/n"
 
 // Result is one method's record over a case's replicates.
 type Result struct {
@@ -129,6 +141,10 @@ type Config struct {
 	// simulation's).
 	Resamples int
 	Seed      uint64
+	// Only, when set, runs only the cases whose name it matches; each
+	// keeps its random stream (its place in the grid), so its rows are
+	// those of the full run.
+	Only *regexp.Regexp
 }
 
 // Run simulates every case cfg.Reps times and returns the results in the
@@ -154,11 +170,14 @@ func Run(ctx context.Context, cases []Case, cfg Config) ([]Result, error) {
 			}
 		}()
 	}
-	for ci := range cases {
-		next <- ci
+	for ci, c := range cases {
+		if cfg.Only == nil || cfg.Only.MatchString(c.Name) {
+			next <- ci
+		}
 	}
 	close(next)
 	wg.Wait()
+	markPointwise(cases, per)
 	var out []Result
 	for ci, rs := range per {
 		if errs[ci] != nil {
@@ -179,14 +198,18 @@ func runCase(ctx context.Context, ci int, c Case, cfg Config) ([]Result, error) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		rc := c
+		if c.Local {
+			rc.Mean = localMean(c, r)
+		}
 		var err error
 		switch {
 		case c.Paired:
-			err = pairedRep(c, cfg, r, acc)
+			err = pairedRep(rc, cfg, r, acc)
 		case c.Unpaired:
-			err = moverRep(c, cfg, r, acc)
+			err = moverRep(rc, cfg, r, acc)
 		default:
-			err = unpairedRep(c, cfg, r, acc)
+			err = unpairedRep(rc, cfg, r, acc)
 		}
 		if err != nil {
 			return nil, err
@@ -208,6 +231,42 @@ func runCase(ctx context.Context, ci int, c Case, cfg Config) ([]Result, error) 
 		}
 	}
 	return append(out, pointwise, local), nil
+}
+
+// localMean draws a Local case's true score for one run: uniform within
+// ±1/Items of Mean, clipped to [0, 1] and kept above Effect and below 1
+// (a Beta needs a mean inside (0, 1); just below 1 every item is right).
+func localMean(c Case, r *rand.Rand) float64 {
+	a, b := max(c.Mean-1/float64(c.Items), 0), min(c.Mean+1/float64(c.Items), 1)
+	m := a + (b-a)*r.Float64()
+	return min(max(m, c.Effect+1e-9, 1e-9), 1-1e-9)
+}
+
+// markPointwise marks, for each Local case that ran, the coverage rows
+// of its fixed case (the name without LocalSuffix) whose method it has:
+// their claim is judged on the local mean, as a binomial count's exact
+// pointwise rows are (Result.Pointwise).
+func markPointwise(cases []Case, per [][]Result) {
+	for li, lc := range cases {
+		base, ok := strings.CutSuffix(lc.Name, LocalSuffix)
+		if !lc.Local || !ok || per[li] == nil {
+			continue
+		}
+		local := map[string]bool{}
+		for _, r := range per[li] {
+			local[r.Method] = r.Kind == "coverage"
+		}
+		for ci, c := range cases {
+			if c.Name != base {
+				continue
+			}
+			for i, r := range per[ci] {
+				if r.Kind == "coverage" && local[r.Method] {
+					per[ci][i].Pointwise = true
+				}
+			}
+		}
+	}
 }
 
 func (c Case) check() error {

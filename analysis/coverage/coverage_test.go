@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +71,7 @@ func TestShortGrid(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"pass@1 wilson", "pass@1 wilson exact, mean over truth ± 1/n", "pass@1 jeffreys_effective", "pass@1 reference: Clopper–Pearson on n*", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 jeffreys_effective", "pass@4 wilson", "pass@4 wilson exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover_jeffreys", "delta reference: MOVER on the headlines' intervals", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
+	for _, m := range []string{"pass@1 wilson", "pass@1 wilson exact, mean over truth ± 1/n", "pass@1 jeffreys_effective", "pass@1 reference: Clopper–Pearson on n*", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 jeffreys_effective", "pass@2 reference: U-statistic cap", "pass@4 wilson", "pass@4 wilson exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover_jeffreys", "delta reference: MOVER on the headlines' intervals", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
 		if !seen[m] {
 			t.Errorf("no result for %s", m)
 		}
@@ -164,8 +166,17 @@ func BenchmarkCoverage(b *testing.B) {
 			b.Fatalf("NEL_COVERAGE_RESAMPLES=%q: %v", s, err)
 		}
 	}
+	// NEL_COVERAGE_CASES (a regular expression) runs only the cases it
+	// matches, with the rows they have in the full grid.
+	var only *regexp.Regexp
+	if s := os.Getenv("NEL_COVERAGE_CASES"); s != "" {
+		var err error
+		if only, err = regexp.Compile(s); err != nil {
+			b.Fatalf("NEL_COVERAGE_CASES: %v", err)
+		}
+	}
 	for b.Loop() {
-		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: resamples, Seed: 1})
+		rs, err := Run(b.Context(), FullGrid(), Config{Reps: reps, Resamples: resamples, Seed: 1, Only: only})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -183,5 +194,50 @@ func BenchmarkCoverage(b *testing.B) {
 			}
 		}
 		b.ReportMetric(100*worst, "min-coverage-%")
+	}
+}
+
+// TestLocalCase checks the local-mean cases: a run's true score is drawn
+// over the whole of ±1/n around the case's (clipped at 1), the Local twin
+// of a case near 1 runs through every interval, and the fixed case's rows
+// of the same methods become pointwise, judged on the twin's.
+func TestLocalCase(t *testing.T) {
+	c := Case{Name: "n=30 k=4 p=0.98 items vary", Items: 30, Repeats: 4, ItemConc: 4, Mean: 0.98}
+	r := rand.New(rand.NewPCG(1, 2))
+	lo, hi := 1.0, 0.0
+	for range 2000 {
+		m := localMean(c, r)
+		lo, hi = min(lo, m), max(hi, m)
+	}
+	if want := 0.98 - 1.0/30; lo < want || lo > want+0.002 || hi < 0.998 || hi >= 1 {
+		t.Errorf("local means span [%v, %v], want about [%v, 1)", lo, hi, want)
+	}
+	twins := localCases([]Case{c})
+	if len(twins) != 1 || !twins[0].Local || twins[0].Name != c.Name+LocalSuffix {
+		t.Fatalf("localCases = %+v, want the twin of %s", twins, c.Name)
+	}
+	const reps = 200
+	rs, err := Run(context.Background(), append([]Case{c}, twins...), Config{Reps: reps, Resamples: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := 0
+	for _, r := range rs {
+		switch {
+		case r.Case == twins[0].Name && r.Kind == "coverage":
+			local++
+			if r.Reps != reps || r.Pointwise || r.Exact {
+				t.Errorf("%s %s: %d runs, pointwise %v, exact %v", r.Case, r.Method, r.Reps, r.Pointwise, r.Exact)
+			}
+			// A gross error only: 200 runs, about ±6 points at 4 SEs.
+			if r.Claimed() && math.Abs(r.Rate()-0.95) > 4*math.Sqrt(0.95*0.05/reps) {
+				t.Errorf("%s: %s covers %.1f%%", r.Case, r.Method, 100*r.Rate())
+			}
+		case r.Case == c.Name && r.Kind == "coverage" && !r.Exact && !r.Pointwise:
+			t.Errorf("%s %s: not marked pointwise beside its local twin", r.Case, r.Method)
+		}
+	}
+	if local < 5 {
+		t.Errorf("the local twin has %d coverage rows, want every interval's", local)
 	}
 }

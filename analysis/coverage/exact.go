@@ -20,7 +20,7 @@ import (
 // is then a function of the count x of successes alone, and its coverage
 // can be computed exactly, Σₓ P[X = x]·[truth ∈ interval(x)].
 func (c Case) binomial() bool {
-	return c.Clusters == 0 && !c.Paired && !c.Unpaired
+	return c.Clusters == 0 && !c.Paired && !c.Unpaired && !c.Local
 }
 
 // localHalf is the half-width, in true score, of the neighbourhood

@@ -62,7 +62,27 @@ func FullGrid() []Case {
 		cs = append(cs, Case{Name: fmt.Sprintf("paired n=100 k=1 p=0.97 effect %g", e), Items: 100, Repeats: 1,
 			ItemConc: 2, Mean: 0.97, Paired: true, Effect: e})
 	}
-	return append(cs, edgeCases()...)
+	cs = append(cs, edgeCases()...)
+	return append(cs, localCases(cs)...)
+}
+
+// localCases are the Local twins of the cases where an interval on a
+// count near its end covers above 96% at the case's one true score, and
+// no exact sum gives its local mean: repeats, a ratio over few prompts,
+// two runs that cannot be paired.
+func localCases(grid []Case) []Case {
+	var cs []Case
+	for _, c := range grid {
+		switch {
+		case c.Repeats == 4 && c.Clusters == 0 && !c.Paired && !c.Unpaired && c.Mean >= 0.9,
+			c.Ratio && c.Items == 30 && c.Mean == 0.95,
+			c.Unpaired && c.Items == 30 && c.Mean == 0.97:
+			c.Name += LocalSuffix
+			c.Local = true
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // edgeCases are the grid's later cases (appended, so the earlier cases

@@ -58,6 +58,7 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
 		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
 		effectiveReference(s, truth, acc)
+		uStatisticCap(c, s, truth, acc)
 		if s.Metric == RatioMetric {
 			// What ratio metrics reported before: r ± t(m−1)·SE, clipped.
 			q := stats.TQuantile((1+level)/2, float64(s.CLT.DF))
@@ -101,6 +102,31 @@ func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
 		lo, hi := stats.KornGraubardJeffreys(v, ci.EffectiveN, q, level)
 		acc.interval(s.Metric+" reference: Jeffreys on n*", lo, hi, truth)
 	}
+}
+
+// uStatisticCap records, for pass@k at k < repeats, the interval nel
+// reports with its effective size capped at what the U-statistic can
+// achieve, N·stats.PassAtKTrials at the estimate, instead of the disjoint
+// k-sample blocks: the tighter bound docs/statistics.md derives, which
+// under-covers (the sample SE near 1 is too small in the runs that miss).
+func uStatisticCap(c Case, s metrics.Score, truth float64, acc *accumulator) {
+	ci := s.CLT
+	k, err := strconv.Atoi(strings.TrimPrefix(s.Metric, "pass@"))
+	v := *s.Value
+	if err != nil || k < 2 || k >= c.Repeats || ci.EffectiveN <= 0 || ci.DF <= 0 {
+		return
+	}
+	n := ci.EffectiveN // at p̂ = 0 or 1: the items, whatever the cap
+	if v > 0 && v < 1 {
+		n = stats.EffectiveN(v, ci.SE, float64(s.N)*stats.PassAtKTrials(c.Repeats, k, v), s.N)
+	}
+	q := stats.TQuantile((1+level)/2, float64(ci.DF))
+	interval := stats.KornGraubardJeffreys
+	if ci.Clusters > 0 {
+		interval = stats.KornGraubard
+	}
+	lo, hi := interval(v, n, q, level)
+	acc.interval(s.Metric+" reference: U-statistic cap", lo, hi, truth)
 }
 
 // itemMeans is each item's mean reward (rows in item then repeat order).

@@ -164,6 +164,13 @@ type Interval struct {
 	// Resamples and Seed describe a bootstrap.
 	Resamples int    `json:"resamples,omitempty"`
 	Seed      uint64 `json:"seed,omitempty"`
+	// Parity is set on every ci_bootstrap: NeMo Evaluator's figure, kept
+	// so that its users can compare with what their tool printed, and not
+	// a confidence claim at Level (it covers far less near 0 and 1;
+	// docs/statistics.md, "The rule for NeMo's bootstrap"). Method alone
+	// would leave a reader of eval.json to know that. Absent in bundles
+	// written before it was set.
+	Parity bool `json:"parity,omitempty"`
 }
 
 // Variance is the headline's variance decomposition (Miller 2024): the

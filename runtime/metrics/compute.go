@@ -285,7 +285,7 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 // for few clusters, else (g = 0: no clusters, or one) NeMo Evaluator's
 // over items.
 func (c *computer) bootstrap(vals []float64, cluster []int, g int) *Interval {
-	iv := &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed}
+	iv := &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed, Parity: true}
 	if g == 0 {
 		iv.Lo, iv.Hi = stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
 		return iv
@@ -457,7 +457,7 @@ func (c *computer) ratio(name string) Score {
 		s.CLT.Lo, s.CLT.Hi = stats.KornGraubardJeffreys(r, s.CLT.EffectiveN, q, c.in.Level)
 	}
 	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
-	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed}
+	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed, Parity: true}
 	return s
 }
 

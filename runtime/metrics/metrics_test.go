@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -58,19 +59,22 @@ func TestComputeByHand(t *testing.T) {
 	// Binary rewards: Korn & Graubard's effective sample size
 	// p̂(1−p̂)/SE² = 0.25/(1/12) = 3 (below the 6 samples): with
 	// t_{0.975, 2} = 4.302652729749464, n* = 3·(1.959964/4.302653)² =
-	// 0.6225079 trials and x = n*/2; Jeffreys' ends, the 2.5% and 97.5%
-	// quantiles of Beta(x+½, n*−x+½) = Beta(0.8112539, 0.8112539)
-	// (bisection on mpmath's regularized incomplete beta): 0.01326164 and
-	// 1 − that. Three items on two df say next to nothing.
+	// 0.6225079 trials and x = n*/2 = 0.3112539. Both counts are within 2
+	// of their end, so each bound is Clopper–Pearson's where it reaches
+	// further than Jeffreys' (0.01326164, the 2.5% quantile of
+	// Beta(x+½, n*−x+½)): the 2.5% quantile of Beta(x, n*−x+1) =
+	// Beta(0.3112539, 1.3112539), 4.9973178e-06 (bisection on a continued
+	// fraction of the regularized incomplete beta, in Python outside the
+	// code), and 1 − that. Three items on two df say next to nothing.
 	ci := b.Headline.CLT
 	near(t, "effective n", ci.EffectiveN, 3)
-	near(t, "CLT lo", ci.Lo, 0.0132616411719331)
-	near(t, "CLT hi", ci.Hi, 1-0.0132616411719331)
+	near(t, "CLT lo", ci.Lo, 4.997317819323642e-06)
+	near(t, "CLT hi", ci.Hi, 1-4.997317819323642e-06)
 	if ci.Method != "jeffreys_effective" || ci.DF != 2 {
 		t.Errorf("method %s, df %d", ci.Method, ci.DF)
 	}
 	// The bootstrap of three values stays within their range.
-	if bs := b.Headline.Bootstrap; bs == nil || bs.Lo < 0 || bs.Hi > 1 || bs.Lo > 0.5 || bs.Hi < 0.5 || bs.Resamples != 2000 {
+	if bs := b.Headline.Bootstrap; bs == nil || bs.Lo < 0 || bs.Hi > 1 || bs.Lo > 0.5 || bs.Hi < 0.5 || bs.Resamples != 2000 || !bs.Parity {
 		t.Errorf("bootstrap %+v", bs)
 	}
 	if len(b.Metrics) != 2 || b.Metrics[1].Metric != "pass@2" {
@@ -149,6 +153,18 @@ func TestCategoriesAndClusters(t *testing.T) {
 	if b.Headline.CLT.Method != "korn_graubard_clustered" || b.Headline.CLT.Clusters != 2 || b.Headline.CLT.DF != 1 {
 		t.Errorf("headline interval %+v", b.Headline.CLT)
 	}
+	// The cluster bootstrap is NeMo's parity figure, and eval.json says
+	// so beside its method; nel's interval is not marked.
+	if bs := b.Headline.Bootstrap; bs == nil || bs.Method != "bootstrap_cluster_expanded" || !bs.Parity || b.Headline.CLT.Parity {
+		t.Errorf("bootstrap %+v beside %+v: want the cluster bootstrap marked parity, the CLT not", bs, b.Headline.CLT)
+	}
+	js, err := json.Marshal(b.Headline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"method":"bootstrap_cluster_expanded","level":0.95,`) || strings.Count(string(js), `"parity":true`) != 1 {
+		t.Errorf("eval.json headline %s: want one \"parity\":true, on the bootstrap", js)
+	}
 	if len(b.Categories) != 2 || b.Categories[0].Name != "algebra" || b.Categories[1].Name != "geometry" {
 		t.Fatalf("categories %+v", b.Categories)
 	}
@@ -216,12 +232,15 @@ func TestRatioMetric(t *testing.T) {
 	// variance 0.1824417, SE = √(0.1824417/3) = 0.246605; effective n =
 	// (5/9)(4/9)/SE² = 4.06015 (under the 9 instructions); df-adjusted
 	// with t_{0.975, 2} = 4.302653, n* = 4.06015·(1.959964/4.302653)² =
-	// 0.842492 and x = (5/9)n* = 0.468051; Jeffreys' ends, the 2.5% and
-	// 97.5% quantiles of Beta(x+½, n*−x+½) (bisection on mpmath's
-	// regularized incomplete beta), are 0.025312 and 0.984775 (to 1e−4:
-	// n is rounded here): three items on two df say little.
+	// 0.842492 and x = (5/9)n* = 0.468051. Both counts lie within 2 of
+	// their end, so the ends are Clopper–Pearson's, which reach further
+	// than Jeffreys' (0.025312 and 0.984775): the 2.5% quantile of
+	// Beta(x, n*−x+1) and the 97.5% of Beta(x+1, n*−x), 0.00025667 and
+	// 0.99996751 (bisection on a continued fraction of the regularized
+	// incomplete beta, in Python; to 1e−6: n is rounded here): three items
+	// on two df say little.
 	if ci := inst.CLT; ci.DF != 2 || math.Abs(ci.SE-0.246605) > 1e-6 || math.Abs(ci.EffectiveN-4.06015) > 1e-4 ||
-		math.Abs(ci.Lo-0.025312) > 1e-4 || math.Abs(ci.Hi-0.984775) > 1e-4 {
+		math.Abs(ci.Lo-0.00025667) > 1e-6 || math.Abs(ci.Hi-0.99996751) > 1e-6 {
 		t.Fatalf("ratio interval %+v: want Korn & Graubard on 4.06 effective trials with t(2)", ci)
 	}
 	// An item-mean metric next to it is unchanged: (0.5 + 1 + 0)/3.

@@ -320,3 +320,41 @@ func TestPower(t *testing.T) {
 	}
 	mustPanic(t, "alpha 0", func() { MDE(1, 0, 0.8) })
 }
+
+// TestPassAtKTrials checks Hoeffding's variance against the exact one, a
+// sum over the binomial count of correct samples, for every k ≤ n ≤ 20 at
+// several success probabilities; by hand at n = 4, k = 2, q = ½ (counts
+// 0–4 with probabilities 1, 4, 6, 4, 1 over 16 give pass@2 0, ½, ⅚, 1, 1:
+// mean ¾, variance 7/96, so θ(1−θ)/Var = (3/16)/(7/96) = 18/7); and that
+// it lies between the disjoint blocks n/k and C(n, k).
+func TestPassAtKTrials(t *testing.T) {
+	if got := PassAtKTrials(4, 2, 0.75); math.Abs(got-18.0/7) > 1e-12 {
+		t.Errorf("PassAtKTrials(4, 2, 0.75) = %v, want 18/7", got)
+	}
+	for n := 1; n <= 20; n++ {
+		for k := 1; k <= n; k++ {
+			for _, q := range []float64{0.05, 0.5, 0.9, 0.99} {
+				theta := 1 - math.Pow(1-q, float64(k))
+				if theta > 1-1e-6 { // the exact sum cancels there
+					continue
+				}
+				v := 0.0
+				for c := 0; c <= n; c++ {
+					lp := lchoose(n, c) + float64(c)*math.Log(q) + float64(n-c)*math.Log1p(-q)
+					d := PassAtK(n, c, k) - theta
+					v += math.Exp(lp) * d * d
+				}
+				want := theta * (1 - theta) / v
+				got := PassAtKTrials(n, k, theta)
+				if math.Abs(got-want) > 1e-8*want {
+					t.Errorf("PassAtKTrials(%d, %d, θ=%v) = %v, exact %v", n, k, theta, got, want)
+				}
+				cnk := math.Exp(lchoose(n, k))
+				if got < float64(n)/float64(k)*(1-1e-12) || got > cnk*(1+1e-12) {
+					t.Errorf("PassAtKTrials(%d, %d, θ=%v) = %v, outside [n/k, C(n,k)] = [%v, %v]", n, k, theta, got, float64(n)/float64(k), cnk)
+				}
+			}
+		}
+	}
+	mustPanic(t, "θ = 1", func() { PassAtKTrials(4, 2, 1) })
+}

@@ -183,9 +183,12 @@ func TestJeffreys(t *testing.T) {
 	}
 }
 
-// KornGraubardJeffreys is Jeffreys' interval on n·(z/crit)², and at
-// p̂ = 0 or 1 Clopper–Pearson's bound on the open side (Brown, Cai &
-// DasGupta's modification).
+// KornGraubardJeffreys is Jeffreys' interval on n·(z/crit)², at p̂ = 0 or
+// 1 Clopper–Pearson's bound on the open side (Brown, Cai & DasGupta's
+// modification), and within 2 effective counts of an end (3 above 50)
+// Clopper–Pearson's bound away from it where that reaches further. Reference quantiles by
+// bisection on a continued fraction of the regularized incomplete beta
+// (Python, outside the code).
 func TestKornGraubardJeffreys(t *testing.T) {
 	z := NormalQuantile(0.975)
 	// crit = z: n* = n. 0.025^(1/50) = 0.9288782635358023 (mpmath).
@@ -196,8 +199,22 @@ func TestKornGraubardJeffreys(t *testing.T) {
 		t.Errorf("all wrong on 50: [%v, %v]", lo, hi)
 	}
 	// crit = 2z: n* = n/4, so 120 effective trials at t are 30 at z.
-	lo, hi := KornGraubardJeffreys(0.9, 120, 2*z, 0.95)
+	// 0.8 on 30 (6 failures): Jeffreys', Beta(24.5, 6.5)'s 2.5% and 97.5%
+	// quantiles.
+	lo, hi := KornGraubardJeffreys(0.8, 120, 2*z, 0.95)
+	if math.Abs(lo-0.6333868661587767) > 1e-9 || math.Abs(hi-0.9119326244800943) > 1e-9 {
+		t.Errorf("0.8 on 120 at 2z: [%v, %v], want Jeffreys on 30", lo, hi)
+	}
+	// 0.9 on 30: 3 failures, more than 2 from the end (n* ≤ 50): Jeffreys'.
+	lo, hi = KornGraubardJeffreys(0.9, 120, 2*z, 0.95)
 	if math.Abs(lo-0.7565983910150729) > 1e-9 || math.Abs(hi-0.9710193809672735) > 1e-9 {
 		t.Errorf("0.9 on 120 at 2z: [%v, %v], want Jeffreys on 30", lo, hi)
+	}
+	// 0.95 on 40 (crit = z): 2 failures, so the lower bound is
+	// Clopper–Pearson's, Beta(38, 3)'s 2.5% quantile (Jeffreys',
+	// 0.849134948765321, sits closer), the upper Jeffreys'.
+	lo, hi = KornGraubardJeffreys(0.95, 40, z, 0.95)
+	if math.Abs(lo-0.8308031360405828) > 1e-9 || math.Abs(hi-0.9894655149777634) > 1e-9 {
+		t.Errorf("0.95 on 40: [%v, %v], want [Clopper–Pearson, Jeffreys]", lo, hi)
 	}
 }

@@ -400,7 +400,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin-top:24px}
 <table><thead><tr><th>Category</th><th class="num"><code>{{.CategoryHead}}</code></th><th class="num">{{index .Heads 0}}</th><th class="num">{{index .Heads 1}}</th><th class="num">n</th></tr></thead><tbody>
 {{range .Categories}}<tr><td>{{.Name}}</td><td class="num{{if .NA}} na{{end}}">{{.Value}}</td><td class="num">{{.CLT}}</td><td class="num">{{.Bootstrap}}</td><td class="num">{{.N}}</td></tr>
 {{end}}</tbody></table></div>
-<figure>{{with .CategoryChart.SVG}}{{.}}<figcaption><span class="sw clt"></span>CLT <span class="sw boot"></span>bootstrap</figcaption>{{else}}<p class="skip">{{.CategoryChart.Skip}}</p>{{end}}</figure>
+<figure>{{with .CategoryChart.SVG}}{{.}}<figcaption><span class="sw clt"></span>nel's interval <span class="sw boot"></span>NeMo's bootstrap, for parity</figcaption>{{else}}<p class="skip">{{.CategoryChart.Skip}}</p>{{end}}</figure>
 </div>{{else}}<p class="skip">{{.CategoryChart.Skip}}</p>{{end}}
 <div class="grid">
 <div>

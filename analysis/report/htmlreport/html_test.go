@@ -51,6 +51,8 @@ func TestHTML(t *testing.T) {
 		`<span class="value">0.8120</span>`,
 		`<span class="value na">n/a</span>`,
 		"[95% CI clt clustered (60 clusters) 0.4102–0.5032] (NeMo&#39;s bootstrap, parity only: 0.4111–0.5019)",
+		// the category chart's legend names the parity column too
+		`<span class="sw clt"></span>nel's interval <span class="sw boot"></span>NeMo's bootstrap, for parity</figcaption>`,
 		"this run detects differences ≥ 3.0 pp at 80% power",
 		"Within-item variance: not estimable (one repeat)",
 		// hostile strings escaped in tables, exemplars and the charts' SVG text
