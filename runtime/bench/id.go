@@ -14,6 +14,9 @@ import (
 // canonicalJSON encodes v with sorted object keys (encoding/json sorts map
 // keys), no HTML escaping and json.Number written as its literal text.
 func canonicalJSON(v any) []byte {
+	if b, ok := appendCanonical(make([]byte, 0, 256), v); ok {
+		return b
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
