@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -82,7 +83,12 @@ func appendCanonicalMap(dst []byte, m map[string]any) ([]byte, bool) {
 // control bytes, \ufffd for each byte of invalid UTF-8, \u2028 and \u2029
 // escaped.
 func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
+	const (
+		hex = "0123456789abcdef"
+		// The bytes with a short escape, and the letter of each.
+		escaped = "\"\\\b\f\n\r\t"
+		escapes = "\"\\bfnrt"
+	)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -93,20 +99,9 @@ func appendJSONString(dst []byte, s string) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
+			if k := strings.IndexByte(escaped, b); k >= 0 {
+				dst = append(dst, '\\', escapes[k])
+			} else {
 				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
 			}
 			i++

@@ -6,18 +6,6 @@ import (
 	"testing"
 )
 
-// viaEncoder is canonicalJSON's encoding/json path: the bytes
-// appendCanonical must write.
-func viaEncoder(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 var canonicalStrings = []string{
 	"", "plain", "q\" b\\ s/", "\b\f\n\r\t", "\x00\x01\x1f\x7f", "<a href='x'>&amp;</a>",
 	"héllo ✓ 𝄞", "line\u2028sep\u2029end", "caf\xe9", "\xed\xa0\x80", "\xf0\x9f", "tail\xff",
@@ -48,7 +36,7 @@ func TestAppendCanonicalAgrees(t *testing.T) {
 
 func checkCanonical(t *testing.T, v any, wantOK bool) {
 	t.Helper()
-	want, wantErr := viaEncoder(v)
+	want, wantErr := encodeCanonical(v)
 	got, ok := appendCanonical(nil, v)
 	if ok != wantOK {
 		t.Errorf("%#v: appendCanonical ok=%v, want %v", v, ok, wantOK)

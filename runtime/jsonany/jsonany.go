@@ -105,16 +105,9 @@ func (d *decoder) object(i, depth int) (any, int, bool) {
 			return nil, j, false
 		}
 		m[k] = v
-		if i = skipSpace(b, j); i >= len(b) {
-			return nil, i, false
-		}
-		switch b[i] {
-		case '}':
-			return m, i + 1, true
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return nil, i, false
+		var end bool
+		if i, end, ok = d.after(j, '}'); !ok || end {
+			return m, i, ok
 		}
 	}
 }
@@ -133,18 +126,27 @@ func (d *decoder) array(i, depth int) (any, int, bool) {
 			return nil, j, false
 		}
 		a = append(a, v)
-		if i = skipSpace(b, j); i >= len(b) {
-			return nil, i, false
-		}
-		switch b[i] {
-		case ']':
-			return a, i + 1, true
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return nil, i, false
+		var end bool
+		if i, end, ok = d.after(j, ']'); !ok || end {
+			return a, i, ok
 		}
 	}
+}
+
+// after reads what follows a member or element at b[i]: the closing byte
+// (end: the index after it) or a comma (the index of what comes next).
+func (d *decoder) after(i int, closing byte) (next int, end, ok bool) {
+	b := d.b
+	if i = skipSpace(b, i); i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case closing:
+		return i + 1, true, true
+	case ',':
+		return skipSpace(b, i+1), false, true
+	}
+	return i, false, false
 }
 
 // str decodes a string from b[i] (after its opening quote). It takes the
