@@ -85,8 +85,9 @@ func (bl *byobLoader) load(ctx context.Context, l Loader, _ map[string]any) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", bl.name, err)
 	}
-	var items []Item
-	for i, r := range rowsOf(ds) {
+	rows := rowsOf(ds)
+	items := make([]Item, 0, len(rows))
+	for i, r := range rows {
 		it, err := bl.item(r, i, shots)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", bl.name, r.origin, err)

@@ -79,7 +79,13 @@ type row struct {
 }
 
 func rowsOf(dss ...*dataset.Dataset) []row {
-	var out []row
+	n := 0
+	for _, ds := range dss {
+		for _, p := range ds.Parts {
+			n += len(p.Records)
+		}
+	}
+	out := make([]row, 0, n)
 	for _, ds := range dss {
 		for _, p := range ds.Parts {
 			for i, r := range p.Records {

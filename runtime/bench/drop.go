@@ -139,8 +139,9 @@ func drop() *Benchmark {
 			if len(poolDS) == 1 && len(dss) == 1 && poolDS[0] != dss[0] {
 				all = append(all, poolDS[0])
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				p, err := need(r, i, "passage")
 				if err != nil {
 					return nil, fmt.Errorf("drop: %w", err)

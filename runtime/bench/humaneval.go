@@ -68,8 +68,9 @@ func humaneval() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("humaneval: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				var f [5]string
 				for k, name := range []string{"task_id", "prompt", "canonical_solution", "test", "entry_point"} {
 					if f[k], err = need(r, i, name); err != nil {

@@ -14,15 +14,28 @@ import (
 // canonicalJSON encodes v with sorted object keys (encoding/json sorts map
 // keys), no HTML escaping and json.Number written as its literal text.
 func canonicalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if b, ok := appendCanonical(make([]byte, 0, 256), v); ok {
+		return b
+	}
+	b, err := encodeCanonical(v)
+	if err != nil {
 		// Content holds only strings, numbers, bools, lists and maps
 		// built by this package; anything else is a programming error.
 		panic("bench: content is not JSON: " + err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
+}
+
+// encodeCanonical is canonicalJSON by encoding/json: what appendCanonical
+// leaves, and the bytes it must write.
+func encodeCanonical(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // ContentID is the first 16 hex digits of the sha256 of content's

@@ -28,8 +28,9 @@ func ifevalBench() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("ifeval: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				it, err := ifevalItem(r, i)
 				if err != nil {
 					return nil, fmt.Errorf("ifeval: %w", err)

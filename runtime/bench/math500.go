@@ -30,8 +30,9 @@ func math500() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("math500: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				p, err := need(r, i, "problem")
 				if err != nil {
 					return nil, fmt.Errorf("math500: %w", err)

@@ -107,8 +107,9 @@ func mmlu() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("mmlu: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				it, err := mmluItem(r, i)
 				if err != nil {
 					return nil, fmt.Errorf("mmlu: %w", err)
@@ -316,8 +317,9 @@ func mmluPro() *Benchmark {
 				}
 				all = append(slices.Clip(dss), ds)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				mr, err := mmluProRead(r, i)
 				if err != nil {
 					return nil, fmt.Errorf("mmlu_pro: %w", err)
@@ -419,8 +421,9 @@ func gpqa() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("gpqa: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				var f [6]string
 				for k, name := range []string{"Question", "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3"} {
 					if f[k], err = need(r, i, name); err != nil {

@@ -29,8 +29,9 @@ func simpleqa() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("simpleqa: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				p, err := need(r, i, "problem")
 				if err != nil {
 					return nil, fmt.Errorf("simpleqa: %w", err)

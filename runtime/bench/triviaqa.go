@@ -26,8 +26,9 @@ func triviaqa() *Benchmark {
 			if err != nil {
 				return nil, fmt.Errorf("triviaqa: %w", err)
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				q, err := need(r, i, "question")
 				if err != nil {
 					return nil, fmt.Errorf("triviaqa: %w", err)

@@ -79,8 +79,9 @@ func xstest() *Benchmark {
 					return nil, fmt.Errorf("xstest: params.classifier: want %q (the default) or %q, got %v", xstestStringMatch, xstestJudge, v)
 				}
 			}
-			var items []Item
-			for i, r := range rowsOf(dss...) {
+			rows := rowsOf(dss...)
+			items := make([]Item, 0, len(rows))
+			for i, r := range rows {
 				var f [3]string
 				for k, name := range []string{"prompt", "type", "label"} {
 					if f[k], err = need(r, i, name); err != nil {

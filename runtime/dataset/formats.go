@@ -11,6 +11,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/jsonany"
 )
 
 type format int
@@ -248,6 +250,9 @@ func decodeObject(b []byte) (Record, error) {
 }
 
 func decodeValue(b []byte) (any, error) {
+	if v, ok := jsonany.Decode(b); ok {
+		return v, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any

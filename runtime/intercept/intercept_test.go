@@ -379,3 +379,22 @@ func TestWithTurnKeepsTheSample(t *testing.T) {
 		t.Error("the parent context changed")
 	}
 }
+
+// decodeBody takes what a json.Decoder into a map takes: an object, with
+// anything after it ignored; nil for an array, a scalar, null or an error.
+// Objects now go through jsonany, the rest through encoding/json.
+func TestDecodeBodyKinds(t *testing.T) {
+	for in, want := range map[string]map[string]any{
+		`{"a":1,"s":"\u003cthink\u003e"}`: {"a": json.Number("1"), "s": "<think>"},
+		`{"a":1} trailing`:                {"a": json.Number("1")},
+		" {\"a\":\"caf\xe9\"}":            {"a": "caf\uFFFD"},
+		`[{"a":1}]`:                       nil,
+		`null`:                            nil,
+		`"s"`:                             nil,
+		`{"a":`:                           nil,
+	} {
+		if got := decodeBody([]byte(in)); !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeBody(%q) = %#v, want %#v", in, got, want)
+		}
+	}
+}

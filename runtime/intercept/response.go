@@ -7,11 +7,18 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/jsonany"
 )
 
 // decodeBody decodes a JSON object body, numbers kept as written; nil when
-// the body is not one.
+// the body is not one. What follows the object is ignored, as a
+// json.Decoder does.
 func decodeBody(b []byte) map[string]any {
+	if v, ok := jsonany.Decode(b); ok {
+		m, _ := v.(map[string]any) // an array: not an object
+		return m
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var m map[string]any

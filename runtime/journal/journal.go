@@ -237,7 +237,7 @@ func replay(f *os.File, h Header, st *State) (int64, error) {
 // start lost in a crash only undercounts an attempt that barely began.
 func (j *Journal) Start(k Key) error {
 	// The bytes json.Marshal writes for the record, without its reflection.
-	item, err := json.Marshal(k.Item)
+	item, err := marshalItem(k.Item)
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
@@ -311,11 +311,24 @@ func (j *Journal) commit(line []byte) error {
 	return <-ack
 }
 
+// marshalItem is json.Marshal(id): quoted as it is when it holds only
+// printable ASCII that json.Marshal writes as is (item IDs are hex digits),
+// without reflection. Every sample's start goes through it on the one
+// goroutine that launches requests (issue 23).
+func marshalItem(id string) ([]byte, error) {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return json.Marshal(id)
+		}
+	}
+	return append(append(append(make([]byte, 0, len(id)+2), '"'), id...), '"'), nil
+}
+
 // marshalledDoneLine is the line Done writes (newline included) for data
 // that json.Marshal returned, which is valid, compact JSON without a raw
 // newline already: the same bytes, without compacting data again.
 func marshalledDoneLine(k Key, data []byte) ([]byte, error) {
-	item, err := json.Marshal(k.Item)
+	item, err := marshalItem(k.Item)
 	if err != nil {
 		return nil, err
 	}

@@ -280,3 +280,18 @@ func TestOpenKeys(t *testing.T) {
 		t.Errorf("starts = %v", st.Starts)
 	}
 }
+
+// marshalItem writes what json.Marshal writes for every ID, hex digits as
+// the rest (HTML characters, quotes, control bytes, invalid UTF-8).
+func TestMarshalItemAsJSON(t *testing.T) {
+	for _, id := range []string{"", "0123456789abcdef", "a-b_c.d/e:f~g", "q\"b\\s", "<&>", "tab\there", "\x7f", "é✓", "caf\xe9", "\u2028"} {
+		want, _ := json.Marshal(id)
+		got, err := marshalItem(id)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("marshalItem(%q) = %s, %v; want %s", id, got, err, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { marshalItem("0123456789abcdef") }); n > 1 {
+		t.Errorf("marshalItem of a hex ID: %v allocations, want 1", n)
+	}
+}

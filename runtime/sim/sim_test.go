@@ -655,3 +655,33 @@ func TestOffFormat(t *testing.T) {
 		t.Error("OffFormat 1.5 accepted")
 	}
 }
+
+// A body is decoded as a json.Decoder reads it: the first JSON value, what
+// follows it ignored; the same answer whether or not something follows.
+func TestBodyAfterFirstValue(t *testing.T) {
+	f := start(t, Config{Accuracy: 1}, 1)
+	msgs, _ := json.Marshal(f.items[0].Messages)
+	body := `{"model":"` + f.sim.Config().Model + `","messages":` + string(msgs) + `}`
+	post := func(b string) string {
+		resp, err := http.Post(f.srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%q: %d %s", b, resp.StatusCode, out)
+		}
+		var r struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Choices) != 1 {
+			t.Fatalf("%q: %s (%v)", b, out, err)
+		}
+		return r.Choices[0].Message.Content
+	}
+	plain, trailed := post(body), post(body+` {"ignored": true}`)
+	if plain == "" || plain != trailed {
+		t.Errorf("answers %q and, with data after the body, %q: want the same, not empty", plain, trailed)
+	}
+}
