@@ -36,6 +36,10 @@ type Part struct {
 	// each record starts on, so that messages can point into the file;
 	// nil for the other formats.
 	Lines []int
+	// Raw holds, for a window read with LoadOptions.Pick, the JSON text
+	// of each record that holds only the picked fields (nil for a record
+	// decoded whole); DecodeRecord decodes it. Nil otherwise.
+	Raw [][]byte
 }
 
 // Where names record i of p for a person: "data.jsonl:12" where the format
@@ -52,7 +56,16 @@ type LoadOptions struct {
 	// Columns, when set, names the columns of CSV/TSV files that have no
 	// header row.
 	Columns []string
+	// Pick, for Streamer windows, names the fields a reader needs of
+	// every record, each as a string: a JSON record holding them all is
+	// then checked but not decoded; its Record holds only them and
+	// Part.Raw its text. Other records are decoded whole.
+	Pick []string
 }
+
+// DecodeRecord decodes the JSON text of a record (Part.Raw) whole, as a
+// window without Pick holds it.
+func DecodeRecord(raw []byte) (Record, error) { return decodeObject(raw) }
 
 // Records returns all records of d, in order.
 func (d *Dataset) Records() []Record {

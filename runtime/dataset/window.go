@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -107,15 +108,19 @@ type window struct {
 	n     int // records in cur
 	fn    func(*Dataset) error
 	fnErr error
+	pick  bool // the Parts hold Raw
 }
 
-func (w *window) add(name string, rec Record, line int) {
+func (w *window) add(name string, rec Record, raw []byte, line int) {
 	if k := len(w.cur.Parts); k == 0 || w.cur.Parts[k-1].Name != name {
 		w.cur.Parts = append(w.cur.Parts, Part{Name: name})
 	}
 	p := &w.cur.Parts[len(w.cur.Parts)-1]
 	p.Records = append(p.Records, rec)
 	p.Lines = append(p.Lines, line)
+	if w.pick {
+		p.Raw = append(p.Raw, raw)
+	}
 	if w.n++; w.n == w.size {
 		w.flush()
 	}
@@ -138,13 +143,13 @@ func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, siz
 		return nil, fmt.Errorf("dataset %s: not supported yet: reading it a window at a time (only local JSONL files are)", spec)
 	}
 	ds := &Dataset{Spec: spec}
-	w := &window{spec: spec, size: max(size, 1), cur: &Dataset{Spec: spec}, fn: fn}
+	w := &window{spec: spec, size: max(size, 1), cur: &Dataset{Spec: spec}, fn: fn, pick: len(opts.Pick) > 0}
 	for i, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sum, err := scanFile(path, opts, func(rec Record, line int) error {
-			w.add(names[i], rec, line)
+		sum, err := scanFile(path, opts, func(rec Record, raw []byte, line int) error {
+			w.add(names[i], rec, raw, line)
 			if w.n == 0 {
 				return ctx.Err() // between windows
 			}
@@ -169,8 +174,9 @@ func csvComma(f format) rune {
 }
 
 // scanFile is readFile for a JSONL, CSV or TSV file, handing fn each record instead
-// of keeping it; it returns the sha256 of the file's bytes.
-func scanFile(path string, opts LoadOptions, fn func(rec Record, line int) error) (string, error) {
+// of keeping it (with opts.Pick, a JSONL record as its picked fields and
+// its text, see LoadOptions); it returns the sha256 of the file's bytes.
+func scanFile(path string, opts LoadOptions, fn func(rec Record, raw []byte, line int) error) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("dataset: %w", err)
@@ -185,11 +191,16 @@ func scanFile(path string, opts LoadOptions, fn func(rec Record, line int) error
 	n := 0
 	counted := func(rec Record, line int) error {
 		n++
-		return fn(rec, line)
+		return fn(rec, nil, line)
 	}
-	switch f, _ := formatOf(path); f {
-	case fmtCSV, fmtTSV:
+	switch f, _ := formatOf(path); {
+	case f == fmtCSV, f == fmtTSV:
 		err = scanCSV(skipBOM(text), csvComma(f), opts.Columns, counted)
+	case len(opts.Pick) > 0:
+		err = pickJSONL(text, opts.Pick, func(rec Record, raw []byte, line int) error {
+			n++
+			return fn(rec, raw, line)
+		})
 	default:
 		err = scanJSONL(text, counted)
 	}
@@ -204,4 +215,28 @@ func scanFile(path string, opts LoadOptions, fn func(rec Record, line int) error
 		return "", fmt.Errorf("dataset %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// pickJSONL is scanJSONL that hands fn, for a line pick reads, a Record of
+// the picked fields and a copy of the line; other lines are decoded whole
+// (raw nil), or refused as scanJSONL refuses them.
+func pickJSONL(r io.Reader, names []string, fn func(rec Record, raw []byte, line int) error) error {
+	if len(names) > 32 {
+		return scanJSONL(r, func(rec Record, line int) error { return fn(rec, nil, line) })
+	}
+	vals := make([]string, len(names))
+	return scanLines(r, func(buf []byte, line int) error {
+		if pick(buf, names, vals) {
+			rec := make(Record, len(names))
+			for i, n := range names {
+				rec[n] = vals[i]
+			}
+			return fn(rec, bytes.Clone(buf), line)
+		}
+		rec, err := decodeObject(buf)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		return fn(rec, nil, line)
+	})
 }

@@ -25,6 +25,9 @@ type shardData struct {
 	digest          string
 	// streamed says the data was read a window at a time, not held whole.
 	streamed bool
+	// keyed counts the records numbered by the benchmark's Key alone,
+	// neither decoded whole nor made items.
+	keyed int
 }
 
 // shardItems loads the shard's items: streamed when the data allows it
@@ -158,83 +161,6 @@ func (l windowLoader) Load(_ context.Context, spec string, _ dataset.LoadOptions
 		return nil, fmt.Errorf("dataset %s: read while streaming %s: the benchmark is not RowWise", spec, l.spec)
 	}
 	return l.w, nil
-}
-
-// streamItems reads the data a window at a time, makes every record's
-// item to number it (its ID counts the repeats of its content before it),
-// and keeps the shard's selected items only.
-func (r *runner) streamItems(ctx context.Context, s dataset.Streamer, spec string) (*shardData, error) {
-	sel, err := r.selection(ctx, s, spec)
-	if err != nil {
-		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
-	}
-	type kept struct {
-		rank int
-		item *bench.Item
-	}
-	var (
-		mine  []kept
-		dups  []bench.Duplicate
-		where origins
-		total int
-	)
-	ids := bench.NewIDs(len(sel.ranks))
-	ds, err := s.Windows(ctx, spec, dataset.LoadOptions{}, r.window, func(w *dataset.Dataset) error {
-		set, err := r.def.Load(ctx, windowLoader{spec: spec, w: w}, r.b.Params)
-		if err != nil {
-			return err
-		}
-		where.add(w)
-		// Without repeats inside the window, the IDs Load gave are the
-		// contents' IDs: numbering them for the whole dataset needs no
-		// second hash of each item.
-		known := len(set.Duplicates) == 0
-		for j := range set.Items {
-			it := &set.Items[j]
-			it.Index = w.Offset + j
-			id, first := "", 0
-			if known {
-				if id, first, err = ids.NextID(it.ID, it.Content, it.Index); err != nil {
-					return err
-				}
-			} else {
-				id, first = ids.Next(it.Content, it.Index)
-			}
-			it.ID = id
-			if first >= 0 {
-				dups = append(dups, bench.Duplicate{Origin: it.Origin, First: where.at(first)})
-			}
-			if k := sel.rank(it.Index); k >= 0 && Of(id, r.o.Of) == r.o.Shard {
-				// A copy: a pointer into set.Items would keep the
-				// whole window's items alive.
-				c := *it
-				mine = append(mine, kept{k, &c})
-			}
-		}
-		total = w.Offset + len(set.Items)
-		if len(where.lines) != total {
-			return fmt.Errorf("%s: %d items of %d records: not RowWise", r.b.Name, total, len(where.lines))
-		}
-		return nil
-	})
-	switch {
-	case err != nil && ds == nil:
-		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
-	case err != nil:
-		return nil, r.loadErr(err)
-	case sel.ranks != nil && total != len(sel.ranks):
-		return nil, fmt.Errorf("benchmark %s: dataset %s: %d records counted, %d read: did it change while read?", r.b.Key, spec, len(sel.ranks), total)
-	}
-	r.warnDuplicates(dups)
-	slices.SortFunc(mine, func(a, b kept) int { return a.rank - b.rank })
-	d := &shardData{total: total, selected: total, digest: ds.Digest, streamed: true}
-	if sel.limit >= 0 && sel.limit < total {
-		d.selected = sel.limit
-	}
-	for _, k := range mine {
-		d.mine = append(d.mine, k.item)
-	}
-	return d, nil
 }
 
 // wordLoadErr is err, an error of reading the data, as the benchmark's
