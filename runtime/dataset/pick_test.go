@@ -17,11 +17,11 @@ var pickCases = []struct {
 	{`{"q": "\u00e9\u4e2d \"\\\/\b\f\n\r\t", "a": "é 😀 <&>"}`, true},
 	{`{"q": "-0", "a": "x", "n": [-0, 0.5, 10, 1E+2, 3e4]}`, true},
 	{`{"q": "\ud83d\ude00", "a": "x"}`, false}, // surrogates: left to encoding/json
-	{`{"q": "x"}`, false},                      // "a" missing
-	{`{"q": "x", "a": 1}`, false},              // not a string
+	{`{"q": "x"}`, false},         // "a" missing
+	{`{"q": "x", "a": 1}`, false}, // not a string
 	{`{"q": "x", "a": null}`, false},
-	{`{"q": "x", "a": "y", "q": "z"}`, false}, // repeated
-	{`{"q": "x", "\u0061": "y"}`, false},     // escaped key
+	{`{"q": "x", "a": "y", "q": "z"}`, false},      // repeated
+	{`{"q": "x", "\u0061": "y"}`, false},           // escaped key
 	{"{\"q\": \"bad \xff\", \"a\": \"y\"}", false}, // invalid UTF-8
 	{"{\"q\": \"x\", \"a\": \"y\", \"o\": \"bad \xff\"}", true},
 	{`{"q": "x", "a": "y"} {}`, false},
