@@ -85,42 +85,41 @@ func (p *Pinned) check(pin *plan.DataPin, ds *Dataset) error {
 	return nil
 }
 
-// Streams says whether the loader underneath streams spec; a pin at a
-// Hub revision does not.
-func (p *Pinned) Streams(spec string) bool {
+// Stream streams spec with the loader underneath, checking its digest
+// once read; a pin at a Hub revision is not streamed, nor a spec the
+// lock does not name (Load says why).
+func (p *Pinned) Stream(spec string) (Stream, bool) {
 	s, ok := p.Loader.(Streamer)
-	if !ok || !s.Streams(spec) {
-		return false
+	if !ok {
+		return nil, false
 	}
 	pin, err := p.pin(spec)
-	return err == nil && (pin == nil || pin.Revision == "")
+	if err != nil || pin != nil && pin.Revision != "" {
+		return nil, false
+	}
+	st, ok := s.Stream(spec)
+	if !ok {
+		return nil, false
+	}
+	return &pinnedStream{Stream: st, p: p, pin: pin}, true
 }
 
-// Count counts spec's records with the loader underneath; the content is
-// checked by Windows.
-func (p *Pinned) Count(ctx context.Context, spec string, opts LoadOptions) (int, error) {
-	if !p.Streams(spec) {
-		return 0, fmt.Errorf("dataset %s: not supported yet: counting it without loading it", spec)
-	}
-	return p.Loader.(Streamer).Count(ctx, spec, opts)
+// pinnedStream checks what a Stream read against its pin.
+type pinnedStream struct {
+	Stream
+	p   *Pinned
+	pin *plan.DataPin // nil: unchecked
 }
 
-// Windows streams spec with the loader underneath and checks its digest
-// once read. A changed file is reported before an error of fn: fn may
-// have refused a record only because the file changed.
-func (p *Pinned) Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
-	pin, err := p.pin(spec)
-	if err != nil {
-		return nil, err
-	}
-	if !p.Streams(spec) {
-		return nil, fmt.Errorf("dataset %s: not supported yet: reading it a window at a time", spec)
-	}
-	ds, err := p.Loader.(Streamer).Windows(ctx, spec, opts, size, fn)
-	if ds == nil || pin == nil {
+// Windows reads the files and checks their digest. A changed file is
+// reported before an error of fn: fn may have refused a record only
+// because the file changed.
+func (s *pinnedStream) Windows(ctx context.Context, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
+	ds, err := s.Stream.Windows(ctx, opts, size, fn)
+	if ds == nil || s.pin == nil {
 		return ds, err
 	}
-	if cerr := p.check(pin, ds); cerr != nil {
+	if cerr := s.p.check(s.pin, ds); cerr != nil {
 		return nil, cerr
 	}
 	return ds, err

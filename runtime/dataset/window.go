@@ -13,58 +13,60 @@ import (
 // Streamer reads a dataset a window of records at a time, so that a
 // reader that keeps few of them (one shard of many) holds only those.
 type Streamer interface {
-	// Streams says whether Windows and Count can read spec.
-	Streams(spec string) bool
-	// Count returns how many records spec holds, without keeping them.
-	Count(ctx context.Context, spec string, opts LoadOptions) (int, error)
-	// Windows reads spec as Load does and hands fn its records, in order,
-	// at most size at a time, each window a Dataset whose Offset says
-	// where it starts. It returns what Load returns, less the records.
-	// An error of fn stops the calls to fn, not the reading: the file is
-	// still read to its end, so that a malformed line after the record fn
-	// refused is reported as Load would report it, and the Dataset (digest
-	// included) comes back with fn's error.
-	Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error)
+	// Stream lists spec's files, once, and returns what reads them a
+	// window at a time; false when it cannot stream spec (Load reads it).
+	Stream(spec string) (Stream, bool)
+}
+
+// Stream reads the files of one spec, as listed when it was made.
+type Stream interface {
+	// Count returns how many records the files hold, without keeping
+	// them.
+	Count(ctx context.Context, opts LoadOptions) (int, error)
+	// Windows reads the files as Load does and hands fn their records,
+	// in order, at most size at a time, each window a Dataset whose
+	// Offset says where it starts. It returns what Load returns, less
+	// the records. An error of fn stops the calls to fn, not the
+	// reading: the files are still read to their end, so that a
+	// malformed line after the record fn refused is reported as Load
+	// would report it, and the Dataset (digest included) comes back
+	// with fn's error.
+	Windows(ctx context.Context, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error)
 }
 
 var _ Streamer = (*Loader)(nil)
 
-// Streams says whether Windows reads spec: a local file or folder whose
-// data files are all JSONL, CSV or TSV (gzipped or not). JSON and
-// Parquet files are read whole by Load.
-func (l *Loader) Streams(spec string) bool {
-	_, _, ok := l.streamFiles(spec)
-	return ok
-}
-
-// streamFiles lists spec's files (localFiles) when Windows reads them all,
-// so that Windows lists them once.
-func (l *Loader) streamFiles(spec string) (paths, names []string, ok bool) {
+// Stream streams spec when it is a local file or folder whose data files
+// are all JSONL, CSV or TSV (gzipped or not). JSON and Parquet files are
+// read whole by Load.
+func (l *Loader) Stream(spec string) (Stream, bool) {
 	if !IsLocal(spec) {
-		return nil, nil, false
+		return nil, false
 	}
 	paths, names, err := localFiles(l.opts.BaseDir, spec)
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	for _, n := range names {
 		if f, _ := formatOf(n); f != fmtJSONL && f != fmtCSV && f != fmtTSV {
-			return nil, nil, false
+			return nil, false
 		}
 	}
-	return paths, names, true
+	return &localStream{spec: spec, paths: paths, names: names}, true
 }
 
-// Count returns how many records the files of spec hold: a JSONL file's
-// lines that are not blank (not decoded: a malformed line is counted, and
+// localStream is a local spec's files, listed once.
+type localStream struct {
+	spec         string
+	paths, names []string
+}
+
+// Count returns how many records the files hold: a JSONL file's lines
+// that are not blank (not decoded: a malformed line is counted, and
 // Windows reports it), a CSV or TSV file's rows.
-func (l *Loader) Count(ctx context.Context, spec string, opts LoadOptions) (int, error) {
-	paths, _, err := localFiles(l.opts.BaseDir, spec)
-	if err != nil {
-		return 0, err
-	}
+func (s *localStream) Count(ctx context.Context, opts LoadOptions) (int, error) {
 	n := 0
-	for _, path := range paths {
+	for _, path := range s.paths {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
@@ -136,20 +138,16 @@ func (w *window) flush() {
 	w.n = 0
 }
 
-// Windows implements Streamer for the specs Streams accepts.
-func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
-	paths, names, ok := l.streamFiles(spec)
-	if !ok {
-		return nil, fmt.Errorf("dataset %s: not supported yet: reading it a window at a time (only local JSONL files are)", spec)
-	}
-	ds := &Dataset{Spec: spec}
-	w := &window{spec: spec, size: max(size, 1), cur: &Dataset{Spec: spec}, fn: fn, pick: len(opts.Pick) > 0}
-	for i, path := range paths {
+// Windows implements Stream.
+func (s *localStream) Windows(ctx context.Context, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
+	ds := &Dataset{Spec: s.spec}
+	w := &window{spec: s.spec, size: max(size, 1), cur: &Dataset{Spec: s.spec}, fn: fn, pick: len(opts.Pick) > 0}
+	for i, path := range s.paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		sum, err := scanFile(path, opts, func(rec Record, raw []byte, line int) error {
-			w.add(names[i], rec, raw, line)
+			w.add(s.names[i], rec, raw, line)
 			if w.n == 0 {
 				return ctx.Err() // between windows
 			}
@@ -158,7 +156,7 @@ func (l *Loader) Windows(ctx context.Context, spec string, opts LoadOptions, siz
 		if err != nil {
 			return nil, err
 		}
-		ds.Parts = append(ds.Parts, Part{Name: names[i], SHA256: sum})
+		ds.Parts = append(ds.Parts, Part{Name: s.names[i], SHA256: sum})
 	}
 	w.flush()
 	ds.Digest = Digest(ds.Parts)

@@ -36,10 +36,11 @@ func TestWindowsMatchLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		st := stream(t, l, spec)
 		for _, size := range []int{1, 9, 1000} {
 			var recs []Record
 			var where []string
-			got, err := l.Windows(ctx, spec, LoadOptions{}, size, func(w *Dataset) error {
+			got, err := st.Windows(ctx, LoadOptions{}, size, func(w *Dataset) error {
 				if w.Offset != len(recs) {
 					t.Errorf("%s/%d: window at offset %d after %d records", spec, size, w.Offset, len(recs))
 				}
@@ -67,19 +68,53 @@ func TestWindowsMatchLoad(t *testing.T) {
 				t.Errorf("%s/%d: digest %s, %d parts; Load: %s, %d parts", spec, size, got.Digest, len(got.Parts), want.Digest, len(want.Parts))
 			}
 		}
-		if n, err := l.Count(ctx, spec, LoadOptions{}); err != nil || n != len(want.Records()) {
+		if n, err := st.Count(ctx, LoadOptions{}); err != nil || n != len(want.Records()) {
 			t.Errorf("%s: Count = %d, %v; Load read %d", spec, n, err, len(want.Records()))
 		}
 	}
-	if !l.Streams("set") || l.Streams("c.json") || l.Streams("hf://org/x") || l.Streams("nope.jsonl") {
-		t.Error("Streams: expected local JSONL/CSV/TSV only")
+	for _, spec := range []string{"c.json", "hf://org/x", "nope.jsonl"} {
+		if _, ok := l.Stream(spec); ok {
+			t.Errorf("Stream(%s): expected local JSONL/CSV/TSV only", spec)
+		}
 	}
 	// An error of fn stops the windows, not the reading: the digest still
 	// comes back, and fn's error with it.
 	refuse := errors.New("refused")
 	calls := 0
-	ds, err := l.Windows(ctx, "a.jsonl", LoadOptions{}, 10, func(*Dataset) error { calls++; return refuse })
+	ds, err := stream(t, l, "a.jsonl").Windows(ctx, LoadOptions{}, 10, func(*Dataset) error { calls++; return refuse })
 	if !errors.Is(err, refuse) || ds == nil || calls != 1 {
 		t.Errorf("fn refusing: %v, dataset %v, %d calls", err, ds != nil, calls)
+	}
+}
+
+func stream(t *testing.T, l *Loader, spec string) Stream {
+	t.Helper()
+	st, ok := l.Stream(spec)
+	if !ok {
+		t.Fatalf("%s is not streamed", spec)
+	}
+	return st
+}
+
+// TestStreamListsOnce: a Stream reads the files its spec had when it was
+// made: a file added to the folder after is neither counted nor read, so
+// Count and Windows agree with each other (the folder is listed once).
+func TestStreamListsOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "set/a.jsonl", []byte("{\"q\": \"1\"}\n{\"q\": \"2\"}\n"))
+	l := localLoader(dir)
+	st := stream(t, l, "set")
+	before, err := l.Load(context.Background(), "set", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "set/b.jsonl", []byte("{\"q\": \"3\"}\n"))
+	n, err := st.Count(context.Background(), LoadOptions{})
+	if err != nil || n != 2 {
+		t.Errorf("Count = %d, %v; want the 2 records listed", n, err)
+	}
+	ds, err := st.Windows(context.Background(), LoadOptions{}, 10, func(*Dataset) error { return nil })
+	if err != nil || ds.Digest != before.Digest || len(ds.Parts) != 1 {
+		t.Errorf("Windows read %d files (digest %s, %v), want a.jsonl only (%s)", len(ds.Parts), ds.Digest, err, before.Digest)
 	}
 }

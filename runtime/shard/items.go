@@ -56,7 +56,7 @@ func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
 // streamable returns the streamer and spec of the benchmark's data when
 // the shard may stream it. Shards that share a process (nel run) share
 // the whole loaded set instead: it is read once for all of them.
-func (r *runner) streamable() (dataset.Streamer, string, bool) {
+func (r *runner) streamable() (dataset.Stream, string, bool) {
 	if r.b.Harbor != nil || r.o.Data != nil || r.def == nil || !r.def.RowWise {
 		return nil, "", false
 	}
@@ -65,10 +65,11 @@ func (r *runner) streamable() (dataset.Streamer, string, bool) {
 		return nil, "", false // the whole-set path reports a bad data_path
 	}
 	s, ok := r.loader().(dataset.Streamer)
-	if !ok || !s.Streams(spec) {
+	if !ok {
 		return nil, "", false
 	}
-	return s, spec, true
+	st, ok := s.Stream(spec)
+	return st, spec, ok
 }
 
 // selection says, for the item at a dataset index, its place in the
@@ -78,7 +79,7 @@ type selection struct {
 	ranks []int // with shuffle_seed: the place of each index, -1 if none
 }
 
-func (r *runner) selection(ctx context.Context, s dataset.Streamer, spec string) (*selection, error) {
+func (r *runner) selection(ctx context.Context, s dataset.Stream) (*selection, error) {
 	sel := &selection{limit: -1}
 	if r.b.MaxProblems != nil {
 		sel.limit = max(*r.b.MaxProblems, 0)
@@ -87,7 +88,7 @@ func (r *runner) selection(ctx context.Context, s dataset.Streamer, spec string)
 		return sel, nil
 	}
 	// The permutation is over the whole dataset: count it first.
-	n, err := s.Count(ctx, spec, dataset.LoadOptions{})
+	n, err := s.Count(ctx, dataset.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,8 @@ type stream struct {
 // item (its ID counts the repeats of its content before it), and keeps
 // the shard's selected items only. With the benchmark's Key, a record
 // is read only as far as its key fields unless the shard keeps it.
-func (r *runner) streamItems(ctx context.Context, s dataset.Streamer, spec string) (*shardData, error) {
-	sel, err := r.selection(ctx, s, spec)
+func (r *runner) streamItems(ctx context.Context, s dataset.Stream, spec string) (*shardData, error) {
+	sel, err := r.selection(ctx, s)
 	if err != nil {
 		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
 	}
@@ -48,7 +48,7 @@ func (r *runner) streamItems(ctx context.Context, s dataset.Streamer, spec strin
 	if key := r.def.Key; key != nil {
 		opts.Pick, fn = key.Fields, st.byKey
 	}
-	ds, err := s.Windows(ctx, spec, opts, r.window, func(w *dataset.Dataset) error {
+	ds, err := s.Windows(ctx, opts, r.window, func(w *dataset.Dataset) error {
 		st.where.add(w)
 		if err := fn(w); err != nil {
 			return err
