@@ -19,7 +19,7 @@ type Dataset struct {
 	Digest string
 	// Revision is the Hub commit the files came from ("" for local files).
 	Revision string
-	// Offset is, for a window of a dataset (Streamer.Windows), how many
+	// Offset is, for a window of a dataset (Stream.Windows), how many
 	// of the dataset's records come before the window's first; 0 for a
 	// whole dataset.
 	Offset int
