@@ -36,6 +36,9 @@ type Part struct {
 	// each record starts on, so that messages can point into the file;
 	// nil for the other formats.
 	Lines []int
+	// First is, for a part of a window (Stream.Windows), how many records
+	// of its file come before the part's first; 0 for a whole file.
+	First int
 	// Raw holds, for a window read with LoadOptions.Pick, the JSON text
 	// of each record that holds only the picked fields (nil for a record
 	// decoded whole); DecodeRecord decodes it. Nil otherwise.
@@ -48,7 +51,7 @@ func (p *Part) Where(i int) string {
 	if i < len(p.Lines) {
 		return fmt.Sprintf("%s:%d", p.Name, p.Lines[i])
 	}
-	return fmt.Sprintf("%s record %d", p.Name, i+1)
+	return fmt.Sprintf("%s record %d", p.Name, p.First+i+1)
 }
 
 // LoadOptions adjust how files are parsed.

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -47,12 +48,53 @@ func (l *Loader) Stream(spec string) (Stream, bool) {
 	if err != nil {
 		return nil, false
 	}
-	for _, n := range names {
-		if f, _ := formatOf(n); f != fmtJSONL && f != fmtCSV && f != fmtTSV {
+	for i, n := range names {
+		if !streamable(paths[i], n) {
 			return nil, false
 		}
 	}
 	return &localStream{spec: spec, paths: paths, names: names}, true
+}
+
+// streamable says whether scanFile reads the file at path a record at a
+// time: JSONL, CSV and TSV files, JSON files whose top level is an array
+// (an object holding the array is read whole: which of its fields holds
+// the records is known only at its end), Parquet files not gzipped.
+func streamable(path, name string) bool {
+	switch f, _ := formatOf(name); f {
+	case fmtJSONL, fmtCSV, fmtTSV:
+		return true
+	case fmtParquet:
+		return !isGzip(name)
+	case fmtJSON:
+		return jsonArray(path)
+	}
+	return false
+}
+
+// jsonArray says whether the JSON file at path starts with '[' (after
+// white space, a byte order mark being an error Load reports).
+func jsonArray(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	in, err := openText(path, f)
+	if err != nil {
+		return false
+	}
+	br := in.(*bufio.Reader)
+	for {
+		c, err := br.ReadByte()
+		switch {
+		case err != nil:
+			return false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		return c == '['
+	}
 }
 
 // localStream is a local spec's files, listed once.
@@ -78,6 +120,9 @@ func (s *localStream) Count(ctx context.Context, opts LoadOptions) (int, error) 
 }
 
 func countRecords(path string, opts LoadOptions, n *int) error {
+	if isFormat(path, fmtParquet) {
+		return countParquet(path, n)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -87,12 +132,18 @@ func countRecords(path string, opts LoadOptions, n *int) error {
 	if err != nil {
 		return err
 	}
-	count := func(Record, int) error { *n++; return nil }
 	switch f, _ := formatOf(path); f {
 	case fmtCSV, fmtTSV:
 		// A quoted field may span lines: the records are counted by
 		// reading them (their values are not kept).
-		err = scanCSV(skipBOM(in), csvComma(f), opts.Columns, count)
+		err = scanCSV(skipBOM(in), csvComma(f), opts.Columns, func(Record, int) error { *n++; return nil })
+	case fmtJSON:
+		if err = countJSONArray(in, n); err != nil {
+			// Load words what is wrong with the file.
+			if _, _, _, lerr := readFile(path, opts); lerr != nil {
+				return lerr
+			}
+		}
 	default:
 		err = scanLines(in, func([]byte, int) error { *n++; return nil })
 	}
@@ -111,15 +162,20 @@ type window struct {
 	fn    func(*Dataset) error
 	fnErr error
 	pick  bool // the Parts hold Raw
+	// inFile counts the records of the file being read so far.
+	inFile int
 }
 
 func (w *window) add(name string, rec Record, raw []byte, line int) {
 	if k := len(w.cur.Parts); k == 0 || w.cur.Parts[k-1].Name != name {
-		w.cur.Parts = append(w.cur.Parts, Part{Name: name})
+		w.cur.Parts = append(w.cur.Parts, Part{Name: name, First: w.inFile})
 	}
 	p := &w.cur.Parts[len(w.cur.Parts)-1]
 	p.Records = append(p.Records, rec)
-	p.Lines = append(p.Lines, line)
+	if line > 0 {
+		p.Lines = append(p.Lines, line)
+	}
+	w.inFile++
 	if w.pick {
 		p.Raw = append(p.Raw, raw)
 	}
@@ -146,7 +202,8 @@ func (s *localStream) Windows(ctx context.Context, opts LoadOptions, size int, f
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sum, err := scanFile(path, opts, func(rec Record, raw []byte, line int) error {
+		w.inFile = 0
+		sum, err := scanFile(ctx, path, opts, func(rec Record, raw []byte, line int) error {
 			w.add(s.names[i], rec, raw, line)
 			if w.n == 0 {
 				return ctx.Err() // between windows
@@ -171,70 +228,121 @@ func csvComma(f format) rune {
 	return ','
 }
 
-// scanFile is readFile for a JSONL, CSV or TSV file, handing fn each record instead
-// of keeping it (with opts.Pick, a JSONL record as its picked fields and
-// its text, see LoadOptions); it returns the sha256 of the file's bytes.
-func scanFile(path string, opts LoadOptions, fn func(rec Record, raw []byte, line int) error) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("dataset: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	in := io.TeeReader(f, h)
-	text, err := openText(path, in)
-	if err != nil {
-		return "", err
-	}
+// scanFile is readFile for a file Stream reads (streamable), handing fn
+// each record instead of keeping it (with opts.Pick, a JSON record as its
+// picked fields and its text, see LoadOptions); it returns the sha256 of
+// the file's bytes.
+func scanFile(ctx context.Context, path string, opts LoadOptions, fn func(rec Record, raw []byte, line int) error) (string, error) {
 	n := 0
-	counted := func(rec Record, line int) error {
+	counted := func(rec Record, raw []byte, line int) error {
 		n++
-		return fn(rec, nil, line)
+		return fn(rec, raw, line)
 	}
-	switch f, _ := formatOf(path); {
-	case f == fmtCSV, f == fmtTSV:
-		err = scanCSV(skipBOM(text), csvComma(f), opts.Columns, counted)
-	case len(opts.Pick) > 0:
-		err = pickJSONL(text, opts.Pick, func(rec Record, raw []byte, line int) error {
-			n++
-			return fn(rec, raw, line)
-		})
-	default:
-		err = scanJSONL(text, counted)
-	}
-	if err != nil {
-		return "", fmt.Errorf("dataset %s: %w", path, err)
-	}
-	if n == 0 {
+	var sum string
+	err := func() error {
+		if f, _ := formatOf(path); f == fmtParquet {
+			var err error
+			sum, err = scanParquetFile(path, counted)
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("dataset: %w", err)
+		}
+		defer f.Close()
+		h := sha256.New()
+		in := io.TeeReader(f, h)
+		text, err := openText(path, in)
+		if err != nil {
+			return err
+		}
+		if err := scanText(path, text, opts, counted); err != nil {
+			return err
+		}
+		// What the parser left unread (bytes after a gzip stream) is
+		// content too.
+		if _, err := io.Copy(io.Discard, in); err != nil {
+			return fmt.Errorf("dataset %s: %w", path, err)
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
+		return nil
+	}()
+	switch {
+	case err != nil && ctx.Err() == nil && isFormat(path, fmtJSON):
+		// The JSON decoder words some errors of a stream unlike those of
+		// a whole value: Load, reading the file again, says what it
+		// says.
+		if _, _, _, lerr := readFile(path, opts); lerr != nil {
+			return "", lerr
+		}
+		return "", err
+	case err != nil:
+		return "", err
+	case n == 0:
 		return "", fmt.Errorf("dataset %s: no records", path)
 	}
-	// What the parser left unread (bytes after a gzip stream) is content too.
-	if _, err := io.Copy(io.Discard, in); err != nil {
-		return "", fmt.Errorf("dataset %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return sum, nil
 }
 
-// pickJSONL is scanJSONL that hands fn, for a line pick reads, a Record of
-// the picked fields and a copy of the line; other lines are decoded whole
-// (raw nil), or refused as scanJSONL refuses them.
-func pickJSONL(r io.Reader, names []string, fn func(rec Record, raw []byte, line int) error) error {
-	if len(names) > 32 {
-		return scanJSONL(r, func(rec Record, line int) error { return fn(rec, nil, line) })
+func isFormat(path string, want format) bool {
+	f, _ := formatOf(path)
+	return f == want
+}
+
+// scanText hands fn each record of text, the content of the JSONL, CSV,
+// TSV or JSON array file at path.
+func scanText(path string, text io.Reader, opts LoadOptions, fn func(rec Record, raw []byte, line int) error) error {
+	var err error
+	switch f, _ := formatOf(path); {
+	case f == fmtCSV, f == fmtTSV:
+		err = scanCSV(skipBOM(text), csvComma(f), opts.Columns, func(rec Record, line int) error { return fn(rec, nil, line) })
+	case f == fmtJSON:
+		err = scanJSONArray(text, opts.Pick, fn)
+	default:
+		err = pickJSONL(text, opts.Pick, fn)
 	}
-	vals := make([]string, len(names))
+	if err != nil {
+		return fmt.Errorf("dataset %s: %w", path, err)
+	}
+	return nil
+}
+
+// pickJSONL is scanJSONL that hands fn, for a line pick reads (names
+// set), a Record of the picked fields and a copy of the line; other lines
+// are decoded whole (raw nil), or refused as scanJSONL refuses them.
+func pickJSONL(r io.Reader, names []string, fn func(rec Record, raw []byte, line int) error) error {
+	p := newPicker(names)
 	return scanLines(r, func(buf []byte, line int) error {
-		if pick(buf, names, vals) {
-			rec := make(Record, len(names))
-			for i, n := range names {
-				rec[n] = vals[i]
-			}
-			return fn(rec, bytes.Clone(buf), line)
-		}
-		rec, err := decodeObject(buf)
+		rec, raw, err := p.record(buf)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
-		return fn(rec, nil, line)
+		return fn(rec, raw, line)
 	})
+}
+
+// recordPicker reads records with pick when it is given names.
+type recordPicker struct {
+	names, vals []string
+}
+
+func newPicker(names []string) *recordPicker {
+	if len(names) > 32 {
+		names = nil // more than pick's bit set holds: decoded whole
+	}
+	return &recordPicker{names: names, vals: make([]string, len(names))}
+}
+
+// record returns the record whose JSON text is buf: its picked fields and
+// a copy of buf when pick reads it, else the whole record (raw nil).
+func (p *recordPicker) record(buf []byte) (rec Record, raw []byte, err error) {
+	if len(p.names) > 0 && pick(buf, p.names, p.vals) {
+		rec := make(Record, len(p.names))
+		for i, n := range p.names {
+			rec[n] = p.vals[i]
+		}
+		return rec, bytes.Clone(buf), nil
+	}
+	rec, err = decodeObject(buf)
+	return rec, nil, err
 }

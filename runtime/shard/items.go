@@ -32,7 +32,8 @@ type shardData struct {
 
 // shardItems loads the shard's items: streamed when the data allows it
 // (one process per shard, a benchmark whose items are made record by
-// record, local JSONL data), else by loading the whole set. Either way a
+// record, local JSONL, CSV, TSV, JSON array or Parquet data), else by
+// loading the whole set. Either way a
 // shard gets the same items in the same order, the same digest and the
 // same errors.
 func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
@@ -120,13 +121,15 @@ func (s *selection) rank(index int) int {
 	return index
 }
 
-// origins names dataset records by index ("test.jsonl:12") for the
-// duplicate warning, in 4 bytes a record: the line, and where each file
-// starts.
+// origins names dataset records by index ("test.jsonl:12", "test.json
+// record 3") for the duplicate warning, in 4 bytes a record: its line, or
+// its number in its file where the file has no lines (JSON, Parquet), and
+// where each file starts.
 type origins struct {
-	lines  []int32
-	starts []int // index of each file's first record
-	names  []string
+	lines    []int32
+	starts   []int // index of each file's first record
+	names    []string
+	numbered []bool // the file's records are numbered, not lined
 }
 
 func (o *origins) add(w *dataset.Dataset) {
@@ -134,6 +137,13 @@ func (o *origins) add(w *dataset.Dataset) {
 		if k := len(o.names); k == 0 || o.names[k-1] != p.Name {
 			o.starts = append(o.starts, len(o.lines))
 			o.names = append(o.names, p.Name)
+			o.numbered = append(o.numbered, len(p.Lines) < len(p.Records))
+		}
+		if len(p.Lines) < len(p.Records) {
+			for i := range p.Records {
+				o.lines = append(o.lines, int32(p.First+i+1))
+			}
+			continue
 		}
 		for _, l := range p.Lines {
 			o.lines = append(o.lines, int32(l))
@@ -143,6 +153,9 @@ func (o *origins) add(w *dataset.Dataset) {
 
 func (o *origins) at(index int) string {
 	f, _ := slices.BinarySearch(o.starts, index+1)
+	if o.numbered[f-1] {
+		return o.names[f-1] + " record " + strconv.Itoa(int(o.lines[index]))
+	}
 	return o.names[f-1] + ":" + strconv.Itoa(int(o.lines[index]))
 }
 

@@ -14,6 +14,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 )
@@ -127,9 +133,12 @@ func TestStreamedShardItems(t *testing.T) {
 	// The answers hold newlines: quoted CSV fields that span lines.
 	writeData(t, filepath.Join(dir, "one.csv"), "\ufeff"+csvOf(t, lines, ','))
 	writeData(t, filepath.Join(dir, "one.tsv.gz"), csvOf(t, lines, '\t'))
+	writeData(t, filepath.Join(dir, "one.json"), "[\n"+strings.Join(lines, ",\n")+"\n]\n")
+	writeData(t, filepath.Join(dir, "pq", "a.parquet"), parquetOf(t, lines[:600], 128))
+	writeData(t, filepath.Join(dir, "pq", "b.parquet"), parquetOf(t, lines[600:], 1000))
 	ptr := func(n int) *int { return &n }
 	seed := func(n int64) *int64 { return &n }
-	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two", "one.csv", "one.tsv.gz"} {
+	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two", "one.csv", "one.tsv.gz", "one.json", "pq"} {
 		for _, c := range []struct {
 			max  *int
 			seed *int64
@@ -183,6 +192,31 @@ func csvOf(t *testing.T, lines []string, comma rune) string {
 	}
 	w.Flush()
 	return b.String()
+}
+
+// parquetOf writes JSONL problem lines as a Parquet file of string
+// columns question and answer, in row groups of rowGroup rows.
+func parquetOf(t *testing.T, lines []string, rowGroup int64) string {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "question", Type: arrow.BinaryTypes.String}, {Name: "answer", Type: arrow.BinaryTypes.String}}, nil)
+	rows := make([]string, len(lines))
+	for i, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string]string{"question": fmt.Sprint(rec["question"]), "answer": fmt.Sprint(rec["answer"])})
+		rows[i] = string(b)
+	}
+	tbl, err := array.TableFromJSON(memory.DefaultAllocator, sc, []string{"[" + strings.Join(rows, ",") + "]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	var buf bytes.Buffer
+	if err := pqarrow.WriteTable(tbl, &buf, rowGroup, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
 
 func deref[T any](p *T) any {

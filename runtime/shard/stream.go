@@ -199,7 +199,7 @@ func (st *stream) load(p *dataset.Part, j, index int) (*bench.Item, error) {
 			return nil, fmt.Errorf("dataset %s: %s: %w", st.spec, p.Where(j), err)
 		}
 	}
-	one := dataset.Part{Name: p.Name, Records: []dataset.Record{rec}}
+	one := dataset.Part{Name: p.Name, Records: []dataset.Record{rec}, First: p.First + j}
 	if j < len(p.Lines) {
 		one.Lines = []int{p.Lines[j]}
 	}
