@@ -12,6 +12,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
 	"github.com/nel-eval/nel/runtime/rundir"
@@ -21,8 +28,9 @@ import (
 // c_d): shard 0 of 1,000 of a 1,000,000-item local JSONL dataset runs its
 // ~1,000 samples. It streams the file, keeping only its own items, so its
 // peak RSS grows with the dataset only by a set of 64-bit content ids
-// (about 130 MB in all; 2 GB when every shard held every item); its CPU
-// still grows with it, since every record is decoded to learn its shard.
+// (about 130 MB in all; 2 GB when every shard held every item). Its CPU
+// still grows with it, but little: a record the shard does not keep is
+// read only as far as gsm8k's key fields (question, answer) and hashed.
 // The endpoint is an in-process stub answering every request at once, so
 // the figures are the dataset's and the shard's, not a model's.
 //
@@ -30,15 +38,25 @@ import (
 // bytes), cpu-s (its user + system CPU), s/op (its wall time) and rows
 // (the samples the shard ran). The dataset is written once, outside the
 // timing. NEL_BENCH_CPUPROFILE=FILE profiles the shard (its --cpuprofile).
-func BenchmarkShardDataset1M(b *testing.B) {
+func BenchmarkShardDataset1M(b *testing.B) { benchShardDataset(b, "jsonl") }
+
+// The same dataset as one JSON array (data.json), read an element at a
+// time.
+func BenchmarkShardDataset1MJSON(b *testing.B) { benchShardDataset(b, "json") }
+
+// The same dataset as Parquet (data.parquet, row groups of 50,000 rows),
+// read a row group at a time.
+func BenchmarkShardDataset1MParquet(b *testing.B) { benchShardDataset(b, "parquet") }
+
+func benchShardDataset(b *testing.B, format string) {
 	if testing.Short() {
-		b.Skip("writes an 86 MB dataset and decodes all of it")
+		b.Skip("writes an 86 MB dataset and reads all of it")
 	}
 	const items, shards = 1_000_000, 1000
 	bin := buildNelRun(b)
 	dir := b.TempDir()
-	dataPath := filepath.Join(dir, "data.jsonl")
-	writeItems(b, dataPath, items)
+	dataPath := filepath.Join(dir, "data."+format)
+	writeItems(b, dataPath, format, items)
 	srv := httptest.NewServer(http.HandlerFunc(stubCompletion))
 	b.Cleanup(srv.Close)
 	p := &plan.Plan{
@@ -93,23 +111,65 @@ func BenchmarkShardDataset1M(b *testing.B) {
 	b.ReportMetric(float64(rows), "rows")
 }
 
-// writeItems writes n distinct GSM8K-format problems, streaming, so that
-// this process's peak RSS (which a child's ru_maxrss starts from) stays
-// small.
-func writeItems(b *testing.B, path string, n int) {
+// writeItems writes n distinct GSM8K-format problems as JSONL, a JSON
+// array or Parquet, streaming, so that this process's peak RSS (which a
+// child's ru_maxrss starts from) stays small.
+func writeItems(b *testing.B, path, format string, n int) {
 	b.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	for i := range n {
-		fmt.Fprintf(w, `{"question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`+"\n", i, i%97, i, i%97, i+i%97, i+i%97)
+	q := func(i int) string { return fmt.Sprintf("What is %d plus %d?", i, i%97) }
+	a := func(i int) string { return fmt.Sprintf("%d + %d = %d\n#### %d", i, i%97, i+i%97, i+i%97) }
+	if format == "parquet" {
+		writeParquetItems(b, f, n, q, a)
+		return
 	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	sep, end := "\n", "\n"
+	if format == "json" {
+		w.WriteString("[\n")
+		sep, end = ",\n", "\n]\n"
+	}
+	for i := range n {
+		if i > 0 {
+			w.WriteString(sep)
+		}
+		fmt.Fprintf(w, `{"question": %q, "answer": %q}`, q(i), a(i))
+	}
+	w.WriteString(end)
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// writeParquetItems writes the problems to f as Parquet, 50,000 rows a
+// row group.
+func writeParquetItems(b *testing.B, f *os.File, n int, q, a func(int) string) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "question", Type: arrow.BinaryTypes.String}, {Name: "answer", Type: arrow.BinaryTypes.String}}, nil)
+	fw, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	for start := 0; start < n; start += 50_000 {
+		for i := start; i < min(start+50_000, n); i++ {
+			rb.Field(0).(*array.StringBuilder).Append(q(i))
+			rb.Field(1).(*array.StringBuilder).Append(a(i))
+		}
+		rec := rb.NewRecordBatch()
+		err := fw.Write(rec)
+		rec.Release()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
 		b.Fatal(err)
 	}
 }
