@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/nel-eval/nel/internal/datagen"
 
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
@@ -56,7 +50,10 @@ func benchShardDataset(b *testing.B, format string) {
 	bin := buildNelRun(b)
 	dir := b.TempDir()
 	dataPath := filepath.Join(dir, "data."+format)
-	writeItems(b, dataPath, format, items)
+	// Row groups of 50,000 rows (Parquet).
+	if err := datagen.Write(dataPath, format, items, 50_000); err != nil {
+		b.Fatal(err)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(stubCompletion))
 	b.Cleanup(srv.Close)
 	p := &plan.Plan{
@@ -109,69 +106,6 @@ func benchShardDataset(b *testing.B, format string) {
 	b.ReportMetric(cpu/float64(b.N), "cpu-s")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/op")
 	b.ReportMetric(float64(rows), "rows")
-}
-
-// writeItems writes n distinct GSM8K-format problems as JSONL, a JSON
-// array or Parquet, streaming, so that this process's peak RSS (which a
-// child's ru_maxrss starts from) stays small.
-func writeItems(b *testing.B, path, format string, n int) {
-	b.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	q := func(i int) string { return fmt.Sprintf("What is %d plus %d?", i, i%97) }
-	a := func(i int) string { return fmt.Sprintf("%d + %d = %d\n#### %d", i, i%97, i+i%97, i+i%97) }
-	if format == "parquet" {
-		writeParquetItems(b, f, n, q, a)
-		return
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	sep, end := "\n", "\n"
-	if format == "json" {
-		w.WriteString("[\n")
-		sep, end = ",\n", "\n]\n"
-	}
-	for i := range n {
-		if i > 0 {
-			w.WriteString(sep)
-		}
-		fmt.Fprintf(w, `{"question": %q, "answer": %q}`, q(i), a(i))
-	}
-	w.WriteString(end)
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// writeParquetItems writes the problems to f as Parquet, 50,000 rows a
-// row group.
-func writeParquetItems(b *testing.B, f *os.File, n int, q, a func(int) string) {
-	sc := arrow.NewSchema([]arrow.Field{{Name: "question", Type: arrow.BinaryTypes.String}, {Name: "answer", Type: arrow.BinaryTypes.String}}, nil)
-	fw, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		b.Fatal(err)
-	}
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer rb.Release()
-	for start := 0; start < n; start += 50_000 {
-		for i := start; i < min(start+50_000, n); i++ {
-			rb.Field(0).(*array.StringBuilder).Append(q(i))
-			rb.Field(1).(*array.StringBuilder).Append(a(i))
-		}
-		rec := rb.NewRecordBatch()
-		err := fw.Write(rec)
-		rec.Release()
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := fw.Close(); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // stubCompletion answers a chat completion at once with the same message;

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,4 +129,28 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkJSONString)
+}
+
+// askedFor records the specs Load asks for, and refuses them.
+type askedFor struct{ specs *[]string }
+
+func (a askedFor) Load(_ context.Context, spec string, _ dataset.LoadOptions) (*dataset.Dataset, error) {
+	*a.specs = append(*a.specs, spec)
+	return nil, errors.New("recorded")
+}
+
+// TestRowWiseSource: a RowWise benchmark without data_path reads its
+// Source and nothing else, which is what a streaming shard reads for it.
+func TestRowWiseSource(t *testing.T) {
+	for _, name := range Names() {
+		b, _ := Lookup(name)
+		if !b.RowWise {
+			continue
+		}
+		var specs []string
+		b.Load(context.Background(), askedFor{&specs}, map[string]any{})
+		if len(specs) != 1 || specs[0] != b.Source {
+			t.Errorf("%s: Load without data_path asked for %v, its Source is %s", name, specs, b.Source)
+		}
+	}
 }

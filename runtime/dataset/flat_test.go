@@ -1,19 +1,13 @@
 package dataset
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/nel-eval/nel/internal/datagen"
 )
 
 // TestStreamMemoryFlat: reading a dataset a window at a time holds a
@@ -32,7 +26,9 @@ func TestStreamMemoryFlat(t *testing.T) {
 		var live [2]uint64
 		for k, n := range []int{20_000, 200_000} {
 			path := filepath.Join(dir, fmt.Sprintf("d%d.%s", n, format))
-			writeRecords(t, path, format, n)
+			if err := datagen.Write(path, format, n, 10_000); err != nil {
+				t.Fatal(err)
+			}
 			live[k] = streamLive(t, path, n)
 		}
 		t.Logf("%s: live heap %.1f MB at 20,000 records, %.1f MB at 200,000", format, float64(live[0])/1e6, float64(live[1])/1e6)
@@ -56,7 +52,7 @@ func TestStreamMemoryFlat(t *testing.T) {
 // returns the most live heap seen.
 func streamLive(t *testing.T, path string, n int) uint64 {
 	t.Helper()
-	st, ok := localLoader("").Stream(path)
+	st, ok := localLoader("").Stream(context.Background(), path)
 	if !ok {
 		t.Fatalf("%s is not streamed", path)
 	}
@@ -90,62 +86,4 @@ func liveAfter(f func() any) (uint64, any) {
 	runtime.ReadMemStats(&ms)
 	runtime.KeepAlive(v)
 	return ms.HeapAlloc, v
-}
-
-// writeRecords writes n GSM8K-like records as JSONL, a JSON array or
-// Parquet (row groups of 10,000), without holding them.
-func writeRecords(t testing.TB, path, format string, n int) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	q := func(i int) string { return fmt.Sprintf("What is %d plus %d?", i, i%97) }
-	a := func(i int) string { return fmt.Sprintf("%d + %d = %d\n#### %d", i, i%97, i+i%97, i+i%97) }
-	if format == "parquet" {
-		writeParquetRecords(t, f, n, q, a)
-		return
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	sep, end := "\n", "\n"
-	if format == "json" {
-		w.WriteString("[\n")
-		sep, end = ",\n", "\n]\n"
-	}
-	for i := range n {
-		if i > 0 {
-			w.WriteString(sep)
-		}
-		fmt.Fprintf(w, `{"question": %q, "answer": %q}`, q(i), a(i))
-	}
-	w.WriteString(end)
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeParquetRecords(t testing.TB, f *os.File, n int, q, a func(int) string) {
-	sc := arrow.NewSchema([]arrow.Field{{Name: "question", Type: arrow.BinaryTypes.String}, {Name: "answer", Type: arrow.BinaryTypes.String}}, nil)
-	fw, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for start := 0; start < n; start += 10_000 {
-		for i := start; i < min(start+10_000, n); i++ {
-			b.Field(0).(*array.StringBuilder).Append(q(i))
-			b.Field(1).(*array.StringBuilder).Append(a(i))
-		}
-		rec := b.NewRecordBatch()
-		err := fw.Write(rec)
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -189,7 +189,7 @@ func TestLocalBadInput(t *testing.T) {
 				}
 			}
 			// A file read a window at a time fails as Load does.
-			if st, ok := l.Stream(tc.name); ok {
+			if st, ok := l.Stream(context.Background(), tc.name); ok {
 				streamed++
 				_, serr := st.Windows(context.Background(), LoadOptions{Pick: []string{"a"}}, 2, func(*Dataset) error { return nil })
 				if serr == nil || serr.Error() != err.Error() {

@@ -1,11 +1,13 @@
 package dataset
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -106,4 +108,41 @@ func countJSONArray(text io.Reader, n *int) error {
 		*n++
 	}
 	return nil
+}
+
+// hubStream streams a Hub spec from the cache, its files resolved (and
+// downloaded) as loadHub resolves them.
+func (l *Loader) hubStream(ctx context.Context, spec string) (Stream, bool) {
+	sha, snap, files, err := l.hubFiles(ctx, spec)
+	if err != nil {
+		return nil, false
+	}
+	st := &localStream{spec: spec, revision: sha}
+	for _, f := range files {
+		local := filepath.Join(snap, filepath.FromSlash(f.path))
+		if _, err := os.Stat(local); err != nil || !streamable(local, f.path) {
+			return nil, false
+		}
+		st.paths = append(st.paths, local)
+		st.names = append(st.names, f.path)
+		st.hubSHA = append(st.hubSHA, f.sha256)
+	}
+	return st, true
+}
+
+// checkHub checks file i's sha256 against the Hub's, as loadHub does: a
+// cached file that is not what the Hub says is reported as such, not by
+// what it fails to parse as.
+func (s *localStream) checkHub(i int, sum string, err error) (string, error) {
+	if err != nil {
+		full, ferr := provenance.FileSHA256(s.paths[i])
+		if ferr != nil {
+			return "", err
+		}
+		sum = strings.TrimPrefix(full, "sha256:")
+	}
+	if sum != s.hubSHA[i] {
+		return "", fmt.Errorf("dataset %s: cached %s has sha256 %s, the Hub says %s (delete it to download again)", s.spec, s.paths[i], sum, s.hubSHA[i])
+	}
+	return sum, err
 }

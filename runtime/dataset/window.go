@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Streamer reads a dataset a window of records at a time, so that a
 // reader that keeps few of them (one shard of many) holds only those.
 type Streamer interface {
 	// Stream lists spec's files, once, and returns what reads them a
-	// window at a time; false when it cannot stream spec (Load reads it).
-	Stream(spec string) (Stream, bool)
+	// window at a time; false when it cannot stream spec (Load reads it,
+	// and says what is wrong with it). For a Hub spec, listing the files
+	// resolves its revision and downloads what the cache lacks.
+	Stream(ctx context.Context, spec string) (Stream, bool)
 }
 
 // Stream reads the files of one spec, as listed when it was made.
@@ -37,10 +40,12 @@ type Stream interface {
 
 var _ Streamer = (*Loader)(nil)
 
-// Stream streams spec when it is a local file or folder whose data files
-// are all JSONL, CSV or TSV (gzipped or not). JSON and Parquet files are
-// read whole by Load.
-func (l *Loader) Stream(spec string) (Stream, bool) {
+// Stream streams spec when its data files, local or a Hub dataset's,
+// are all files scanFile reads a record at a time (streamable).
+func (l *Loader) Stream(ctx context.Context, spec string) (Stream, bool) {
+	if strings.HasPrefix(spec, "hf://") {
+		return l.hubStream(ctx, spec)
+	}
 	if !IsLocal(spec) {
 		return nil, false
 	}
@@ -97,10 +102,15 @@ func jsonArray(path string) bool {
 	}
 }
 
-// localStream is a local spec's files, listed once.
+// localStream is a spec's files, listed once: a local spec's, or a Hub
+// spec's in the cache.
 type localStream struct {
 	spec         string
 	paths, names []string
+	// For a Hub spec: the commit, and each file's sha256 as the Hub gave
+	// it ("" when it did not).
+	revision string
+	hubSHA   []string
 }
 
 // Count returns how many records the files hold: a JSONL file's lines
@@ -196,7 +206,7 @@ func (w *window) flush() {
 
 // Windows implements Stream.
 func (s *localStream) Windows(ctx context.Context, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
-	ds := &Dataset{Spec: s.spec}
+	ds := &Dataset{Spec: s.spec, Revision: s.revision}
 	w := &window{spec: s.spec, size: max(size, 1), cur: &Dataset{Spec: s.spec}, fn: fn, pick: len(opts.Pick) > 0}
 	for i, path := range s.paths {
 		if err := ctx.Err(); err != nil {
@@ -210,6 +220,9 @@ func (s *localStream) Windows(ctx context.Context, opts LoadOptions, size int, f
 			}
 			return nil
 		})
+		if i < len(s.hubSHA) && s.hubSHA[i] != "" {
+			sum, err = s.checkHub(i, sum, err)
+		}
 		if err != nil {
 			return nil, err
 		}

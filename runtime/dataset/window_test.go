@@ -48,29 +48,8 @@ func TestWindowsMatchLoad(t *testing.T) {
 		}
 		st := stream(t, l, spec)
 		for _, size := range []int{1, 9, 1000} {
-			var recs []Record
-			var where []string
-			got, err := st.Windows(ctx, LoadOptions{}, size, func(w *Dataset) error {
-				if w.Offset != len(recs) {
-					t.Errorf("%s/%d: window at offset %d after %d records", spec, size, w.Offset, len(recs))
-				}
-				for _, p := range w.Parts {
-					for i := range p.Records {
-						where = append(where, p.Where(i))
-					}
-					recs = append(recs, p.Records...)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var wantWhere []string
-			for _, p := range want.Parts {
-				for i := range p.Records {
-					wantWhere = append(wantWhere, p.Where(i))
-				}
-			}
+			got, recs, where := readWindows(t, st, size)
+			wantWhere := wheres(want)
 			if !reflect.DeepEqual(recs, want.Records()) || !reflect.DeepEqual(where, wantWhere) {
 				t.Errorf("%s/%d: windows hold %d records at %v…, Load %d at %v…", spec, size, len(recs), where[:3], len(want.Records()), wantWhere[:3])
 			}
@@ -84,7 +63,7 @@ func TestWindowsMatchLoad(t *testing.T) {
 		checkPicked(t, st, spec, want.Records())
 	}
 	for _, spec := range []string{"c.json", "pq", "hf://org/x", "nope.jsonl"} {
-		if _, ok := l.Stream(spec); ok {
+		if _, ok := l.Stream(context.Background(), spec); ok {
 			t.Errorf("Stream(%s): expected local JSONL/CSV/TSV only", spec)
 		}
 	}
@@ -146,7 +125,7 @@ func checkPicked(t *testing.T, st Stream, spec string, want []Record) {
 
 func stream(t *testing.T, l *Loader, spec string) Stream {
 	t.Helper()
-	st, ok := l.Stream(spec)
+	st, ok := l.Stream(context.Background(), spec)
 	if !ok {
 		t.Fatalf("%s is not streamed", spec)
 	}

@@ -37,7 +37,7 @@ type shardData struct {
 // shard gets the same items in the same order, the same digest and the
 // same errors.
 func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
-	if s, spec, ok := r.streamable(); ok {
+	if s, spec, ok := r.streamable(ctx); ok {
 		return r.streamItems(ctx, s, spec)
 	}
 	set, err := r.load(ctx)
@@ -54,22 +54,29 @@ func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
 	return d, nil
 }
 
-// streamable returns the streamer and spec of the benchmark's data when
-// the shard may stream it. Shards that share a process (nel run) share
-// the whole loaded set instead: it is read once for all of them.
-func (r *runner) streamable() (dataset.Stream, string, bool) {
+// streamable returns the stream and spec of the benchmark's data (its
+// data_path, else its Source) when the shard may stream it. Shards that
+// share a process (nel run) share the whole loaded set instead: it is
+// read once for all of them.
+func (r *runner) streamable(ctx context.Context) (dataset.Stream, string, bool) {
 	if r.b.Harbor != nil || r.o.Data != nil || r.def == nil || !r.def.RowWise {
 		return nil, "", false
 	}
 	spec, ok, err := bench.DataPath(r.b.Params)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, "", false // the whole-set path reports a bad data_path
+	}
+	if !ok {
+		spec = r.def.Source // what a RowWise Load reads (TestRowWiseSource)
+	}
+	if spec == "" {
+		return nil, "", false
 	}
 	s, ok := r.loader().(dataset.Streamer)
 	if !ok {
 		return nil, "", false
 	}
-	st, ok := s.Stream(spec)
+	st, ok := s.Stream(ctx, spec)
 	return st, spec, ok
 }
 
