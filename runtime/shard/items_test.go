@@ -258,6 +258,13 @@ func TestStreamedShardErrors(t *testing.T) {
 		writeData(t, path, strings.Join(ls, "\n")+"\n")
 		return path
 	}
+	jsonWith := func(name string, edit func(ls []string)) string {
+		ls := append([]string(nil), lines...)
+		edit(ls)
+		path := filepath.Join(dir, name)
+		writeData(t, path, "[\n"+strings.Join(ls, ",\n")+"\n]\n")
+		return path
+	}
 	seed := int64(3)
 	cases := []struct {
 		name, data string
@@ -269,6 +276,9 @@ func TestStreamedShardErrors(t *testing.T) {
 		{"malformed+seed", filepath.Join(dir, "bad.jsonl"), &seed, "", "bad.jsonl: line 800: invalid JSON"},
 		{"refused record", with("refused.jsonl", func(ls []string) { ls[700] = `{"question": "x"}` }), nil, "", `record 700: missing field "answer"`},
 		{"refused, then malformed", with("both.jsonl", func(ls []string) { ls[5] = `{"question": "x"}`; ls[900] = `[1]` }), nil, "", "both.jsonl: line 901: not a JSON object"},
+		{"json refused", jsonWith("refused.json", func(ls []string) { ls[700] = `{"question": "x"}` }), nil, "", `record 700: missing field "answer"`},
+		{"json refused, then malformed", jsonWith("both.json", func(ls []string) { ls[5] = `{"question": "x"}`; ls[900] = `{"question": }` }), nil, "", "both.json: invalid JSON"},
+		{"json not an object", jsonWith("arr.json", func(ls []string) { ls[300] = `[1]` }), &seed, "", "arr.json: element 300: not a JSON object"},
 		{"missing", filepath.Join(dir, "nope.jsonl"), nil, "", "no such file"},
 		{"csv fields", filepath.Join(dir, "bad.csv"), nil, "", "bad.csv: line 1504: wrong number of fields"},
 		{"csv fields+seed", filepath.Join(dir, "bad.csv"), &seed, "", "bad.csv: line 1504: wrong number of fields"},
