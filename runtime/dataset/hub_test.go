@@ -593,6 +593,10 @@ func TestHubStream(t *testing.T) {
 	if _, serr := st.Windows(ctx, LoadOptions{}, 3, func(*Dataset) error { return nil }); err == nil || !strings.Contains(err.Error(), "the Hub says") || serr == nil || serr.Error() != err.Error() {
 		t.Errorf("a cached file changed: streamed %v, Load %v", serr, err)
 	}
+	// Counting it (shuffle_seed) fails alike.
+	if _, cerr := st.Count(ctx, LoadOptions{}); cerr == nil || cerr.Error() != err.Error() {
+		t.Errorf("a cached file changed: counted %v, Load %v", cerr, err)
+	}
 }
 
 // readWindows reads st in windows of size, returning the Dataset, the

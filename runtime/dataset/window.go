@@ -118,11 +118,14 @@ type localStream struct {
 // Windows reports it), a CSV or TSV file's rows.
 func (s *localStream) Count(ctx context.Context, opts LoadOptions) (int, error) {
 	n := 0
-	for _, path := range s.paths {
+	for i, path := range s.paths {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		if err := countRecords(path, opts, &n); err != nil {
+			if i < len(s.hubSHA) && s.hubSHA[i] != "" {
+				_, err = s.checkHub(i, "", err)
+			}
 			return 0, err
 		}
 	}
