@@ -142,6 +142,10 @@ type Benchmark struct {
 	// IDs and Index are then the window's; the streaming caller numbers
 	// them for the whole dataset.
 	RowWise bool
+	// Key, when set on a RowWise benchmark, says its items' Content is
+	// some of a record's fields as they are: a streaming shard then
+	// reads only those of the records it does not keep.
+	Key *RowKey
 	// ExtraData names the params besides data_path that name a dataset
 	// spec the benchmark reads (a few-shot pool's train_path).
 	ExtraData []string

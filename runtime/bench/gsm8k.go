@@ -28,6 +28,7 @@ func gsm8k() *Benchmark {
 		Scorer:   "answer_line",
 		Size:     1319,
 		RowWise:  true,
+		Key:      newRowKey(nil, "question", "answer"),
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, "hf://openai/gsm8k?config=main&split=test")
 			if err != nil {

@@ -59,6 +59,7 @@ func humaneval() *Benchmark {
 		Size:         164,
 		NeedsSandbox: true,
 		RowWise:      true,
+		Key:          newRowKey(func(v []string) bool { return isIdent(v[4]) }, "task_id", "prompt", "canonical_solution", "test", "entry_point"),
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			timeout, err := humanevalTimeout(params)
 			if err != nil {

@@ -90,7 +90,14 @@ func NewIDs(n int) *IDs { return &IDs{seen: make(map[uint64]uint64, n)} }
 // the index of the first item with the same content when it is a repeat
 // (else -1).
 func (a *IDs) Next(content map[string]any, index int) (id string, first int) {
-	return a.next(contentSum(content), content, index)
+	return a.next(contentSum(content), func() map[string]any { return content }, index)
+}
+
+// NextSum is Next for an item whose content sum (the first 8 bytes of its
+// ContentID) is known; content is called only for a repeat, whose ID
+// hashes its content again.
+func (a *IDs) NextSum(sum [8]byte, content func() map[string]any, index int) (id string, first int) {
+	return a.next(sum[:], content, index)
 }
 
 // NextID is Next for an item whose ContentID is known: base.
@@ -103,11 +110,11 @@ func (a *IDs) NextID(base string, content map[string]any, index int) (id string,
 	if _, err := hex.Decode(sum[:], []byte(base)); err != nil {
 		return "", 0, fmt.Errorf("content id %q: not 16 hex digits", base)
 	}
-	id, first = a.next(sum[:], content, index)
+	id, first = a.next(sum[:], func() map[string]any { return content }, index)
 	return id, first, nil
 }
 
-func (a *IDs) next(sum []byte, content map[string]any, index int) (id string, first int) {
+func (a *IDs) next(sum []byte, content func() map[string]any, index int) (id string, first int) {
 	key := byteorder.BigEndian.Uint64(sum)
 	v, seen := a.seen[key]
 	if !seen {
@@ -115,7 +122,7 @@ func (a *IDs) next(sum []byte, content map[string]any, index int) (id string, fi
 		return hex.EncodeToString(sum), -1
 	}
 	a.seen[key] = v + 1<<32
-	c := maps.Clone(content)
+	c := maps.Clone(content())
 	c["_dup"] = int(v >> 32)
 	return ContentID(c), int(v & 0xffffffff)
 }

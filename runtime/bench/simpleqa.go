@@ -24,6 +24,7 @@ func simpleqa() *Benchmark {
 		Scorer:   "needs_judge",
 		Size:     4326,
 		RowWise:  true,
+		Key:      newRowKey(nil, "problem", "answer"),
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

@@ -65,6 +65,7 @@ func xstest() *Benchmark {
 		Scorer:   "refusal_prefix",
 		Size:     450,
 		RowWise:  true,
+		Key:      newRowKey(func(v []string) bool { return v[2] == "safe" || v[2] == "unsafe" }, "prompt", "type", "label"),
 		Load: func(ctx context.Context, l Loader, params map[string]any) (*Set, error) {
 			dss, err := load(ctx, l, params, dataset.LoadOptions{}, src)
 			if err != nil {

@@ -19,7 +19,7 @@ type Dataset struct {
 	Digest string
 	// Revision is the Hub commit the files came from ("" for local files).
 	Revision string
-	// Offset is, for a window of a dataset (Streamer.Windows), how many
+	// Offset is, for a window of a dataset (Stream.Windows), how many
 	// of the dataset's records come before the window's first; 0 for a
 	// whole dataset.
 	Offset int
@@ -36,6 +36,13 @@ type Part struct {
 	// each record starts on, so that messages can point into the file;
 	// nil for the other formats.
 	Lines []int
+	// First is, for a part of a window (Stream.Windows), how many records
+	// of its file come before the part's first; 0 for a whole file.
+	First int
+	// Raw holds, for a window read with LoadOptions.Pick, the JSON text
+	// of each record that holds only the picked fields (nil for a record
+	// decoded whole); DecodeRecord decodes it. Nil otherwise.
+	Raw [][]byte
 }
 
 // Where names record i of p for a person: "data.jsonl:12" where the format
@@ -44,7 +51,7 @@ func (p *Part) Where(i int) string {
 	if i < len(p.Lines) {
 		return fmt.Sprintf("%s:%d", p.Name, p.Lines[i])
 	}
-	return fmt.Sprintf("%s record %d", p.Name, i+1)
+	return fmt.Sprintf("%s record %d", p.Name, p.First+i+1)
 }
 
 // LoadOptions adjust how files are parsed.
@@ -52,7 +59,16 @@ type LoadOptions struct {
 	// Columns, when set, names the columns of CSV/TSV files that have no
 	// header row.
 	Columns []string
+	// Pick, for Streamer windows, names the fields a reader needs of
+	// every record, each as a string: a JSON record holding them all is
+	// then checked but not decoded; its Record holds only them and
+	// Part.Raw its text. Other records are decoded whole.
+	Pick []string
 }
+
+// DecodeRecord decodes the JSON text of a record (Part.Raw) whole, as a
+// window without Pick holds it.
+func DecodeRecord(raw []byte) (Record, error) { return decodeObject(raw) }
 
 // Records returns all records of d, in order.
 func (d *Dataset) Records() []Record {

@@ -95,24 +95,30 @@ func (l *Loader) repoDir(h hubSpec) string {
 	return filepath.Join(l.opts.CacheDir, "datasets--"+h.org+"--"+h.name)
 }
 
-func (l *Loader) loadHub(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+// hubFiles resolves a Hub spec to its commit, its snapshot folder in the
+// cache and its files there, downloading what the cache lacks (offline:
+// from the cache alone).
+func (l *Loader) hubFiles(ctx context.Context, spec string) (sha, snap string, files []hubFile, err error) {
 	h, err := parseHubSpec(spec)
 	if err != nil {
-		return nil, err
+		return "", "", nil, err
 	}
-	var (
-		sha   string
-		files []hubFile
-	)
 	if l.opts.Offline {
 		sha, files, err = l.offlineFiles(h)
 	} else {
 		sha, files, err = l.onlineFiles(ctx, h)
 	}
 	if err != nil {
+		return "", "", nil, err
+	}
+	return sha, filepath.Join(l.repoDir(h), "snapshots", sha), files, nil
+}
+
+func (l *Loader) loadHub(ctx context.Context, spec string, opts LoadOptions) (*Dataset, error) {
+	sha, snap, files, err := l.hubFiles(ctx, spec)
+	if err != nil {
 		return nil, err
 	}
-	snap := filepath.Join(l.repoDir(h), "snapshots", sha)
 	ds := &Dataset{Revision: sha}
 	for _, f := range files {
 		local := filepath.Join(snap, filepath.FromSlash(f.path))

@@ -524,3 +524,114 @@ func TestOptionsFromEnv(t *testing.T) {
 		t.Errorf("HF_TOKEN wins: %s", o.Token)
 	}
 }
+
+// TestHubStream: a Hub spec streams from the cache: its windows hold the
+// records Load gives, named alike, with the same digest and revision,
+// online and offline; a cached file that is not what the Hub says fails
+// as Load fails; and through a lock, at the pinned revision, named by
+// the spec as given, with the locked digest checked.
+func TestHubStream(t *testing.T) {
+	clearHubEnv(t)
+	_, srv := newMockHub(t)
+	cache := t.TempDir()
+	ctx := context.Background()
+	l := hubLoader(srv, cache, "")
+	for _, spec := range []string{"hf://o/gsm?config=main&split=train", "hf://o/gsm?config=socratic&split=test", "hf://o/jsonl", "hf://o/conv?split=test"} {
+		for _, offline := range []bool{false, true} {
+			l.opts.Offline = offline
+			want, err := l.Load(ctx, spec, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ok := l.Stream(ctx, spec)
+			if !ok {
+				t.Fatalf("%s (offline %v): not streamed", spec, offline)
+			}
+			got, recs, where := readWindows(t, st, 2)
+			if got.Digest != want.Digest || got.Revision != want.Revision || !reflect.DeepEqual(recs, want.Records()) || !reflect.DeepEqual(where, wheres(want)) {
+				t.Errorf("%s (offline %v): streamed %s@%s %v at %v; Load %s@%s %v at %v", spec, offline, got.Digest, got.Revision, recs, where, want.Digest, want.Revision, want.Records(), wheres(want))
+			}
+		}
+	}
+	l.opts.Offline = false
+
+	spec := "hf://o/gsm?config=main&split=train"
+	want, err := l.Load(ctx, spec, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := PinsOf([]*Dataset{want})
+	// The lock pins the commit: the spec is read at it.
+	p := &Pinned{Loader: l, Pins: pins}
+	st, ok := p.Stream(ctx, spec)
+	if !ok {
+		t.Fatal("pinned: not streamed")
+	}
+	got, _, _ := readWindows(t, st, 3)
+	if got.Spec != spec || got.Digest != want.Digest {
+		t.Errorf("pinned: %s %s, want %s %s", got.Spec, got.Digest, spec, want.Digest)
+	}
+	pins[0].Digest = "sha256:0"
+	_, err = (&Pinned{Loader: l, Pins: pins}).Load(ctx, spec, LoadOptions{})
+	st, _ = (&Pinned{Loader: l, Pins: pins}).Stream(ctx, spec)
+	if _, serr := st.Windows(ctx, LoadOptions{}, 3, func(*Dataset) error { return nil }); err == nil || serr == nil || serr.Error() != err.Error() {
+		t.Errorf("pinned to another digest: streamed %v, Load %v", serr, err)
+	}
+
+	files, _ := filepath.Glob(filepath.Join(cache, "datasets--o--gsm", "snapshots", "*", "main", "train-*"))
+	if len(files) != 1 {
+		t.Fatalf("cached train files: %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte("PAR1 not what the Hub says"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Load(ctx, spec, LoadOptions{})
+	st, ok = l.Stream(ctx, spec)
+	if !ok {
+		t.Fatal("changed cache: not streamed")
+	}
+	if _, serr := st.Windows(ctx, LoadOptions{}, 3, func(*Dataset) error { return nil }); err == nil || !strings.Contains(err.Error(), "the Hub says") || serr == nil || serr.Error() != err.Error() {
+		t.Errorf("a cached file changed: streamed %v, Load %v", serr, err)
+	}
+	// Counting it (shuffle_seed) fails alike.
+	if _, cerr := st.Count(ctx, LoadOptions{}); cerr == nil || cerr.Error() != err.Error() {
+		t.Errorf("a cached file changed: counted %v, Load %v", cerr, err)
+	}
+}
+
+// readWindows reads st in windows of size, returning the Dataset, the
+// records and where each is; each window's Offset must count the records
+// before it.
+func readWindows(t *testing.T, st Stream, size int) (*Dataset, []Record, []string) {
+	t.Helper()
+	var (
+		recs  []Record
+		where []string
+	)
+	ds, err := st.Windows(context.Background(), LoadOptions{}, size, func(w *Dataset) error {
+		if w.Offset != len(recs) {
+			t.Errorf("window at offset %d after %d records", w.Offset, len(recs))
+		}
+		for _, p := range w.Parts {
+			for i := range p.Records {
+				where = append(where, p.Where(i))
+			}
+			recs = append(recs, p.Records...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds, recs, where
+}
+
+func wheres(ds *Dataset) []string {
+	var out []string
+	for _, p := range ds.Parts {
+		for i := range p.Records {
+			out = append(out, p.Where(i))
+		}
+	}
+	return out
+}

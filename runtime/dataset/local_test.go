@@ -139,6 +139,7 @@ func TestLocalDirectory(t *testing.T) {
 
 func TestLocalBadInput(t *testing.T) {
 	good := gz(t, []byte(strings.Repeat("{\"a\":1}\n", 2000)))
+	streamed := 0
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -165,11 +166,20 @@ func TestLocalBadInput(t *testing.T) {
 		{"data.xlsx", []byte("PK.."), []string{"data.xlsx", "unknown file type", ".jsonl", ".parquet"}},
 		{"bad.parquet", []byte("a,b\n1,2\n"), []string{"bad.parquet", "not a Parquet file"}},
 		{"trunc.parquet", []byte("PAR1\x00\x00\x00\x00\x10\x00\x00\x00PAR1"), []string{"trunc.parquet", "truncated"}},
+		{"short.parquet", []byte("PAR1\x00"), []string{"short.parquet", "truncated"}},
+		{"empty.parquet", nil, []string{"empty.parquet", "empty file"}},
+		{"none.json", []byte(" [ ] "), []string{"none.json", "no records"}},
+		{"comma.json", []byte(`[{"a":1},]`), []string{"comma.json", "invalid JSON"}},
+		{"open.json", []byte(`[{"a":1}`), []string{"open.json", "invalid JSON"}},
+		{"after.json", []byte(`[{"a":1}] [2]`), []string{"after.json", "after the first value"}},
+		{"nested.json", []byte(`[{"a":1},[{"b":2}]]`), []string{"nested.json", "element 1", "not a JSON object"}},
+		{"bad.json.gz", gz(t, []byte(`[{"a":1}, {"a":}]`)), []string{"bad.json.gz", "invalid JSON"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, dir, tc.name, tc.data)
-			ds, err := localLoader(dir).Load(context.Background(), tc.name, LoadOptions{})
+			l := localLoader(dir)
+			ds, err := l.Load(context.Background(), tc.name, LoadOptions{})
 			if err == nil {
 				t.Fatalf("no error; %d records", len(ds.Records()))
 			}
@@ -178,7 +188,18 @@ func TestLocalBadInput(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
+			// A file read a window at a time fails as Load does.
+			if st, ok := l.Stream(context.Background(), tc.name); ok {
+				streamed++
+				_, serr := st.Windows(context.Background(), LoadOptions{Pick: []string{"a"}}, 2, func(*Dataset) error { return nil })
+				if serr == nil || serr.Error() != err.Error() {
+					t.Errorf("streamed: %v\nLoad: %v", serr, err)
+				}
+			}
 		})
+	}
+	if streamed < 20 {
+		t.Errorf("%d of the files were streamed, want the JSONL, CSV, TSV, JSON array and Parquet ones", streamed)
 	}
 	t.Run("missing", func(t *testing.T) {
 		_, err := localLoader(t.TempDir()).Load(context.Background(), "nope.jsonl", LoadOptions{})

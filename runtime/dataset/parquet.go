@@ -19,48 +19,69 @@ import (
 var parquetMagic = []byte("PAR1")
 
 func parseParquet(data []byte) (recs []Record, err error) {
-	if len(data) < 4 || !bytes.Equal(data[:4], parquetMagic) {
-		return nil, fmt.Errorf("not a Parquet file (no PAR1 magic at the start)")
+	err = scanParquet(bytes.NewReader(data), int64(len(data)), func(g []Record) error {
+		recs = append(recs, g...)
+		return nil
+	})
+	return recs, err
+}
+
+// scanParquet reads the Parquet file r (size bytes) a row group at a
+// time, handing fn each group's records. An error of fn ends the scan and
+// is returned (errStop: nil).
+func scanParquet(r parquet.ReaderAtSeeker, size int64, fn func(recs []Record) error) (err error) {
+	var head, tail [4]byte
+	if _, err := r.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:], parquetMagic) {
+		return fmt.Errorf("not a Parquet file (no PAR1 magic at the start)")
 	}
-	if len(data) < 12 {
-		return nil, fmt.Errorf("truncated Parquet file (%d bytes)", len(data))
+	if size < 12 {
+		return fmt.Errorf("truncated Parquet file (%d bytes)", size)
 	}
-	if !bytes.Equal(data[len(data)-4:], parquetMagic) {
-		return nil, fmt.Errorf("truncated Parquet file (no PAR1 magic at the end)")
+	var foot [8]byte
+	if _, err := r.ReadAt(foot[:], size-8); err != nil {
+		return fmt.Errorf("read Parquet footer: %w", err)
 	}
-	if fl := binary.LittleEndian.Uint32(data[len(data)-8:]); int64(fl) > int64(len(data)-12) {
-		return nil, fmt.Errorf("truncated Parquet file (footer of %d bytes in a %d-byte file)", fl, len(data))
+	copy(tail[:], foot[4:])
+	if !bytes.Equal(tail[:], parquetMagic) {
+		return fmt.Errorf("truncated Parquet file (no PAR1 magic at the end)")
+	}
+	if fl := binary.LittleEndian.Uint32(foot[:4]); int64(fl) > size-12 {
+		return fmt.Errorf("truncated Parquet file (footer of %d bytes in a %d-byte file)", fl, size)
 	}
 	// arrow-go can panic on corrupt pages; a bad file must be an error.
 	defer func() {
 		if r := recover(); r != nil {
-			recs, err = nil, fmt.Errorf("corrupt Parquet file: %v", r)
+			err = fmt.Errorf("corrupt Parquet file: %v", r)
 		}
 	}()
-	rd, err := file.NewParquetReader(bytes.NewReader(data))
+	rd, err := file.NewParquetReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("read Parquet footer: %w", err)
+		return fmt.Errorf("read Parquet footer: %w", err)
 	}
 	defer rd.Close()
 	sc := rd.MetaData().Schema
 	fields, err := planFields(sc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for g := 0; g < rd.NumRowGroups(); g++ {
 		rg := rd.RowGroup(g)
-		nrows := int(rg.NumRows())
-		base := len(recs)
-		for i := 0; i < nrows; i++ {
-			recs = append(recs, make(Record, len(fields)))
+		recs := make([]Record, int(rg.NumRows()))
+		for i := range recs {
+			recs[i] = make(Record, len(fields))
 		}
 		for _, f := range fields {
-			if err := f.fill(rg, recs[base:]); err != nil {
-				return nil, fmt.Errorf("row group %d: column %q: %w", g, f.name, err)
+			if err := f.fill(rg, recs); err != nil {
+				return fmt.Errorf("row group %d: column %q: %w", g, f.name, err)
 			}
 		}
+		if err := fn(recs); err == errStop {
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
-	return recs, nil
+	return nil
 }
 
 // leafShape says how one leaf column maps to per-row values.

@@ -32,16 +32,9 @@ func (p *Pinned) Load(ctx context.Context, spec string, opts LoadOptions) (*Data
 	if pin == nil {
 		return p.Loader.Load(ctx, spec, opts)
 	}
-	load := spec
-	if pin.Revision != "" && strings.HasPrefix(spec, "hf://") {
-		u, err := url.Parse(spec)
-		if err != nil {
-			return nil, fmt.Errorf("dataset %s: %w", spec, err)
-		}
-		q := u.Query()
-		q.Set("revision", pin.Revision)
-		u.RawQuery = q.Encode()
-		load = u.String()
+	load, err := atRevision(spec, pin)
+	if err != nil {
+		return nil, err
 	}
 	ds, err := p.Loader.Load(ctx, load, opts)
 	if err != nil {
@@ -52,6 +45,22 @@ func (p *Pinned) Load(ctx context.Context, spec string, opts LoadOptions) (*Data
 		return nil, err
 	}
 	return ds, nil
+}
+
+// atRevision is spec at pin's revision: a Hub spec with its revision
+// replaced by the pin's; other specs as they are.
+func atRevision(spec string, pin *plan.DataPin) (string, error) {
+	if pin == nil || pin.Revision == "" || !strings.HasPrefix(spec, "hf://") {
+		return spec, nil
+	}
+	u, err := url.Parse(spec)
+	if err != nil {
+		return "", fmt.Errorf("dataset %s: %w", spec, err)
+	}
+	q := u.Query()
+	q.Set("revision", pin.Revision)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // pin returns spec's pin: nil when the pins are local and do not name it
@@ -85,42 +94,54 @@ func (p *Pinned) check(pin *plan.DataPin, ds *Dataset) error {
 	return nil
 }
 
-// Streams says whether the loader underneath streams spec; a pin at a
-// Hub revision does not.
-func (p *Pinned) Streams(spec string) bool {
+// Stream streams spec with the loader underneath, at its pinned
+// revision, checking its digest once read; a spec the lock does not name
+// is not streamed (Load says why).
+func (p *Pinned) Stream(ctx context.Context, spec string) (Stream, bool) {
 	s, ok := p.Loader.(Streamer)
-	if !ok || !s.Streams(spec) {
-		return false
+	if !ok {
+		return nil, false
 	}
-	pin, err := p.pin(spec)
-	return err == nil && (pin == nil || pin.Revision == "")
-}
-
-// Count counts spec's records with the loader underneath; the content is
-// checked by Windows.
-func (p *Pinned) Count(ctx context.Context, spec string, opts LoadOptions) (int, error) {
-	if !p.Streams(spec) {
-		return 0, fmt.Errorf("dataset %s: not supported yet: counting it without loading it", spec)
-	}
-	return p.Loader.(Streamer).Count(ctx, spec, opts)
-}
-
-// Windows streams spec with the loader underneath and checks its digest
-// once read. A changed file is reported before an error of fn: fn may
-// have refused a record only because the file changed.
-func (p *Pinned) Windows(ctx context.Context, spec string, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
 	pin, err := p.pin(spec)
 	if err != nil {
-		return nil, err
+		return nil, false
 	}
-	if !p.Streams(spec) {
-		return nil, fmt.Errorf("dataset %s: not supported yet: reading it a window at a time", spec)
+	load, err := atRevision(spec, pin)
+	if err != nil {
+		return nil, false
 	}
-	ds, err := p.Loader.(Streamer).Windows(ctx, spec, opts, size, fn)
-	if ds == nil || pin == nil {
+	st, ok := s.Stream(ctx, load)
+	if !ok {
+		return nil, false
+	}
+	return &pinnedStream{Stream: st, p: p, pin: pin, spec: spec}, true
+}
+
+// pinnedStream checks what a Stream read against its pin, and names what
+// it read by the spec as given (as Load does), not at the pin's revision.
+type pinnedStream struct {
+	Stream
+	p    *Pinned
+	pin  *plan.DataPin // nil: unchecked
+	spec string
+}
+
+// Windows reads the files and checks their digest. A changed file is
+// reported before an error of fn: fn may have refused a record only
+// because the file changed.
+func (s *pinnedStream) Windows(ctx context.Context, opts LoadOptions, size int, fn func(w *Dataset) error) (*Dataset, error) {
+	ds, err := s.Stream.Windows(ctx, opts, size, func(w *Dataset) error {
+		w.Spec = s.spec
+		return fn(w)
+	})
+	if ds == nil {
 		return ds, err
 	}
-	if cerr := p.check(pin, ds); cerr != nil {
+	ds.Spec = s.spec
+	if s.pin == nil {
+		return ds, err
+	}
+	if cerr := s.p.check(s.pin, ds); cerr != nil {
 		return nil, cerr
 	}
 	return ds, err

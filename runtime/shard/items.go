@@ -25,15 +25,19 @@ type shardData struct {
 	digest          string
 	// streamed says the data was read a window at a time, not held whole.
 	streamed bool
+	// keyed counts the records numbered by the benchmark's Key alone,
+	// neither decoded whole nor made items.
+	keyed int
 }
 
 // shardItems loads the shard's items: streamed when the data allows it
 // (one process per shard, a benchmark whose items are made record by
-// record, local JSONL data), else by loading the whole set. Either way a
+// record, local JSONL, CSV, TSV, JSON array or Parquet data), else by
+// loading the whole set. Either way a
 // shard gets the same items in the same order, the same digest and the
 // same errors.
 func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
-	if s, spec, ok := r.streamable(); ok {
+	if s, spec, ok := r.streamable(ctx); ok {
 		return r.streamItems(ctx, s, spec)
 	}
 	set, err := r.load(ctx)
@@ -50,22 +54,30 @@ func (r *runner) shardItems(ctx context.Context) (*shardData, error) {
 	return d, nil
 }
 
-// streamable returns the streamer and spec of the benchmark's data when
-// the shard may stream it. Shards that share a process (nel run) share
-// the whole loaded set instead: it is read once for all of them.
-func (r *runner) streamable() (dataset.Streamer, string, bool) {
+// streamable returns the stream and spec of the benchmark's data (its
+// data_path, else its Source) when the shard may stream it. Shards that
+// share a process (nel run) share the whole loaded set instead: it is
+// read once for all of them.
+func (r *runner) streamable(ctx context.Context) (dataset.Stream, string, bool) {
 	if r.b.Harbor != nil || r.o.Data != nil || r.def == nil || !r.def.RowWise {
 		return nil, "", false
 	}
 	spec, ok, err := bench.DataPath(r.b.Params)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, "", false // the whole-set path reports a bad data_path
 	}
-	s, ok := r.loader().(dataset.Streamer)
-	if !ok || !s.Streams(spec) {
+	if !ok {
+		spec = r.def.Source // what a RowWise Load reads (TestRowWiseSource)
+	}
+	if spec == "" {
 		return nil, "", false
 	}
-	return s, spec, true
+	s, ok := r.loader().(dataset.Streamer)
+	if !ok {
+		return nil, "", false
+	}
+	st, ok := s.Stream(ctx, spec)
+	return st, spec, ok
 }
 
 // selection says, for the item at a dataset index, its place in the
@@ -75,7 +87,7 @@ type selection struct {
 	ranks []int // with shuffle_seed: the place of each index, -1 if none
 }
 
-func (r *runner) selection(ctx context.Context, s dataset.Streamer, spec string) (*selection, error) {
+func (r *runner) selection(ctx context.Context, s dataset.Stream) (*selection, error) {
 	sel := &selection{limit: -1}
 	if r.b.MaxProblems != nil {
 		sel.limit = max(*r.b.MaxProblems, 0)
@@ -84,7 +96,7 @@ func (r *runner) selection(ctx context.Context, s dataset.Streamer, spec string)
 		return sel, nil
 	}
 	// The permutation is over the whole dataset: count it first.
-	n, err := s.Count(ctx, spec, dataset.LoadOptions{})
+	n, err := s.Count(ctx, dataset.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -116,13 +128,15 @@ func (s *selection) rank(index int) int {
 	return index
 }
 
-// origins names dataset records by index ("test.jsonl:12") for the
-// duplicate warning, in 4 bytes a record: the line, and where each file
-// starts.
+// origins names dataset records by index ("test.jsonl:12", "test.json
+// record 3") for the duplicate warning, in 4 bytes a record: its line, or
+// its number in its file where the file has no lines (JSON, Parquet), and
+// where each file starts.
 type origins struct {
-	lines  []int32
-	starts []int // index of each file's first record
-	names  []string
+	lines    []int32
+	starts   []int // index of each file's first record
+	names    []string
+	numbered []bool // the file's records are numbered, not lined
 }
 
 func (o *origins) add(w *dataset.Dataset) {
@@ -130,6 +144,13 @@ func (o *origins) add(w *dataset.Dataset) {
 		if k := len(o.names); k == 0 || o.names[k-1] != p.Name {
 			o.starts = append(o.starts, len(o.lines))
 			o.names = append(o.names, p.Name)
+			o.numbered = append(o.numbered, len(p.Lines) < len(p.Records))
+		}
+		if len(p.Lines) < len(p.Records) {
+			for i := range p.Records {
+				o.lines = append(o.lines, int32(p.First+i+1))
+			}
+			continue
 		}
 		for _, l := range p.Lines {
 			o.lines = append(o.lines, int32(l))
@@ -139,6 +160,9 @@ func (o *origins) add(w *dataset.Dataset) {
 
 func (o *origins) at(index int) string {
 	f, _ := slices.BinarySearch(o.starts, index+1)
+	if o.numbered[f-1] {
+		return o.names[f-1] + " record " + strconv.Itoa(int(o.lines[index]))
+	}
 	return o.names[f-1] + ":" + strconv.Itoa(int(o.lines[index]))
 }
 
@@ -158,83 +182,6 @@ func (l windowLoader) Load(_ context.Context, spec string, _ dataset.LoadOptions
 		return nil, fmt.Errorf("dataset %s: read while streaming %s: the benchmark is not RowWise", spec, l.spec)
 	}
 	return l.w, nil
-}
-
-// streamItems reads the data a window at a time, makes every record's
-// item to number it (its ID counts the repeats of its content before it),
-// and keeps the shard's selected items only.
-func (r *runner) streamItems(ctx context.Context, s dataset.Streamer, spec string) (*shardData, error) {
-	sel, err := r.selection(ctx, s, spec)
-	if err != nil {
-		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
-	}
-	type kept struct {
-		rank int
-		item *bench.Item
-	}
-	var (
-		mine  []kept
-		dups  []bench.Duplicate
-		where origins
-		total int
-	)
-	ids := bench.NewIDs(len(sel.ranks))
-	ds, err := s.Windows(ctx, spec, dataset.LoadOptions{}, r.window, func(w *dataset.Dataset) error {
-		set, err := r.def.Load(ctx, windowLoader{spec: spec, w: w}, r.b.Params)
-		if err != nil {
-			return err
-		}
-		where.add(w)
-		// Without repeats inside the window, the IDs Load gave are the
-		// contents' IDs: numbering them for the whole dataset needs no
-		// second hash of each item.
-		known := len(set.Duplicates) == 0
-		for j := range set.Items {
-			it := &set.Items[j]
-			it.Index = w.Offset + j
-			id, first := "", 0
-			if known {
-				if id, first, err = ids.NextID(it.ID, it.Content, it.Index); err != nil {
-					return err
-				}
-			} else {
-				id, first = ids.Next(it.Content, it.Index)
-			}
-			it.ID = id
-			if first >= 0 {
-				dups = append(dups, bench.Duplicate{Origin: it.Origin, First: where.at(first)})
-			}
-			if k := sel.rank(it.Index); k >= 0 && Of(id, r.o.Of) == r.o.Shard {
-				// A copy: a pointer into set.Items would keep the
-				// whole window's items alive.
-				c := *it
-				mine = append(mine, kept{k, &c})
-			}
-		}
-		total = w.Offset + len(set.Items)
-		if len(where.lines) != total {
-			return fmt.Errorf("%s: %d items of %d records: not RowWise", r.b.Name, total, len(where.lines))
-		}
-		return nil
-	})
-	switch {
-	case err != nil && ds == nil:
-		return nil, r.loadErr(r.wordLoadErr(ctx, spec, err))
-	case err != nil:
-		return nil, r.loadErr(err)
-	case sel.ranks != nil && total != len(sel.ranks):
-		return nil, fmt.Errorf("benchmark %s: dataset %s: %d records counted, %d read: did it change while read?", r.b.Key, spec, len(sel.ranks), total)
-	}
-	r.warnDuplicates(dups)
-	slices.SortFunc(mine, func(a, b kept) int { return a.rank - b.rank })
-	d := &shardData{total: total, selected: total, digest: ds.Digest, streamed: true}
-	if sel.limit >= 0 && sel.limit < total {
-		d.selected = sel.limit
-	}
-	for _, k := range mine {
-		d.mine = append(d.mine, k.item)
-	}
-	return d, nil
 }
 
 // wordLoadErr is err, an error of reading the data, as the benchmark's

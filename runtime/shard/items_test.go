@@ -14,6 +14,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 )
@@ -63,7 +69,10 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 
 // gsm8kLines returns n problems as JSONL lines; every 97th repeats
 // problem 3 (repeats in windows after the first's), and every 211th plus
-// one the problem before it (a repeat in the same window).
+// one the problem before it (a repeat in the same window). Some problems
+// hold what a shard's quick read of the key fields must get right or
+// leave to a whole decode: escapes and HTML characters, a surrogate
+// pair, fields besides the key's, a question that is a number.
 func gsm8kLines(n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -74,7 +83,18 @@ func gsm8kLines(n int) []string {
 		case i%211 == 1 && i > 1:
 			k = i - 1
 		}
-		out[i] = fmt.Sprintf(`{"question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`, k, k%7, k, k%7, k+k%7, k+k%7)
+		q, extra := fmt.Sprintf(`"What is %d plus %d?"`, k, k%7), ""
+		switch {
+		case k%13 == 5:
+			q = fmt.Sprintf(`"What is %d plus %d? \u00e9 <&> \"\\\/"`, k, k%7)
+		case k%17 == 6:
+			q = fmt.Sprintf(`"What is %d plus %d? \ud83d\ude00"`, k, k%7)
+		case k%19 == 7:
+			extra = fmt.Sprintf(`, "meta": {"a": [1, -2.5e3, null, true, "x"]}, "id": %d`, k)
+		case k%23 == 8:
+			q = fmt.Sprint(1000000 + k)
+		}
+		out[i] = fmt.Sprintf(`{"question": %s, "answer": "%d + %d = %d\n#### %d"%s}`, q, k, k%7, k+k%7, k+k%7, extra)
 	}
 	return out
 }
@@ -113,9 +133,12 @@ func TestStreamedShardItems(t *testing.T) {
 	// The answers hold newlines: quoted CSV fields that span lines.
 	writeData(t, filepath.Join(dir, "one.csv"), "\ufeff"+csvOf(t, lines, ','))
 	writeData(t, filepath.Join(dir, "one.tsv.gz"), csvOf(t, lines, '\t'))
+	writeData(t, filepath.Join(dir, "one.json"), "[\n"+strings.Join(lines, ",\n")+"\n]\n")
+	writeData(t, filepath.Join(dir, "pq", "a.parquet"), parquetOf(t, lines[:600], 128))
+	writeData(t, filepath.Join(dir, "pq", "b.parquet"), parquetOf(t, lines[600:], 1000))
 	ptr := func(n int) *int { return &n }
 	seed := func(n int64) *int64 { return &n }
-	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two", "one.csv", "one.tsv.gz"} {
+	for _, data := range []string{"one.jsonl", "one.jsonl.gz", "two", "one.csv", "one.tsv.gz", "one.json", "pq"} {
 		for _, c := range []struct {
 			max  *int
 			seed *int64
@@ -134,6 +157,13 @@ func TestStreamedShardItems(t *testing.T) {
 						t.Fatalf("%s: %v", name, err)
 					}
 					sameItems(t, name, got, want)
+					// Most records the shard does not keep are numbered
+					// by gsm8k's Key alone; those it cannot read (a
+					// surrogate pair, a number in JSON) and each
+					// window's first are loaded.
+					if others := got.total - len(got.mine); got.keyed < others*3/4 || others > 0 && got.keyed >= others {
+						t.Errorf("%s: %d of %d records not kept were numbered by the Key alone", name, got.keyed, others)
+					}
 					if gotLog != wantLog || !strings.Contains(wantLog, "repeats") {
 						t.Errorf("%s: warned\n%s\nwant\n%s", name, gotLog, wantLog)
 					}
@@ -154,14 +184,39 @@ func csvOf(t *testing.T, lines []string, comma rune) string {
 	w.Comma = comma
 	w.Write([]string{"question", "answer"})
 	for _, l := range lines {
-		var rec map[string]string
+		var rec map[string]any
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatal(err)
 		}
-		w.Write([]string{rec["question"], rec["answer"]})
+		w.Write([]string{fmt.Sprint(rec["question"]), fmt.Sprint(rec["answer"])})
 	}
 	w.Flush()
 	return b.String()
+}
+
+// parquetOf writes JSONL problem lines as a Parquet file of string
+// columns question and answer, in row groups of rowGroup rows.
+func parquetOf(t *testing.T, lines []string, rowGroup int64) string {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "question", Type: arrow.BinaryTypes.String}, {Name: "answer", Type: arrow.BinaryTypes.String}}, nil)
+	rows := make([]string, len(lines))
+	for i, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string]string{"question": fmt.Sprint(rec["question"]), "answer": fmt.Sprint(rec["answer"])})
+		rows[i] = string(b)
+	}
+	tbl, err := array.TableFromJSON(memory.DefaultAllocator, sc, []string{"[" + strings.Join(rows, ",") + "]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	var buf bytes.Buffer
+	if err := pqarrow.WriteTable(tbl, &buf, rowGroup, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
 
 func deref[T any](p *T) any {
@@ -203,6 +258,13 @@ func TestStreamedShardErrors(t *testing.T) {
 		writeData(t, path, strings.Join(ls, "\n")+"\n")
 		return path
 	}
+	jsonWith := func(name string, edit func(ls []string)) string {
+		ls := append([]string(nil), lines...)
+		edit(ls)
+		path := filepath.Join(dir, name)
+		writeData(t, path, "[\n"+strings.Join(ls, ",\n")+"\n]\n")
+		return path
+	}
 	seed := int64(3)
 	cases := []struct {
 		name, data string
@@ -214,6 +276,9 @@ func TestStreamedShardErrors(t *testing.T) {
 		{"malformed+seed", filepath.Join(dir, "bad.jsonl"), &seed, "", "bad.jsonl: line 800: invalid JSON"},
 		{"refused record", with("refused.jsonl", func(ls []string) { ls[700] = `{"question": "x"}` }), nil, "", `record 700: missing field "answer"`},
 		{"refused, then malformed", with("both.jsonl", func(ls []string) { ls[5] = `{"question": "x"}`; ls[900] = `[1]` }), nil, "", "both.jsonl: line 901: not a JSON object"},
+		{"json refused", jsonWith("refused.json", func(ls []string) { ls[700] = `{"question": "x"}` }), nil, "", `record 700: missing field "answer"`},
+		{"json refused, then malformed", jsonWith("both.json", func(ls []string) { ls[5] = `{"question": "x"}`; ls[900] = `{"question": }` }), nil, "", "both.json: invalid JSON"},
+		{"json not an object", jsonWith("arr.json", func(ls []string) { ls[300] = `[1]` }), &seed, "", "arr.json: element 300: not a JSON object"},
 		{"missing", filepath.Join(dir, "nope.jsonl"), nil, "", "no such file"},
 		{"csv fields", filepath.Join(dir, "bad.csv"), nil, "", "bad.csv: line 1504: wrong number of fields"},
 		{"csv fields+seed", filepath.Join(dir, "bad.csv"), &seed, "", "bad.csv: line 1504: wrong number of fields"},
