@@ -16,11 +16,13 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/harbor/tbench"
 	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/sandbox"
 )
 
@@ -45,7 +47,19 @@ func harborDefinition(b *plan.Benchmark) (*bench.Benchmark, error) {
 // loadHarbor loads a harbor:// benchmark's tasks as the compiler pinned
 // them, keeps the dataset for the samples, and returns the tasks as items.
 func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
-	ds, err := harbor.LoadPinned(ctx, r.p.RecipeDir, *r.b.Harbor)
+	pinned := *r.b.Harbor
+	spec := r.b.Name
+	if g := pinned.Git; g != nil {
+		// Tasks built from a repository (terminal-bench-v1): fetched and
+		// converted here, once per run folder; the rows record the
+		// commit and the digest of what was converted.
+		dir, err := tbench.Prepare(ctx, pinned.Dataset, *g, rundir.Dir(r.o.OutDir).Sources(), r.log)
+		if err != nil {
+			return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
+		pinned.Dir, spec = dir, pinned.Dataset+"@"+g.Revision
+	}
+	ds, err := harbor.LoadPinned(ctx, r.p.RecipeDir, pinned)
 	if err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
@@ -60,7 +74,7 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 	}
 	return &bench.Set{
 		Items:    items,
-		Datasets: []*dataset.Dataset{{Spec: r.b.Name, Digest: ds.Digest}},
+		Datasets: []*dataset.Dataset{{Spec: spec, Digest: ds.Digest}},
 	}, nil
 }
 
