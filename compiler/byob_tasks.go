@@ -106,7 +106,7 @@ func imageTemplateUnsupported(no func(string, ...any), r *Recipe, i int, b *Benc
 func nemoHarborBenchmark(name string) string {
 	switch name {
 	case "terminal-bench-hard", "terminal-bench-hard-aa-split", "terminal-bench-v1":
-		return "NeMo Evaluator builds " + name + "'s tasks itself, cloning Terminal-Bench v1's repository and converting its tasks with Harbor's adapter, a subset of them for the -hard names; it names no Harbor registry dataset nel could hand the CLI: convert them into $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
+		return "NeMo Evaluator builds " + name + "'s tasks itself, from Terminal-Bench v1's repository converted by Harbor's adapter; nel-run does that on the node for nel's own loop, solver type tool_calling, but the Harbor CLI's job does not run that step yet, and Harbor's registry has no such dataset to hand the CLI; "
 	case "nmp_harbor":
 		return "NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout ($NMP_REPO/tests/agentic-use) and builds their base image from its Dockerfile.harbor: put the tasks under $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
 	}

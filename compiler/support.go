@@ -230,7 +230,7 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		switch {
 		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
-			if _, ok := harborOf(b.Name); !ok && !itemTasks(b) {
+			if _, ok := harborOf(b.Name); !ok && !itemTasks(b) && !gitTasks(b.Name) {
 				no("solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "gym_delegation":

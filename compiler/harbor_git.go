@@ -1,0 +1,80 @@
+package compiler
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/nel-eval/nel/runtime/gitrev"
+	"github.com/nel-eval/nel/runtime/harbor/tbench"
+	"github.com/nel-eval/nel/runtime/plan"
+)
+
+// The params of a Terminal-Bench v1 benchmark that say where its tasks
+// come from: nel's own (NeMo Evaluator's take none; it clones upstream's
+// default branch).
+const (
+	// paramGitURL names a mirror of the repository (a URL or a path git
+	// fetches from), for clusters that cannot reach GitHub. Where, not
+	// what: the hashes leave it out.
+	paramGitURL = "git_url"
+	// paramGitRevision is the commit the tasks are read at.
+	paramGitRevision = "git_revision"
+)
+
+// harborGit reads benchmark i when its name is one of NeMo Evaluator's
+// benchmarks built from Terminal-Bench v1's repository: its tasks are
+// fetched at a commit and converted on the node, so there is nothing here
+// to read; the commit and the task list are what the hashes cover.
+func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
+	tb, ok := tbench.Lookup(b.Name)
+	if !ok {
+		return plan.HarborTasks{}, false
+	}
+	g := &plan.HarborGit{URL: tbench.UpstreamURL, Tasks: tb.Tasks}
+	if v, ok := b.Params[paramGitURL]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			c.at(fmt.Sprintf("expected the URL or path of a git repository holding Terminal-Bench v1's tasks, found %v", v), "benchmarks", i, "params", paramGitURL)
+		}
+		g.URL = s
+	}
+	if v, ok := b.Params[paramGitRevision]; ok {
+		s, _ := v.(string)
+		if !gitrev.ValidRevision(s) {
+			c.at(fmt.Sprintf("expected a commit's full hash (40 hex digits: a branch or a tag may move, and the tasks with it), found %v", v), "benchmarks", i, "params", paramGitRevision)
+		}
+		g.Revision = s
+	}
+	return plan.HarborTasks{Dataset: b.Name, Git: g}, true
+}
+
+// gitTasks says whether name is a benchmark whose tasks nel-run builds
+// from Terminal-Bench v1's repository.
+func gitTasks(name string) bool {
+	_, ok := tbench.Lookup(name)
+	return ok
+}
+
+// harborGitMethod is what the hashes cover of git-sourced tasks: the
+// commit, the task list and the conversion's rules, not the URL.
+func harborGitMethod(g *plan.HarborGit) map[string]any {
+	return map[string]any{"git_revision": g.Revision, "tasks": g.Tasks, "converter": tbench.Version}
+}
+
+// harborGitUnsupported refuses what git-sourced tasks need that nel
+// cannot give: a commit to pin, the Harbor CLI's solver.
+func harborGitUnsupported(no func(string, ...any), i int, b *Benchmark, g *plan.HarborGit) {
+	if g.Revision == "" {
+		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
+	}
+}
+
+// withoutMirror is params without the mirror's URL, for the hashes.
+func withoutMirror(b *Benchmark, params map[string]any) map[string]any {
+	if _, ok := params[paramGitURL]; !ok || !gitTasks(b.Name) {
+		return params
+	}
+	out := maps.Clone(params)
+	delete(out, paramGitURL)
+	return out
+}
