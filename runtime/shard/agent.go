@@ -48,16 +48,15 @@ func harborDefinition(b *plan.Benchmark) (*bench.Benchmark, error) {
 // them, keeps the dataset for the samples, and returns the tasks as items.
 func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 	pinned := *r.b.Harbor
-	spec := r.b.Name
 	if g := pinned.Git; g != nil {
 		// Tasks built from a repository (terminal-bench-v1): fetched and
-		// converted here, once per run folder; the rows record the
-		// commit and the digest of what was converted.
+		// converted here, once per run folder. The plan holds the
+		// commit; the rows, the digest of what was converted.
 		dir, err := tbench.Prepare(ctx, pinned.Dataset, *g, rundir.Dir(r.o.OutDir).Sources(), r.log)
 		if err != nil {
 			return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
-		pinned.Dir, spec = dir, pinned.Dataset+"@"+g.Revision
+		pinned.Dir = dir
 	}
 	ds, err := harbor.LoadPinned(ctx, r.p.RecipeDir, pinned)
 	if err != nil {
@@ -74,7 +73,7 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 	}
 	return &bench.Set{
 		Items:    items,
-		Datasets: []*dataset.Dataset{{Spec: spec, Digest: ds.Digest}},
+		Datasets: []*dataset.Dataset{{Spec: r.b.Name, Digest: ds.Digest}},
 	}, nil
 }
 
