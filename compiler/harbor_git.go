@@ -30,7 +30,7 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 	if !ok {
 		return plan.HarborTasks{}, false
 	}
-	g := &plan.HarborGit{URL: tbench.UpstreamURL, Tasks: tb.Tasks}
+	g := &plan.HarborGit{URL: tbench.UpstreamURL, Tasks: tb.Tasks, Unsolvable: tb.Unsolvable}
 	if v, ok := b.Params[paramGitURL]; ok {
 		s, isStr := v.(string)
 		if !isStr || s == "" {
@@ -58,7 +58,7 @@ func gitTasks(name string) bool {
 // harborGitMethod is what the hashes cover of git-sourced tasks: the
 // commit, the task list and the conversion's rules, not the URL.
 func harborGitMethod(g *plan.HarborGit) map[string]any {
-	return map[string]any{"git_revision": g.Revision, "tasks": g.Tasks, "converter": tbench.Version}
+	return map[string]any{"git_revision": g.Revision, "tasks": g.Tasks, "unsolvable": g.Unsolvable, "converter": tbench.Version}
 }
 
 // harborGitUnsupported refuses what git-sourced tasks need that nel

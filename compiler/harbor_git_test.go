@@ -58,6 +58,14 @@ func TestHarborGitPlan(t *testing.T) {
 		t.Errorf("plan's tasks %+v", g)
 	}
 
+	s, _, err = tbLoad(t, "terminal-bench-hard-aa-split", `git_revision: "`+revA+`"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := harborPlan(s, 0); got == nil || len(got.Git.Tasks) != 44 || strings.Join(got.Git.Unsolvable, ",") != "feal-differential-cryptanalysis,install-windows-xp,make-doom-for-mips,run-pdp11-code" {
+		t.Errorf("the AA split: tasks %+v", got.Git)
+	}
+
 	s, _, err = tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: "/srv/mirrors/terminal-bench.git"`)
 	if err != nil {
 		t.Fatal(err)

@@ -273,6 +273,11 @@ type HarborGit struct {
 	Revision string `json:"revision"`
 	// Tasks, when set, are the only tasks converted (the -hard subsets).
 	Tasks []string `json:"tasks,omitempty"`
+	// Unsolvable, when set, are the tasks that fail even for the oracle
+	// (NeMo Evaluator's list for the AA split): their category is
+	// "unsolvable", every other task's "solvable", so the report shows
+	// the solvable subset's score beside the headline.
+	Unsolvable []string `json:"unsolvable,omitempty"`
 }
 
 // BYOB is a benchmark declared in the recipe: a dataset, a prompt

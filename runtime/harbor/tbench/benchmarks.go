@@ -12,6 +12,9 @@ type Benchmark struct {
 	Name string
 	// Tasks are the task folders it runs; nil for all of them.
 	Tasks []string
+	// Unsolvable are the tasks that fail even for the oracle agent
+	// (infrastructure or task limits): reported as their own category.
+	Unsolvable []string
 }
 
 // Lookup returns the benchmark NeMo Evaluator registers as name:
@@ -24,7 +27,8 @@ func Lookup(name string) (Benchmark, bool) {
 	case "terminal-bench-hard":
 		return Benchmark{Name: name, Tasks: strings.Fields(hardCommon + " causal-inference-r install-windows-3.11 lean4-proof mcmc-sampling-stan")}, true
 	case "terminal-bench-hard-aa-split":
-		return Benchmark{Name: name, Tasks: strings.Fields(hardCommon + " super-benchmark-upet")}, true
+		return Benchmark{Name: name, Tasks: strings.Fields(hardCommon + " super-benchmark-upet"),
+			Unsolvable: []string{"feal-differential-cryptanalysis", "install-windows-xp", "make-doom-for-mips", "run-pdp11-code"}}, true
 	}
 	return Benchmark{}, false
 }

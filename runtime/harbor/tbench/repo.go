@@ -47,9 +47,12 @@ type Result struct {
 
 // ConvertAll converts the v1 tasks of the repository checked out in repo
 // into dst, one folder per task, in name order: every task, or those
-// named in only. A task named in only that the repository lacks is an
+// g.Tasks names. A task named there that the repository lacks is an
 // error: the pinned revision and the benchmark's task list disagree.
-func ConvertAll(ctx context.Context, repo, dst string, only []string) (*Result, error) {
+// With g.Unsolvable set, each task's category is "unsolvable" or
+// "solvable" instead of its task.yaml's.
+func ConvertAll(ctx context.Context, repo, dst string, g plan.HarborGit) (*Result, error) {
+	only := g.Tasks
 	src, err := tasksDir(repo)
 	if err != nil {
 		return nil, err
@@ -81,7 +84,14 @@ func ConvertAll(ctx context.Context, repo, dst string, only []string) (*Result, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := Convert(filepath.Join(src, n), filepath.Join(dst, n)); err != nil {
+		category := ""
+		if g.Unsolvable != nil {
+			category = "solvable"
+			if slices.Contains(g.Unsolvable, n) {
+				category = "unsolvable"
+			}
+		}
+		if err := convertAs(filepath.Join(src, n), filepath.Join(dst, n), category); err != nil {
 			res.Skipped[n] = err
 			if rmErr := os.RemoveAll(filepath.Join(dst, n)); rmErr != nil {
 				return nil, rmErr
@@ -117,7 +127,7 @@ func Prepare(ctx context.Context, dataset string, g plan.HarborGit, cache string
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	res, err := ConvertAll(ctx, repo, tmp, g.Tasks)
+	res, err := ConvertAll(ctx, repo, tmp, g)
 	if err != nil {
 		return "", fmt.Errorf("converting %s at revision %s to Harbor tasks: %w", gitrev.Redact(g.URL), g.Revision, err)
 	}

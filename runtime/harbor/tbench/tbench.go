@@ -61,15 +61,19 @@ type taskYAML struct {
 // Convert writes the Harbor form of the v1 task in src to dst, which must
 // not exist. An error names the task and the file, and says what nel
 // cannot run (a task of several containers) as "not supported yet".
-func Convert(src, dst string) error {
+func Convert(src, dst string) error { return convertAs(src, dst, "") }
+
+// convertAs is Convert with the task's category set to category, unless
+// "" (a benchmark's own split of its tasks).
+func convertAs(src, dst, category string) error {
 	name := filepath.Base(src)
-	if err := convert(src, dst); err != nil {
+	if err := convert(src, dst, category); err != nil {
 		return fmt.Errorf("task %s: %w", name, err)
 	}
 	return nil
 }
 
-func convert(src, dst string) error {
+func convert(src, dst, category string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return fmt.Errorf("%s exists already", dst)
 	}
@@ -79,6 +83,9 @@ func convert(src, dst string) error {
 	cfg, err := readTaskYAML(filepath.Join(src, "task.yaml"))
 	if err != nil {
 		return err
+	}
+	if category != "" {
+		cfg.Category = category
 	}
 	env := filepath.Join(dst, "environment")
 	tests := filepath.Join(dst, "tests")

@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/plan"
 )
 
 // writeTree writes files (slash paths relative to dir) with mode 0644, or
@@ -277,7 +279,7 @@ func TestConvertAll(t *testing.T) {
 	writeTree(t, filepath.Join(repo, "original-tasks", "notatask"), map[string]string{"README": "x"})
 
 	dst := t.TempDir()
-	res, err := ConvertAll(context.Background(), repo, dst, nil)
+	res, err := ConvertAll(context.Background(), repo, dst, plan.HarborGit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,25 +290,35 @@ func TestConvertAll(t *testing.T) {
 		t.Error("a task that did not convert left a folder")
 	}
 
-	only, err := ConvertAll(context.Background(), repo, t.TempDir(), []string{"b-task"})
-	if err != nil || strings.Join(only.Converted, ",") != "b-task" {
-		t.Errorf("only b-task: %v, %v", only, err)
+	// A subset, split into solvable and unsolvable tasks (the AA split).
+	sub := t.TempDir()
+	only, err := ConvertAll(context.Background(), repo, sub, plan.HarborGit{Tasks: []string{"b-task", "a-task"}, Unsolvable: []string{"b-task"}})
+	if err != nil || strings.Join(only.Converted, ",") != "a-task,b-task" {
+		t.Errorf("only a-task and b-task: %v, %v", only, err)
 	}
-	_, err = ConvertAll(context.Background(), repo, t.TempDir(), []string{"b-task", "gone", "also-gone"})
+	if loaded, err := harbor.Load(context.Background(), "sub", sub); err != nil || loaded.Tasks[0].Config.Category() != "solvable" || loaded.Tasks[1].Config.Category() != "unsolvable" {
+		t.Errorf("categories: %v", err)
+	}
+	_, err = ConvertAll(context.Background(), repo, t.TempDir(), plan.HarborGit{Tasks: []string{"b-task", "gone", "also-gone"}})
 	if err == nil || !strings.Contains(err.Error(), "2 of the benchmark's tasks are not in the repository at this revision: gone, also-gone") {
 		t.Errorf("missing tasks: %v", err)
 	}
-	_, err = ConvertAll(context.Background(), t.TempDir(), t.TempDir(), nil)
+	_, err = ConvertAll(context.Background(), t.TempDir(), t.TempDir(), plan.HarborGit{})
 	if err == nil || !strings.Contains(err.Error(), "no Terminal-Bench v1 task") {
 		t.Errorf("an empty repository: %v", err)
 	}
 }
 
 func TestLookup(t *testing.T) {
-	for name, n := range map[string]int{"terminal-bench-hard": 47, "terminal-bench-hard-aa-split": 44} {
+	for name, n := range map[string][2]int{"terminal-bench-hard": {47, 0}, "terminal-bench-hard-aa-split": {44, 4}} {
 		b, ok := Lookup(name)
-		if !ok || len(b.Tasks) != n {
-			t.Errorf("%s: %d tasks, want %d", name, len(b.Tasks), n)
+		if !ok || len(b.Tasks) != n[0] || len(b.Unsolvable) != n[1] {
+			t.Errorf("%s: %d tasks, %d unsolvable; want %v", name, len(b.Tasks), len(b.Unsolvable), n)
+		}
+		for _, u := range b.Unsolvable {
+			if !slices.Contains(b.Tasks, u) {
+				t.Errorf("%s: unsolvable %s is not one of its tasks", name, u)
+			}
 		}
 	}
 	if b, ok := Lookup("terminal-bench-v1"); !ok || b.Tasks != nil {
