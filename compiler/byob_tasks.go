@@ -101,12 +101,11 @@ func imageTemplateUnsupported(no func(string, ...any), r *Recipe, i int, b *Benc
 }
 
 // nemoHarborBenchmark says, for one of NeMo Evaluator's own Harbor-based
-// benchmarks, why nel cannot name its tasks for the Harbor CLI: they are
-// no Harbor registry dataset. "" for any other name.
+// benchmarks nel cannot build the tasks of, why: they are no Harbor
+// registry dataset. "" for any other name (the Terminal-Bench v1 ones
+// nel-run builds: harbor_git.go).
 func nemoHarborBenchmark(name string) string {
 	switch name {
-	case "terminal-bench-hard", "terminal-bench-hard-aa-split", "terminal-bench-v1":
-		return "NeMo Evaluator builds " + name + "'s tasks itself, from Terminal-Bench v1's repository converted by Harbor's adapter; nel-run does that on the node for nel's own loop, solver type tool_calling, but the Harbor CLI's job does not run that step yet, and Harbor's registry has no such dataset to hand the CLI; "
 	case "nmp_harbor":
 		return "NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout ($NMP_REPO/tests/agentic-use) and builds their base image from its Dockerfile.harbor: put the tasks under $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
 	}

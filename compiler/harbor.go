@@ -29,6 +29,7 @@ func (c *ruleChecker) harborData() {
 	for i, b := range c.r.Benchmarks {
 		if t, ok := c.harborGit(i, b); ok {
 			c.keepHarbor(i, t)
+			b.harborGit = b.Solver.Type == "harbor"
 			continue
 		}
 		name, ok := harborOf(b.Name)
@@ -152,14 +153,16 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if !ok {
 		return
 	}
-	if b.Solver.Type == "harbor" {
-		// The Harbor CLI runs the folder here (--path), or fetches the
-		// dataset from its registry in the job.
-		return
-	}
 	if t.Git != nil {
 		harborGitUnsupported(no, i, b, t.Git)
-	} else if t.Digest == "" {
+	}
+	if b.Solver.Type == "harbor" {
+		// The Harbor CLI runs the folder here (--path), or the one
+		// nel-run makes of a repository, or fetches the dataset from its
+		// registry in the job.
+		return
+	}
+	if t.Git == nil && t.Digest == "" {
 		dir := harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)
 		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets for its own loop: put the task folders there, or set $%s; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
 	}

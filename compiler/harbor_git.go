@@ -69,6 +69,18 @@ func harborGitUnsupported(no func(string, ...any), i int, b *Benchmark, g *plan.
 	}
 }
 
+// withoutGitParams is b's params less those that say where its tasks
+// come from, which nel reads itself (the Harbor CLI takes no params).
+func withoutGitParams(b *Benchmark) map[string]any {
+	if !gitTasks(b.Name) {
+		return b.Params
+	}
+	out := maps.Clone(b.Params)
+	delete(out, paramGitURL)
+	delete(out, paramGitRevision)
+	return out
+}
+
 // withoutMirror is params without the mirror's URL, for the hashes.
 func withoutMirror(b *Benchmark, params map[string]any) map[string]any {
 	if _, ok := params[paramGitURL]; !ok || !gitTasks(b.Name) {

@@ -243,7 +243,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 	no := func(f string, path ...any) { got = append(got, fmt.Sprint(path...)+": "+f) }
 	for _, b := range []*Benchmark{
 		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
-		{Name: "terminal-bench-hard", Solver: Solver{Type: "harbor"}},
+		{Name: "nmp_harbor", Solver: Solver{Type: "harbor"}},
 		{Name: "my-tasks", Solver: Solver{Type: "harbor"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 	} {
@@ -251,7 +251,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 	}
 	want := []string{
 		"benchmarks0solvertype: solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)",
-		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator builds terminal-bench-hard's tasks itself, from Terminal-Bench v1's repository converted by Harbor's adapter; nel-run does that on the node for nel's own loop, solver type tool_calling, but the Harbor CLI's job does not run that step yet, and Harbor's registry has no such dataset to hand the CLI; the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
+		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout ($NMP_REPO/tests/agentic-use) and builds their base image from its Dockerfile.harbor: put the tasks under $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
