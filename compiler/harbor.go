@@ -154,7 +154,7 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 		return
 	}
 	if t.Git != nil {
-		harborGitUnsupported(no, i, b, t.Git)
+		harborGitUnsupported(no, s.Recipe, i, b, t.Git)
 	}
 	if b.Solver.Type == "harbor" {
 		// The Harbor CLI runs the folder here (--path), or the one

@@ -62,10 +62,16 @@ func harborGitMethod(g *plan.HarborGit) map[string]any {
 }
 
 // harborGitUnsupported refuses what git-sourced tasks need that nel
-// cannot give: a commit to pin, the Harbor CLI's solver.
-func harborGitUnsupported(no func(string, ...any), i int, b *Benchmark, g *plan.HarborGit) {
+// cannot give: a commit to pin; images built from the converted
+// Dockerfiles for nel's own loop.
+func harborGitUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmark, g *plan.HarborGit) {
 	if g.Revision == "" {
 		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
+	}
+	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "docker" || sb.Type == "apptainer") {
+		// Every converted Dockerfile sets ENV TEST_DIR (and most RUN
+		// more): harbor.Task.Image would refuse each task on the node.
+		no(fmt.Sprintf("%s's tasks in a %s sandbox with solver type tool_calling (their converted Dockerfiles must be built, and nel does not build task images yet: use a local sandbox, or solver type harbor, whose CLI builds them)", b.Name, sb.Type), sandboxPath(b, i, "type")...)
 	}
 }
 

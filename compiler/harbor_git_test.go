@@ -116,6 +116,16 @@ func TestHarborGitRefusals(t *testing.T) {
 			t.Errorf("%s: %v", params, err)
 		}
 	}
+	docker := strings.Replace(tbRecipe, `sandbox: {type: "local"}`, `sandbox: {type: "docker", image: "ubuntu:24.04"}`, 1)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"r.cue": strings.NewReplacer("NAME", "terminal-bench-v1", "PARAMS", `git_revision: "`+revA+`"`).Replace(docker)})
+	s, _, err = loadWithEnv(t, filepath.Join(dir, "r.cue"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Unsupported(s); len(errs) != 1 || !strings.Contains(errs[0].Error(), "benchmarks[0].sandbox.type: not supported yet: terminal-bench-v1's tasks in a docker sandbox with solver type tool_calling (their converted Dockerfiles must be built") {
+		t.Errorf("a docker sandbox: %v", errs)
+	}
 	if _, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: ""`); err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.git_url: expected the URL or path of a git repository") {
 		t.Errorf("an empty git_url: %v", err)
 	}
