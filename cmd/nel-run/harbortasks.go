@@ -20,37 +20,27 @@ harbor), which runs that folder; a shard of nel's own loop does the same itself.
 A repository that cannot be fetched, or a commit it does not have, is an
 infrastructure error naming the URL and the revision.`
 
-type harborTasksOptions struct {
-	plan, benchmark, out string
-}
+type harborTasksOptions struct{ planBenchFlags }
 
 func newHarborTasksCmd(e *env) *cobra.Command {
 	o := &harborTasksOptions{}
 	c := &cobra.Command{Use: "harbor-tasks [flags]", Short: "fetch and convert a benchmark's git-sourced tasks to Harbor's format; print their folder", Long: harborTasksHelp}
-	f := c.Flags()
-	f.StringVar(&o.plan, "plan", "", "compiled plan `FILE` (required)")
-	f.StringVar(&o.benchmark, "benchmark", "", "benchmark `NAME` in the plan (required)")
-	f.StringVar(&o.out, "out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
+	o.add(c.Flags())
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
-		switch {
-		case o.plan == "":
-			return usageError(e, c, "--plan is required")
-		case o.benchmark == "":
-			return usageError(e, c, "--benchmark is required")
+		if msg := o.missing(); msg != "" {
+			return usageError(e, c, msg)
 		}
 		return o.run(ctx, e)
 	})
 }
 
 func (o *harborTasksOptions) run(ctx context.Context, e *env) int {
-	p, err := readPlan(o.plan)
+	p, b, err := o.load()
+	if err == nil && (b.Harbor == nil || b.Harbor.Git == nil) {
+		err = fmt.Errorf("benchmark %s: its tasks come from no git repository", b.Key)
+	}
 	if err != nil {
 		e.errorf("harbor-tasks: %v", err)
-		return exitFailure
-	}
-	b, ok := p.Benchmark(o.benchmark)
-	if !ok || b.Harbor == nil || b.Harbor.Git == nil {
-		e.errorf("harbor-tasks: benchmark %q is not in the plan, or its tasks come from no git repository", o.benchmark)
 		return exitFailure
 	}
 	// Absolute: the job mounts the folder at the path printed.
