@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/nel-eval/nel/runtime/gitrev"
 	"github.com/nel-eval/nel/runtime/harbor/tbench"
@@ -33,7 +34,7 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 	g := &plan.HarborGit{URL: tbench.UpstreamURL, Tasks: tb.Tasks, Unsolvable: tb.Unsolvable}
 	if v, ok := b.Params[paramGitURL]; ok {
 		s, isStr := v.(string)
-		if !isStr || s == "" {
+		if !isStr || s == "" || strings.HasPrefix(s, "-") {
 			c.at(fmt.Sprintf("expected the URL or path of a git repository holding Terminal-Bench v1's tasks, found %v", v), "benchmarks", i, "params", paramGitURL)
 		}
 		g.URL = s

@@ -59,6 +59,10 @@ func Fetch(ctx context.Context, repoURL, rev, dir string) error {
 	if !ValidRevision(rev) {
 		return fail(errors.New("not a full commit hash (a branch or a tag may move; pin a commit)"))
 	}
+	if strings.HasPrefix(repoURL, "-") {
+		// git would read it as an option.
+		return fail(errors.New("a repository's URL or path cannot start with -"))
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fail(err)
 	}

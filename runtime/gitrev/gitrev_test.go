@@ -79,6 +79,7 @@ func TestFetchFailures(t *testing.T) {
 		{filepath.Join(src, "nope"), missing, "fetching " + filepath.Join(src, "nope") + " at revision " + missing + ": git fetch:"},
 		{"https://user:s3cret@127.0.0.1:1/tb.git", missing, "fetching https://xxxxx@127.0.0.1:1/tb.git at revision " + missing + ": git fetch:"},
 		{src, "main", "at revision main: not a full commit hash"},
+		{"--upload-pack=touch /tmp/x", missing, "cannot start with -"},
 	} {
 		dst := filepath.Join(t.TempDir(), "x")
 		err := Fetch(ctx, tc.url, tc.rev, dst)
