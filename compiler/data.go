@@ -166,7 +166,7 @@ func (s *Source) localOf(i int, param string) (LocalFile, bool) {
 // (hashParams).
 func dataHashParams(s *Source, i int) map[string]any {
 	b := s.Recipe.Benchmarks[i]
-	return s.hashParams(withoutMirror(b, b.Params), func(f LocalFile) bool { return f.bench == i })
+	return s.hashParams(withoutGitParams(b), func(f LocalFile) bool { return f.bench == i })
 }
 
 // hashParams is params as the hashes see them: each local dataset of

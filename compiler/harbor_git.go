@@ -49,6 +49,35 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 	return plan.HarborTasks{Dataset: b.Name, Git: g}, true
 }
 
+// GitTasks returns, for benchmark i when its tasks are built from a git
+// repository on the node, the repository's URL and the commit the recipe
+// pins ("" when it pins none): what nel lock resolves.
+func GitTasks(s *Source, i int) (url, rev string, ok bool) {
+	t, ok := s.harbor[i]
+	if !ok || t.Git == nil {
+		return "", "", false
+	}
+	return t.Git.URL, t.Git.Revision, true
+}
+
+// lockedCommit reads benchmark i's commit from its lock entry d: the
+// recipe's own, which the lock must agree with, or the one nel lock
+// pinned where the recipe names none.
+func (c *ruleChecker) lockedCommit(i int, d LockedBenchmark, path, again string) {
+	t := c.s.harbor[i]
+	switch {
+	case !gitrev.ValidRevision(d.Revision):
+		c.errs = append(c.errs, Error{File: path, Path: "datasets." + d.Benchmark, Msg: "no commit for tasks built from a git repository: " + again})
+	case t.Git.Revision == "":
+		g := *t.Git
+		g.Revision = d.Revision
+		t.Git = &g
+		c.s.harbor[i] = t
+	case t.Git.Revision != d.Revision:
+		c.at(fmt.Sprintf("params.%s is %s, but the lock %s pinned %s: %s", paramGitRevision, t.Git.Revision, path, d.Revision, again), "benchmarks", i)
+	}
+}
+
 // gitTasks says whether name is a benchmark whose tasks nel-run builds
 // from Terminal-Bench v1's repository.
 func gitTasks(name string) bool {
@@ -67,7 +96,7 @@ func harborGitMethod(g *plan.HarborGit) map[string]any {
 // Dockerfiles for nel's own loop.
 func harborGitUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmark, g *plan.HarborGit) {
 	if g.Revision == "" {
-		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
+		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, or run nel lock to pin the branch's head; and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
 	}
 	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "docker" || sb.Type == "apptainer") {
 		// Every converted Dockerfile sets ENV TEST_DIR (and most RUN
@@ -77,7 +106,9 @@ func harborGitUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmar
 }
 
 // withoutGitParams is b's params less those that say where its tasks
-// come from, which nel reads itself (the Harbor CLI takes no params).
+// come from, which nel reads itself: the Harbor CLI takes no params, and
+// the hashes cover the commit (harborGitMethod, from params or the lock
+// alike), not the URL.
 func withoutGitParams(b *Benchmark) map[string]any {
 	if !gitTasks(b.Name) {
 		return b.Params
@@ -85,15 +116,5 @@ func withoutGitParams(b *Benchmark) map[string]any {
 	out := maps.Clone(b.Params)
 	delete(out, paramGitURL)
 	delete(out, paramGitRevision)
-	return out
-}
-
-// withoutMirror is params without the mirror's URL, for the hashes.
-func withoutMirror(b *Benchmark, params map[string]any) map[string]any {
-	if _, ok := params[paramGitURL]; !ok || !gitTasks(b.Name) {
-		return params
-	}
-	out := maps.Clone(params)
-	delete(out, paramGitURL)
 	return out
 }

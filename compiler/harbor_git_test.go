@@ -130,3 +130,61 @@ func TestHarborGitRefusals(t *testing.T) {
 		t.Errorf("an empty git_url: %v", err)
 	}
 }
+
+// A lock pins the commit where the recipe names none; where it names one,
+// the lock must agree. The benchmark hash covers the locked commit.
+func TestHarborGitLock(t *testing.T) {
+	recipe := strings.NewReplacer("NAME", "terminal-bench-v1", "PARAMS", "").Replace(tbRecipe)
+	unlocked, err := loadLocked(t, recipe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := BenchmarkInputs(unlocked, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := func(rev string) *Lock {
+		return &Lock{LockVersion: LockVersion, Datasets: []LockedBenchmark{{Benchmark: "terminal-bench-v1", Inputs: in, Revision: rev}}, Images: []LockedImage{}}
+	}
+	s, err := loadLocked(t, recipe, lock(revA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := harborPlan(s, 0); got == nil || got.Git.Revision != revA {
+		t.Errorf("locked: tasks %+v, want the lock's commit", got)
+	}
+	if errs := Unsupported(s); len(errs) != 0 {
+		t.Errorf("locked: refused %v", errs)
+	}
+	// The locked commit is in the benchmark hash: another is another
+	// benchmark.
+	hA, _, _ := ComputeHashes(s)
+	other, err := loadLocked(t, recipe, lock(revB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hB, _, _ := ComputeHashes(other)
+	if hA.Benchmarks["terminal-bench-v1"] == hB.Benchmarks["terminal-bench-v1"] {
+		t.Error("locked at two commits: the same benchmark hash")
+	}
+
+	for _, tc := range []struct{ rev, want string }{
+		{"", "r.lock.json: datasets.terminal-bench-v1: no commit for tasks built from a git repository"},
+		{"main", "no commit for tasks built from a git repository"},
+	} {
+		if _, err := loadLocked(t, recipe, lock(tc.rev)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("lock %q: %v, want %q", tc.rev, err, tc.want)
+		}
+	}
+	withRev := strings.NewReplacer("NAME", "terminal-bench-v1", "PARAMS", `git_revision: "`+revA+`"`).Replace(tbRecipe)
+	s, err = loadLocked(t, withRev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err = BenchmarkInputs(s, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadLocked(t, withRev, lock(revB)); err == nil || !strings.Contains(err.Error(), "benchmarks[0]: params.git_revision is "+revA+", but the lock") {
+		t.Errorf("a lock that disagrees: %v", err)
+	}
+}

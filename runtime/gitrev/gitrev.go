@@ -114,6 +114,24 @@ func checkout(ctx context.Context, repoURL, rev, tmp string) error {
 	return nil
 }
 
+// Head is the commit the default branch of the repository at repoURL is
+// at now (what NeMo Evaluator's clone would read): nel lock pins it.
+func Head(ctx context.Context, repoURL string) (string, error) {
+	fail := func(err error) error { return &Error{URL: Redact(repoURL), Revision: "HEAD", Err: err} }
+	if strings.HasPrefix(repoURL, "-") {
+		return "", fail(errors.New("a repository's URL or path cannot start with -"))
+	}
+	out, err := git(ctx, "", "ls-remote", repoURL, "HEAD")
+	if err != nil {
+		return "", fail(err)
+	}
+	rev, _, _ := strings.Cut(out, "\t")
+	if !ValidRevision(rev) {
+		return "", fail(fmt.Errorf("git ls-remote answered %q", out))
+	}
+	return rev, nil
+}
+
 // git runs git in dir and returns its output, trimmed; its error says
 // what git said. It never asks for a password: a job has no one to ask.
 func git(ctx context.Context, dir string, args ...string) (string, error) {

@@ -106,3 +106,17 @@ func TestValidRevision(t *testing.T) {
 		}
 	}
 }
+
+// Head is the default branch's newest commit; a repository that is not
+// there is an *Error naming it.
+func TestHead(t *testing.T) {
+	src, revs := repo(t)
+	if got, err := Head(context.Background(), src); err != nil || got != revs[1] {
+		t.Errorf("Head = %s, %v; want %s", got, err, revs[1])
+	}
+	_, err := Head(context.Background(), filepath.Join(src, "nope"))
+	var ge *Error
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "fetching "+filepath.Join(src, "nope")+" at revision HEAD") {
+		t.Errorf("a repository not there: %v", err)
+	}
+}
