@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,7 +53,12 @@ func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
 		// Tasks built from a repository (terminal-bench-v1): fetched and
 		// converted here, once per run folder. The plan holds the
 		// commit; the rows, the digest of what was converted.
-		dir, err := tbench.Prepare(ctx, pinned.Dataset, *g, rundir.Dir(r.o.OutDir).Sources(), r.log)
+		// Absolute: LoadPinned reads a relative Dir from the recipe's
+		// folder, which need not be where the run folder is named from.
+		dir, err := filepath.Abs(rundir.Dir(r.o.OutDir).Sources())
+		if err == nil {
+			dir, err = tbench.Prepare(ctx, pinned.Dataset, *g, dir, r.log)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
