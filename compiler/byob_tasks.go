@@ -101,12 +101,11 @@ func imageTemplateUnsupported(no func(string, ...any), r *Recipe, i int, b *Benc
 }
 
 // nemoHarborBenchmark says, for one of NeMo Evaluator's own Harbor-based
-// benchmarks, why nel cannot name its tasks for the Harbor CLI: they are
-// no Harbor registry dataset. "" for any other name.
+// benchmarks nel cannot build the tasks of, why: they are no Harbor
+// registry dataset. "" for any other name (the Terminal-Bench v1 ones
+// nel-run builds: harbor_git.go).
 func nemoHarborBenchmark(name string) string {
 	switch name {
-	case "terminal-bench-hard", "terminal-bench-hard-aa-split", "terminal-bench-v1":
-		return "NeMo Evaluator builds " + name + "'s tasks itself, cloning Terminal-Bench v1's repository and converting its tasks with Harbor's adapter, a subset of them for the -hard names; it names no Harbor registry dataset nel could hand the CLI: convert them into $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
 	case "nmp_harbor":
 		return "NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout ($NMP_REPO/tests/agentic-use) and builds their base image from its Dockerfile.harbor: put the tasks under $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; "
 	}

@@ -165,7 +165,8 @@ func (s *Source) localOf(i int, param string) (LocalFile, bool) {
 // dataHashParams is benchmark i's params as the hashes see them
 // (hashParams).
 func dataHashParams(s *Source, i int) map[string]any {
-	return s.hashParams(s.Recipe.Benchmarks[i].Params, func(f LocalFile) bool { return f.bench == i })
+	b := s.Recipe.Benchmarks[i]
+	return s.hashParams(withoutGitParams(b), func(f LocalFile) bool { return f.bench == i })
 }
 
 // hashParams is params as the hashes see them: each local dataset of

@@ -27,6 +27,11 @@ func harborOf(name string) (dataset string, ok bool) {
 // is there and does not read is an error at the benchmark's name.
 func (c *ruleChecker) harborData() {
 	for i, b := range c.r.Benchmarks {
+		if t, ok := c.harborGit(i, b); ok {
+			c.keepHarbor(i, t)
+			b.harborGit = b.Solver.Type == "harbor"
+			continue
+		}
 		name, ok := harborOf(b.Name)
 		if !ok {
 			continue
@@ -59,11 +64,16 @@ func (c *ruleChecker) harborData() {
 				b.harborDir = t.Dir
 			}
 		}
-		if c.s.harbor == nil {
-			c.s.harbor = map[int]plan.HarborTasks{}
-		}
-		c.s.harbor[i] = t
+		c.keepHarbor(i, t)
 	}
+}
+
+// keepHarbor keeps benchmark i's tasks for the plan and the hashes.
+func (c *ruleChecker) keepHarbor(i int, t plan.HarborTasks) {
+	if c.s.harbor == nil {
+		c.s.harbor = map[int]plan.HarborTasks{}
+	}
+	c.s.harbor[i] = t
 }
 
 // harborImages records why one of ds's tasks has no image that benchmark
@@ -128,6 +138,8 @@ func harborMethod(s *Source, i int) map[string]any {
 	switch {
 	case !ok:
 		return nil
+	case t.Git != nil:
+		return harborGitMethod(t.Git)
 	case t.Digest == "":
 		return map[string]any{"dataset": t.Dataset}
 	}
@@ -141,12 +153,16 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if !ok {
 		return
 	}
+	if t.Git != nil {
+		harborGitUnsupported(no, s.Recipe, i, b, t.Git)
+	}
 	if b.Solver.Type == "harbor" {
-		// The Harbor CLI runs the folder here (--path), or fetches the
-		// dataset from its registry in the job.
+		// The Harbor CLI runs the folder here (--path), or the one
+		// nel-run makes of a repository, or fetches the dataset from its
+		// registry in the job.
 		return
 	}
-	if t.Digest == "" {
+	if t.Git == nil && t.Digest == "" {
 		dir := harbor.DatasetDir(s.Dir, s.harborEnv, t.Dataset)
 		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets for its own loop: put the task folders there, or set $%s; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
 	}
@@ -192,7 +208,13 @@ func harborDirs(s *Source) map[string]string {
 	}
 	out := map[string]string{}
 	for i, t := range s.harbor {
+		if t.Git != nil {
+			continue // made in the run folder on the node
+		}
 		out[fmt.Sprint(i)] = t.Dir
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -244,7 +244,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 	for _, b := range []*Benchmark{
 		{Name: "gsm8k", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 		{Name: "gym://127.0.0.1:8600", Solver: Solver{Type: "tool_calling", ResourceService: "g"}},
-		{Name: "terminal-bench-hard", Solver: Solver{Type: "harbor"}},
+		{Name: "nmp_harbor", Solver: Solver{Type: "harbor"}},
 		{Name: "my-tasks", Solver: Solver{Type: "harbor"}},
 		{Name: "harbor://tb", Solver: Solver{Type: "tool_calling", SandboxTools: true}},
 	} {
@@ -252,7 +252,7 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 	}
 	want := []string{
 		"benchmarks0solvertype: solver type tool_calling on a gym:// benchmark (nel-run scores a gym:// item by the server's /verify of one response it asked for; run the Gym environment's tools as resource_service of a benchmark nel scores)",
-		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator builds terminal-bench-hard's tasks itself, cloning Terminal-Bench v1's repository and converting its tasks with Harbor's adapter, a subset of them for the -hard names; it names no Harbor registry dataset nel could hand the CLI: convert them into $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
+		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout ($NMP_REPO/tests/agentic-use) and builds their base image from its Dockerfile.harbor: put the tasks under $HARBOR_DATASETS_DIR and name the folder harbor://DATASET; the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 		"benchmarks0solvertype: solver type harbor on a benchmark other than harbor:// tasks (the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -65,6 +65,11 @@ func harnessOf(b *Benchmark) (kind, task, image string, ok bool) {
 	if dataset, isHarbor := harborOf(b.Name); isHarbor && b.Solver.Type == "harbor" {
 		return harborKind, dataset, "", true
 	}
+	if b.Solver.Type == "harbor" && gitTasks(b.Name) {
+		// The Harbor CLI runs the folder nel-run makes of the repository
+		// on the node (harbor-tasks) before it starts.
+		return harborKind, b.Name, "", true
+	}
 	return harnessOfName(b.Name)
 }
 

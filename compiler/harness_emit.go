@@ -117,6 +117,10 @@ func (j *job) harnessStep(r *Recipe, p *plan.Plan, b plan.Benchmark, rb *Benchma
 		st.Env = append(st.Env, harborTasksEnv+"=$(cd "+shellquote.Quote(dir)+" && pwd) || nel_fail "+shellquote.Quote("cannot enter the Harbor dataset "+dir),
 			"export "+harborTasksEnv)
 		names = append(names, harborTasksEnv)
+	} else if rb.harborGit {
+		st.Env = append(st.Env, harborTasksEnv+`=$("$NEL_RUN" harbor-tasks --plan "$NEL_PLAN" --benchmark `+shellquote.Quote(b.Key)+") || nel_fail "+shellquote.Quote("cannot make the Harbor tasks of "+b.Key+" (see the error above)"),
+			"export "+harborTasksEnv)
+		names = append(names, harborTasksEnv)
 	}
 	hp, proxied := harnessProxyOf(r, p, b)
 	var proxy *harnessProxy
@@ -205,6 +209,12 @@ type LocalHarness struct {
 	// TasksDir is a local Harbor dataset's folder, absolute: mounted
 	// read-only at its own path and named in TasksEnv.
 	TasksDir, TasksEnv string
+	// TasksGit is set when the tasks come from a git repository: nel run
+	// makes their folder in the run folder (tbench.Prepare), which is
+	// then TasksDir.
+	TasksGit *plan.HarborGit
+	// TasksDataset names the folder TasksGit's tasks are made in.
+	TasksDataset string
 }
 
 // HarnessLocal returns benchmark i's LocalHarness; ok is false when it is
@@ -224,6 +234,9 @@ func HarnessLocal(s *Source, i int) (lh LocalHarness, ok bool) {
 			abs = dir // Abs fails only without a working directory
 		}
 		lh.TasksDir, lh.TasksEnv = abs, harborTasksEnv
+	}
+	if t := harborPlan(s, i); rb.harborGit && t != nil {
+		lh.TasksGit, lh.TasksDataset, lh.TasksEnv = t.Git, t.Dataset, harborTasksEnv
 	}
 	for _, e := range harnessExtraEnv(&plan.Harness{Kind: kind, Task: task}, rb) {
 		if e.Name == harborJobsDirEnv {
@@ -272,7 +285,7 @@ func harnessPyxis(cl Cluster, rb *Benchmark, h *plan.Harness, envNames []string,
 	hmount := `"$nel_hdir:` + harnessInside
 	if h.Kind == harborKind { // a constant path: safe inside double quotes
 		hmount += "," + harborDockerSocket + ":" + harborDockerSocket + ",$nel_hdir:$nel_hdir"
-		if rb.harborDir != "" {
+		if rb.harborDir != "" || rb.harborGit {
 			hmount += ",$" + harborTasksEnv + ":$" + harborTasksEnv + ":ro"
 		}
 	}

@@ -88,7 +88,7 @@ const defaultHarborImage = "nvcr.io/nvidia/nemo-evaluator:latest-full"
 // folder's path on the node.
 func harborArgv(b *Benchmark, dataset string) []string {
 	argv := []string{"harbor", "run", "--config", harnessInside + "/" + harborJobFile, "--dataset", dataset}
-	if b.harborDir != "" {
+	if b.harborDir != "" || b.harborGit {
 		argv[4], argv[5] = "--path", harborTasksRef
 	}
 	if b.MaxProblems != nil {
@@ -187,7 +187,7 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 			no("skill and skill_dir with solver type harbor (NeMo Evaluator uploads the skill into the task's container before the agent starts; the Harbor CLI has no such setting)", at("solver", f.name)...)
 		}
 	}
-	if len(b.Params) > 0 {
+	if len(withoutGitParams(b)) > 0 {
 		no("params with solver type harbor (the Harbor CLI takes none)", at("params")...)
 	}
 	if len(b.Scoring.Metrics) > 0 {

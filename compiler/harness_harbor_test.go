@@ -133,7 +133,8 @@ func TestHarborSolverRefusals(t *testing.T) {
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      cmd_timeout: 60"}, "benchmarks[0].solver.cmd_timeout: not supported yet: cmd_timeout with solver type harbor"},
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      timeout_strategy: max"}, "benchmarks[0].solver.timeout_strategy: not supported yet: timeout_strategy max with solver type harbor"},
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      container_env: {A: b}"}, "benchmarks[0].solver.container_env: not supported yet: container_env with solver type harbor"},
-		{[]string{"harbor://terminal-bench@2.0", "terminal-bench-hard"}, "benchmarks[0].solver.type: not supported yet: solver type harbor on a benchmark other than harbor:// tasks"},
+		{[]string{"harbor://terminal-bench@2.0", "nmp_harbor"}, "benchmarks[0].solver.type: not supported yet: solver type harbor on a benchmark other than harbor:// tasks (NeMo Evaluator reads nmp_harbor's tasks from an NMP checkout"},
+		{[]string{"harbor://terminal-bench@2.0", "terminal-bench-hard"}, "benchmarks[0].name: not supported yet: terminal-bench-hard without a pinned commit"},
 	} {
 		s := loadHarness(t, harborSolverRecipe, c.edit...)
 		h, _, _ := ComputeHashes(s)

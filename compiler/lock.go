@@ -40,6 +40,11 @@ type LockedBenchmark struct {
 	// (its name, params and fewshot): when they change, the lock is stale.
 	Inputs  string         `json:"inputs"`
 	Sources []plan.DataPin `json:"sources"`
+	// Revision is, for tasks built from a git repository on the node
+	// (terminal-bench-v1…), the commit they are read at: the one
+	// params.git_revision names, or the default branch's head when
+	// locked.
+	Revision string `json:"revision,omitempty"`
 }
 
 // LockedImage is one container image as locked.
@@ -233,6 +238,10 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 			}
 			continue
 		}
+		if t := s.harbor[i]; t.Git != nil {
+			c.lockedCommit(i, d, path, again)
+			continue
+		}
 		_, _, _, harness := harnessOf(s.Recipe.Benchmarks[i])
 		if _, unloaded := UnloadedData(s, i); len(d.Sources) == 0 && !harness && !unloaded {
 			c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "no dataset sources: " + again})
@@ -293,6 +302,10 @@ func lockMethod(lk *Lock) map[string]any {
 	data := make([]any, len(lk.Datasets))
 	for i, d := range lk.Datasets {
 		data[i] = map[string]any{"benchmark": d.Benchmark, "sources": pinsMethod(d.Sources)}
+		if d.Revision != "" {
+			// Only a git-sourced benchmark has the key.
+			data[i].(map[string]any)["revision"] = d.Revision
+		}
 	}
 	return map[string]any{"lock_version": lk.LockVersion, "nel_version": lk.NelVersion, "images": images, "datasets": data}
 }

@@ -26,12 +26,18 @@ const compatDir = "../testdata/nemo-compat"
 // compatibility configs ("not supported yet: FEATURE"), which issue adds
 // it; docs/nemo-compat.md attributes the published configs the same way.
 var compatFeatureIssue = map[string]string{
-	// NeMo's own Harbor-based benchmarks (terminal-bench-hard, nmp_harbor…)
-	// by their names: NeMo builds their tasks (a git clone converted by
-	// Harbor's adapter, an NMP checkout) and names no Harbor registry
-	// dataset the facts give; harbor://NAME@VERSION and a converted folder
-	// compile.
+	// nmp_harbor by its name: NeMo reads its tasks from an NMP checkout
+	// (not public) and docker-builds their base image from it, which nel
+	// does not; harbor://NAME@VERSION and a converted folder compile.
 	"solver type harbor on a benchmark other than harbor:// tasks": "issue 20",
+	// NeMo clones Terminal-Bench v1's default branch unpinned; nel builds
+	// the tasks on the node (both solvers) at the commit the recipe pins
+	// in params.git_revision, and refuses the name without one.
+	"terminal-bench-hard without a pinned commit": "none",
+	"terminal-bench-v1 without a pinned commit":   "none",
+	// NeMo uploads the skill into the task's container; the Harbor CLI
+	// takes no such setting.
+	"skill and skill_dir with solver type harbor": "none",
 	// NeMo patches the OpenHands SDK's per-command timeout in the sandbox;
 	// the Harbor CLI takes no such setting, and nel does not patch agents.
 	"cmd_timeout with solver type harbor": "none",
@@ -84,7 +90,7 @@ var compatConfigs = []struct {
 	{"slurm_dynamo.yaml", nil, nil},
 	{"loader_forms.yaml", nil, nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}, nil},
-	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}, nil},
+	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "skill and skill_dir with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "terminal-bench-hard without a pinned commit", "terminal-bench-v1 without a pinned commit", "timeout_strategy max with solver type harbor"}, nil},
 	{"agentic_slurm.yaml", []string{"solver type harbor in a apptainer sandbox"}, nil},
 	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw"}, nil},
 	{"vision.yaml", nil, nil},

@@ -217,6 +217,10 @@ type Benchmark struct {
 	// this machine, its folder as the plan names it (relative to the
 	// recipe's folder, or absolute): the CLI runs it with --path.
 	harborDir string
+	// harborGit is set for the harbor solver on tasks nel-run builds from
+	// a git repository on the node (nel-run harbor-tasks): the CLI runs
+	// the folder that prints.
+	harborGit bool
 }
 
 // BYOB is a benchmark's byob section (a benchmark the recipe declares).

@@ -17,7 +17,7 @@ import (
 // answersScored says whether benchmark b is run by the tool_calling solver
 // and scored by its own scorer: no tasks, no peer harness.
 func answersScored(b *Benchmark) bool {
-	if b.Solver.Type != "tool_calling" || itemTasks(b) {
+	if b.Solver.Type != "tool_calling" || itemTasks(b) || gitTasks(b.Name) {
 		return false
 	}
 	if _, ok := harborOf(b.Name); ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nel-eval/nel/compiler"
+	"github.com/nel-eval/nel/runtime/harbor/tbench"
 	"github.com/nel-eval/nel/runtime/harness"
 	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/plan"
@@ -49,6 +51,22 @@ func runHarness(ctx context.Context, s *compiler.Source, p *plan.Plan, i int, o 
 		return nil
 	}
 	lh, _ := compiler.HarnessLocal(s, i)
+	if lh.TasksGit != nil {
+		// The tasks come from a git repository: made in the run folder,
+		// as the job's nel-run harbor-tasks makes them.
+		sources, err := filepath.Abs(rundir.Dir(p.OutputDir).Sources())
+		if err != nil {
+			return err
+		}
+		level := slog.LevelWarn
+		if o.Verbose {
+			level = slog.LevelInfo
+		}
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("benchmark", b.Key)
+		if lh.TasksDir, err = tbench.Prepare(ctx, lh.TasksDataset, *lh.TasksGit, sources, log); err != nil {
+			return err
+		}
+	}
 	dir, err := filepath.Abs(bench.Harness())
 	if err != nil {
 		return err

@@ -20,23 +20,19 @@ where it writes aggregate scores only, the shard holds no rows and is
 marked aggregate-only, and the bundle's headline is the harness's own score.`
 
 type ingestOptions struct {
-	plan, benchmark, out, started string
+	planBenchFlags
+	started string
 }
 
 func newIngestCmd(e *env) *cobra.Command {
 	o := &ingestOptions{}
 	c := &cobra.Command{Use: "ingest [flags]", Short: "read a peer harness's output into a benchmark's shard", Long: ingestHelp}
 	f := c.Flags()
-	f.StringVar(&o.plan, "plan", "", "compiled plan `FILE` (required)")
-	f.StringVar(&o.benchmark, "benchmark", "", "benchmark `NAME` in the plan (required)")
-	f.StringVar(&o.out, "out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
+	o.add(f)
 	f.StringVar(&o.started, "started", "", "when the harness started, RFC 3339 `TIME` (default: now)")
 	return command(e, c, false, func(ctx context.Context, _ []string) int {
-		switch {
-		case o.plan == "":
-			return usageError(e, c, "--plan is required")
-		case o.benchmark == "":
-			return usageError(e, c, "--benchmark is required")
+		if msg := o.missing(); msg != "" {
+			return usageError(e, c, msg)
 		}
 		return o.run(ctx, e)
 	})
@@ -52,14 +48,9 @@ func (o *ingestOptions) run(ctx context.Context, e *env) int {
 		}
 		started = t
 	}
-	p, err := readPlan(o.plan)
+	p, b, err := o.load()
 	if err != nil {
 		e.errorf("ingest: %v", err)
-		return exitFailure
-	}
-	b, ok := p.Benchmark(o.benchmark)
-	if !ok {
-		e.errorf("ingest: benchmark %q is not in the plan", o.benchmark)
 		return exitFailure
 	}
 	res, err := harness.Ingest(ctx, harness.IngestOptions{

@@ -47,6 +47,7 @@ Commands:
   wait-ready     wait until model servers answer their health URLs with 200 OK
   shard          run one shard of a benchmark from a compiled plan (crash-safe, resumable)
   ingest         read a peer harness's output (lm-eval, NeMo-Skills, eval-factory, VLMEvalKit) into a shard
+  harbor-tasks   fetch and convert a benchmark's git-sourced tasks to Harbor's format; print their folder
   merge          check and merge the shard results of a compiled plan
   with-services  start a plan's process servers, run a command, stop them
   sim-server     serve a simulated OpenAI-compatible endpoint answering from gold data
@@ -140,7 +141,7 @@ func newRoot(e *env) *cobra.Command {
 		fmt.Fprint(e.stderr, usageText)
 		e.code = exitUsage
 	}
-	root.AddCommand(newWaitReadyCmd(e), newShardCmd(e), newIngestCmd(e), newMergeCmd(e), newWithServicesCmd(e),
+	root.AddCommand(newWaitReadyCmd(e), newShardCmd(e), newIngestCmd(e), newHarborTasksCmd(e), newMergeCmd(e), newWithServicesCmd(e),
 		newSimServerCmd(e), newSandboxServeCmd(e), newServeCmd(e), newProxyCmd(e), newVersionCmd(e))
 	root.SetHelpCommand(newHelpCmd(e, root))
 	root.InitDefaultHelpCmd()

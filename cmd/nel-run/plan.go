@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/pflag"
+
 	"github.com/nel-eval/nel/runtime/atomicfile"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/rundir"
@@ -73,4 +75,40 @@ func samePath(a, b string) bool {
 	a, errA := filepath.Abs(a)
 	b, errB := filepath.Abs(b)
 	return errA == nil && errB == nil && a == b
+}
+
+// planBenchFlags are the flags of a command that works on one benchmark
+// of a compiled plan (ingest, harbor-tasks).
+type planBenchFlags struct {
+	plan, benchmark, out string
+}
+
+func (b *planBenchFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&b.plan, "plan", "", "compiled plan `FILE` (required)")
+	f.StringVar(&b.benchmark, "benchmark", "", "benchmark `NAME` in the plan (required)")
+	f.StringVar(&b.out, "out", "", "output `DIR` (default: the folder holding the plan's .nel folder)")
+}
+
+// missing is the usage error of a required flag left out; "" when none is.
+func (b *planBenchFlags) missing() string {
+	switch {
+	case b.plan == "":
+		return "--plan is required"
+	case b.benchmark == "":
+		return "--benchmark is required"
+	}
+	return ""
+}
+
+// load reads the plan and finds the benchmark in it.
+func (b *planBenchFlags) load() (*plan.Plan, *plan.Benchmark, error) {
+	p, err := readPlan(b.plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	bench, ok := p.Benchmark(b.benchmark)
+	if !ok {
+		return nil, nil, fmt.Errorf("benchmark %q is not in the plan", b.benchmark)
+	}
+	return p, bench, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nel-eval/nel/compiler/registry"
 	"github.com/nel-eval/nel/internal/exitcode"
 	"github.com/nel-eval/nel/runtime/dataset"
+	"github.com/nel-eval/nel/runtime/gitrev"
 	"github.com/nel-eval/nel/runtime/provenance"
 )
 
@@ -66,6 +67,12 @@ func (r *recordingLoader) Load(ctx context.Context, spec string, opts dataset.Lo
 func lockDatasets(ctx context.Context, s *compiler.Source, lk *compiler.Lock, w io.Writer) error {
 	for i, b := range s.Recipe.Benchmarks {
 		key := compiler.BenchmarkKey(s.Recipe, i)
+		if url, rev, ok := compiler.GitTasks(s, i); ok {
+			if err := lockCommit(ctx, s, i, key, url, rev, lk, w); err != nil {
+				return err
+			}
+			continue
+		}
 		if compiler.IsHarness(b) {
 			in, err := compiler.BenchmarkInputs(s, i)
 			if err != nil {
@@ -146,5 +153,25 @@ func lockImages(ctx context.Context, s *compiler.Source, lk *compiler.Lock, log 
 		}
 		lk.Images = append(lk.Images, im)
 	}
+	return nil
+}
+
+// lockCommit pins benchmark i's tasks, built from the git repository at
+// url on the node, to a commit: the recipe's own (rev), or the default
+// branch's head now, which is what NeMo Evaluator's clone reads.
+func lockCommit(ctx context.Context, s *compiler.Source, i int, key, url, rev string, lk *compiler.Lock, w io.Writer) error {
+	if rev == "" {
+		head, err := gitrev.Head(ctx, url)
+		if err != nil {
+			return fmt.Errorf("lock: benchmarks[%d] (%s): %w", i, key, err)
+		}
+		rev = head
+	}
+	in, err := compiler.BenchmarkInputs(s, i)
+	if err != nil {
+		return err
+	}
+	lk.Datasets = append(lk.Datasets, compiler.LockedBenchmark{Benchmark: key, Inputs: in, Revision: rev})
+	fmt.Fprintf(w, "nel: %s: %s @ %s (its tasks, converted on the node)\n", key, gitrev.Redact(url), rev)
 	return nil
 }

@@ -255,6 +255,29 @@ type HarborTasks struct {
 	Digest string `json:"digest"`
 	// Tasks is how many tasks the dataset holds.
 	Tasks int `json:"tasks"`
+	// Git, when set, says the tasks are not on disk when nel compiles:
+	// nel-run fetches a repository at a pinned commit and converts its
+	// tasks into Harbor's format at the start of the shard (NeMo
+	// Evaluator's terminal-bench-v1 and -hard). Dir and Digest are then
+	// empty; the digest of what was converted is recorded with the rows.
+	Git *HarborGit `json:"git,omitempty"`
+}
+
+// HarborGit is a repository of Terminal-Bench v1 tasks at one commit.
+type HarborGit struct {
+	// URL is where the repository is fetched from: upstream, or the
+	// mirror the recipe names (params.git_url). The hashes leave it out:
+	// the commit says what the files are, wherever they come from.
+	URL string `json:"url"`
+	// Revision is the commit, a full hash.
+	Revision string `json:"revision"`
+	// Tasks, when set, are the only tasks converted (the -hard subsets).
+	Tasks []string `json:"tasks,omitempty"`
+	// Unsolvable, when set, are the tasks that fail even for the oracle
+	// (NeMo Evaluator's list for the AA split): their category is
+	// "unsolvable", every other task's "solvable", so the report shows
+	// the solvable subset's score beside the headline.
+	Unsolvable []string `json:"unsolvable,omitempty"`
 }
 
 // BYOB is a benchmark declared in the recipe: a dataset, a prompt

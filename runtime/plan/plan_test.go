@@ -112,6 +112,7 @@ func fullPlan() *Plan {
 			Harbor: &HarborTasks{
 				Dataset: "nel-smoke", Dir: "harbor_datasets/nel-smoke",
 				Digest: "sha256:" + strings.Repeat("ef", 32), Tasks: 5,
+				Git: &HarborGit{URL: "https://example.com/tb.git", Revision: strings.Repeat("ab", 20), Tasks: []string{"hello"}, Unsolvable: []string{"hello"}},
 			},
 			InstructionTemplate: "Fix {{ instance.problem_statement }} in {{ workspace_path }}.",
 		}},

@@ -156,6 +156,11 @@ func (d Dir) RecipeDir() string { return filepath.Join(d.Meta(), "recipe") }
 // Recipe is the copy of the recipe (or lock) file named file in RecipeDir.
 func (d Dir) Recipe(file string) string { return filepath.Join(d.RecipeDir(), file) }
 
+// Sources is where nel-run keeps what it fetched and made of a
+// benchmark's tasks on the node (a repository at a commit, its tasks
+// converted): once per run folder, so a rerun reads the same files.
+func (d Dir) Sources() string { return filepath.Join(d.Meta(), "sources") }
+
 // Source is where nel run records where its recipe came from (its path,
 // folder and overrides), for nel publish.
 func (d Dir) Source() string { return filepath.Join(d.Meta(), "source.json") }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,11 +17,13 @@ import (
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/harbor/tbench"
 	"github.com/nel-eval/nel/runtime/intercept"
 	"github.com/nel-eval/nel/runtime/journal"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/rundir"
 	"github.com/nel-eval/nel/runtime/sandbox"
 )
 
@@ -45,7 +48,23 @@ func harborDefinition(b *plan.Benchmark) (*bench.Benchmark, error) {
 // loadHarbor loads a harbor:// benchmark's tasks as the compiler pinned
 // them, keeps the dataset for the samples, and returns the tasks as items.
 func (r *runner) loadHarbor(ctx context.Context) (*bench.Set, error) {
-	ds, err := harbor.LoadPinned(ctx, r.p.RecipeDir, *r.b.Harbor)
+	pinned := *r.b.Harbor
+	if g := pinned.Git; g != nil {
+		// Tasks built from a repository (terminal-bench-v1): fetched and
+		// converted here, once per run folder. The plan holds the
+		// commit; the rows, the digest of what was converted.
+		// Absolute: LoadPinned reads a relative Dir from the recipe's
+		// folder, which need not be where the run folder is named from.
+		dir, err := filepath.Abs(rundir.Dir(r.o.OutDir).Sources())
+		if err == nil {
+			dir, err = tbench.Prepare(ctx, pinned.Dataset, *g, dir, r.log)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
+		}
+		pinned.Dir = dir
+	}
+	ds, err := harbor.LoadPinned(ctx, r.p.RecipeDir, pinned)
 	if err != nil {
 		return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 	}
