@@ -41,8 +41,14 @@ var compatFeatureIssue = map[string]string{
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor":                                     "none",
 	"solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks": "issue 20",
-	"solver type openclaw":               "issue 20",
-	"apptainer sandboxes on a node pool": "issue 20",
+	// The openclaw solver runs OpenClaw in a local (bubblewrap) session on
+	// Harbor or byob tasks. PinchBench's tasks and graders live in NeMo's
+	// private image; web search needs a key inside the sandbox; a
+	// container session gives OpenClaw no route to nel-run's proxy yet.
+	"the pinchbench benchmark":                             "none",
+	"web_search_provider on the openclaw solver":           "none",
+	"the openclaw solver in a sandbox of type ecs_fargate": "issue 20",
+	"apptainer sandboxes on a node pool":                   "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
 	// the recipe gives, or those SSM holds for its region; NeMo
 	// Evaluator's CodeBuild image builds and its harbor solver on Fargate
@@ -82,7 +88,7 @@ var compatConfigs = []struct {
 	{"slurm_fragments.yaml", []string{"remote submission"}},
 	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "timeout_strategy max with solver type harbor"}},
 	{"agentic_slurm.yaml", []string{"apptainer sandboxes on a node pool", "solver type harbor on a benchmark other than harbor:// tasks"}},
-	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks"}},
+	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks", "the openclaw solver in a sandbox of type ecs_fargate", "the pinchbench benchmark", "web_search_provider on the openclaw solver"}},
 	{"vision.yaml", nil},
 }
 

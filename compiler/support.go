@@ -234,6 +234,8 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 				no("solver type tool_calling on a benchmark other than harbor:// tasks or byob tasks (nel-run's agent loop needs a task per item: an instruction, the files of /app and a verifier; write the items as Harbor task folders under $HARBOR_DATASETS_DIR and name them harbor://DATASET, or as records of a byob dataset with byob.verifier and the sandbox's image_template)", "benchmarks", i, "solver", "type")
 			}
 		case b.Solver.Type == "gym_delegation":
+		case b.Solver.Type == "openclaw":
+			openClawUnsupported(no, r, i, b)
 		case b.Solver.Type == "harbor":
 			no("solver type harbor on a benchmark other than harbor:// tasks ("+nemoHarborBenchmark(b.Name)+"the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:
