@@ -1,6 +1,10 @@
 package compiler
 
-import "github.com/nel-eval/nel/runtime/plan"
+import (
+	"maps"
+
+	"github.com/nel-eval/nel/runtime/plan"
+)
 
 // The openclaw solver (NeMo Evaluator's OpenClawSolver): nel-run runs the
 // OpenClaw agent CLI on each task in the sample's sandbox session, pointed
@@ -33,13 +37,11 @@ func openClawSettings(s Solver) *plan.OpenClaw {
 // (openclaw_bin) and the preflight are not.
 func openClawMethod(m map[string]any, s Solver) {
 	oc := openClawSettings(s)
-	m["thinking"] = oc.Thinking
-	m["context_window"] = oc.ContextWindow
-	m["max_concurrent"] = oc.MaxConcurrent
-	m["idle_timeout_seconds"] = oc.IdleTimeoutSeconds
-	m["run_timeout"] = oc.RunTimeout
-	m["timeout_strategy"] = oc.TimeoutStrategy
-	m["max_agent_timeout"] = oc.MaxAgentTimeout
+	maps.Copy(m, map[string]any{
+		"thinking": oc.Thinking, "context_window": oc.ContextWindow, "max_concurrent": oc.MaxConcurrent,
+		"idle_timeout_seconds": oc.IdleTimeoutSeconds, "run_timeout": oc.RunTimeout,
+		"timeout_strategy": oc.TimeoutStrategy, "max_agent_timeout": oc.MaxAgentTimeout,
+	})
 }
 
 // openClawUnsupported refuses what of an openclaw benchmark nel-run cannot
