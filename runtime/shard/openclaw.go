@@ -156,6 +156,9 @@ func (r *runner) runClaw(ctx context.Context, sess sandbox.Session, task *harbor
 		return clawInfra(failure.SandboxError, fmt.Errorf("openclaw: %w", err))
 	case res.Limit == sandbox.LimitTimeout:
 		return &agent.Result{Outcome: agent.TimeBudget, Err: fmt.Errorf("openclaw: timed out after %s", timeout)}
+	case res.Limit == sandbox.LimitMemory:
+		// RLIMIT_AS: V8 reserves address space far beyond what it uses.
+		return clawInfra(failure.SandboxError, fmt.Errorf("openclaw: stopped by the sandbox's memory limit (Node.js reserves more address space than it uses: give the sandbox memory: \"16GB\"): %s", tail(res.Stderr)))
 	case res.Limit != sandbox.LimitNone:
 		return clawInfra(failure.SandboxError, fmt.Errorf("openclaw: stopped by the sandbox's %s limit: %s", res.Limit, tail(res.Stderr)))
 	}
