@@ -40,14 +40,14 @@ func Turns(lastRequest []byte, final agent.Turn) ([]agent.Turn, error) {
 		for _, m := range req.Messages {
 			switch m.Role {
 			case "assistant":
-				t := agent.Turn{Role: "assistant", Content: text(m.Content), Reasoning: m.ReasoningContent}
+				t := agent.Turn{Role: "assistant", Content: agent.ContentText(m.Content), Reasoning: m.ReasoningContent}
 				for _, c := range m.ToolCalls {
 					t.ToolCalls = append(t.ToolCalls, agent.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 					names[c.ID] = c.Function.Name
 				}
 				turns = append(turns, t)
 			case "tool":
-				out := text(m.Content)
+				out := agent.ContentText(m.Content)
 				turns = append(turns, agent.Turn{Role: "tool", Content: out, ToolCallID: m.ToolCallID,
 					ToolName: names[m.ToolCallID], OutputChars: len(out)})
 			}
@@ -58,26 +58,4 @@ func Turns(lastRequest []byte, final agent.Turn) ([]agent.Turn, error) {
 		turns[i].Index = i
 	}
 	return turns, nil
-}
-
-// text is a message's content: a string, or the text parts of a list.
-func text(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	out := ""
-	for _, p := range parts {
-		if p.Type == "text" {
-			out += p.Text
-		}
-	}
-	return out
 }
