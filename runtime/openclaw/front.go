@@ -11,7 +11,10 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/nel-eval/nel/runtime/model"
 )
 
 // Front stands between OpenClaw and nel-run's model proxy on the host's
@@ -22,6 +25,10 @@ import (
 // since). Responses stream through untouched.
 type Front struct {
 	URL string // http://127.0.0.1:PORT/v1, sessions under /s/SESSION/v1
+
+	// simulated: an answer came from nel's simulator (its header), so
+	// the rows say so as the loop's do.
+	simulated atomic.Bool
 
 	mu   sync.Mutex
 	last map[string][]byte
@@ -51,6 +58,12 @@ func StartFront(ctx context.Context, upstream string) (*Front, error) {
 			r.Out.URL.Path = r.In.URL.Path // the proxy reads /s/SESSION/v1/… itself
 		},
 		FlushInterval: -1, // stream each event as it comes
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.Header.Get(model.SimulatedHeader) == "true" {
+				f.simulated.Store(true)
+			}
+			return nil
+		},
 	}
 	f.srv = &http.Server{Handler: f.handler(rp), ReadHeaderTimeout: 30 * time.Second}
 	go func() {
@@ -102,6 +115,9 @@ func (f *Front) Take(session string) []byte {
 	delete(f.last, session)
 	return b
 }
+
+// Simulated says whether any answer came from nel's simulator.
+func (f *Front) Simulated() bool { return f.simulated.Load() }
 
 // Stop closes the front and waits for it.
 func (f *Front) Stop() {

@@ -17,6 +17,9 @@ func TestFront(t *testing.T) {
 		b, _ := io.ReadAll(r.Body)
 		seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
 		w.Header().Set("Content-Type", "text/event-stream")
+		if strings.Contains(string(b), "sim") {
+			w.Header().Set("X-Nel-Simulated", "true")
+		}
 		io.WriteString(w, "data: {\"x\":1}\n\ndata: [DONE]\n\n")
 	}))
 	defer up.Close()
@@ -40,19 +43,25 @@ func TestFront(t *testing.T) {
 	if got := post("/s/a/v1/chat/completions", `{"n":1}`); got != "data: {\"x\":1}\n\ndata: [DONE]\n\n" {
 		t.Errorf("streamed answer %q", got)
 	}
-	post("/s/a/v1/chat/completions", `{"n":2}`)
+	if f.Simulated() {
+		t.Error("simulated before any simulated answer")
+	}
+	post("/s/a/v1/chat/completions", `{"n":2,"sim":1}`)
+	if !f.Simulated() {
+		t.Error("a simulated answer went unnoticed")
+	}
 	post("/s/b/v1/chat/completions", `{"n":3}`)
 	post("/s/a/v1/models", `{"not":"kept"}`)
 	want := []string{
 		"/s/a/v1/chat/completions Bearer tok {\"n\":1}",
-		"/s/a/v1/chat/completions Bearer tok {\"n\":2}",
+		"/s/a/v1/chat/completions Bearer tok {\"n\":2,\"sim\":1}",
 		"/s/b/v1/chat/completions Bearer tok {\"n\":3}",
 		"/s/a/v1/models Bearer tok {\"not\":\"kept\"}",
 	}
 	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 		t.Errorf("upstream saw:\n%s", strings.Join(seen, "\n"))
 	}
-	if got := string(f.Take("a")); got != `{"n":2}` {
+	if got := string(f.Take("a")); got != `{"n":2,"sim":1}` {
 		t.Errorf("session a's last request %q", got)
 	}
 	if got := f.Take("a"); got != nil {

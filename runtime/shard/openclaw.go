@@ -151,6 +151,9 @@ func (r *runner) runClaw(ctx context.Context, sess sandbox.Session, task *harbor
 		Env: env, Timeout: timeout, Network: true, ReadOnly: c.binds}
 	res, err := sess.Exec(ctx, run)
 	last := c.front.Take(session)
+	if c.front.Simulated() {
+		r.simulated.Store(true)
+	}
 	switch {
 	case err != nil:
 		return clawInfra(failure.SandboxError, fmt.Errorf("openclaw: %w", err))
