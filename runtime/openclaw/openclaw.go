@@ -70,9 +70,12 @@ func Config(s Settings, baseURL, model, apiKey, workspace string) ([]byte, error
 }
 
 // Args is the command line of one agent turn: the embedded agent
-// (--local), its JSON result on stdout, in session session.
-func Args(s Settings, session, message string) []string {
-	a := []string{s.Bin, "agent", "--agent", "main", "--local", "--json", "--session-id", session, "--message", message}
+// (--local), its JSON result on stdout, in session session, the message
+// read from messageFile (--message-file: a task's instruction may be
+// longer than one argument may be, 128 KiB on Linux, and stays out of the
+// process list).
+func Args(s Settings, session, messageFile string) []string {
+	a := []string{s.Bin, "agent", "--agent", "main", "--local", "--json", "--session-id", session, "--message-file", messageFile}
 	if s.Thinking != "" {
 		a = append(a, "--thinking", s.Thinking)
 	}

@@ -72,8 +72,8 @@ func TestConfigUnprefixedModelNoThinking(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
-	got := Args(Settings{Bin: "/opt/oc/openclaw", Thinking: "high"}, "nel-1", "fix it; rm -rf /")
-	want := []string{"/opt/oc/openclaw", "agent", "--agent", "main", "--local", "--json", "--session-id", "nel-1", "--message", "fix it; rm -rf /", "--thinking", "high"}
+	got := Args(Settings{Bin: "/opt/oc/openclaw", Thinking: "high"}, "nel-1", "/tmp/m.txt")
+	want := []string{"/opt/oc/openclaw", "agent", "--agent", "main", "--local", "--json", "--session-id", "nel-1", "--message-file", "/tmp/m.txt", "--thinking", "high"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Args = %q", got)
 	}

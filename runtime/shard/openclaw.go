@@ -123,8 +123,13 @@ func hostPaths(paths ...string) []string {
 }
 
 // clawHome is HOME in the session: OpenClaw's config and state go in
-// /tmp/.openclaw, away from the task's files in /app.
-const clawHome = sandbox.SessionTmp
+// /tmp/.openclaw, away from the task's files in /app, and the message
+// beside them.
+const (
+	clawHome    = sandbox.SessionTmp
+	clawConfig  = clawHome + "/.openclaw/openclaw.json"
+	clawMessage = clawHome + "/.openclaw/nel-message.txt"
+)
 
 // runClaw runs OpenClaw on task in sess: its config written, one agent
 // turn with the task's instruction within the agent's timeout, the result
@@ -141,13 +146,19 @@ func (r *runner) runClaw(ctx context.Context, sess sandbox.Session, task *harbor
 		return clawInfra(failure.SandboxError, err)
 	}
 	env := map[string]string{"HOME": clawHome}
-	write := sandbox.Command{Argv: []string{"/bin/sh", "-c", `mkdir -p "$HOME/.openclaw" && cat > "$HOME/.openclaw/openclaw.json"`},
-		Stdin: cfg, Env: env, Timeout: 30 * time.Second}
-	if res, err := sess.Exec(ctx, write); err != nil || res.ExitCode != 0 {
-		return clawInfra(failure.SandboxError, fmt.Errorf("openclaw: write its config: %w", execErr(res, err)))
+	for _, f := range []struct{ name, path string }{{"config", clawConfig}, {"message", clawMessage}} {
+		data := cfg
+		if f.name == "message" {
+			data = []byte(prompt)
+		}
+		write := sandbox.Command{Argv: []string{"/bin/sh", "-c", `mkdir -p "${0%/*}" && cat > "$0"`, f.path},
+			Stdin: data, Env: env, Timeout: 30 * time.Second}
+		if res, err := sess.Exec(ctx, write); err != nil || res.ExitCode != 0 {
+			return clawInfra(failure.SandboxError, fmt.Errorf("openclaw: write its %s: %w", f.name, execErr(res, err)))
+		}
 	}
 	timeout := r.clawTimeout(task)
-	run := sandbox.Command{Argv: append(append([]string{}, c.argv0...), openclaw.Args(c.settings, "nel-"+session, prompt)[1:]...),
+	run := sandbox.Command{Argv: append(append([]string{}, c.argv0...), openclaw.Args(c.settings, "nel-"+session, clawMessage)[1:]...),
 		Env: env, Timeout: timeout, Network: true, ReadOnly: c.binds}
 	res, err := sess.Exec(ctx, run)
 	last := c.front.Take(session)
