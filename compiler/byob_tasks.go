@@ -30,8 +30,8 @@ func (c *ruleChecker) byobVerifier(i int, b *Benchmark, spec *plan.BYOB) ([]stri
 	}
 	at := func(msg string, path ...any) { c.at(msg, append([]any{"benchmarks", i, "byob"}, path...)...) }
 	ok := true
-	if b.Solver.Type != "tool_calling" {
-		at(fmt.Sprintf("byob.verifier runs after an agent, in its sandbox session: it needs solver type tool_calling, not %s", b.Solver.Type), "verifier")
+	if b.Solver.Type != "tool_calling" && b.Solver.Type != "openclaw" {
+		at(fmt.Sprintf("byob.verifier runs after an agent, in its sandbox session: it needs solver type tool_calling or openclaw, not %s", b.Solver.Type), "verifier")
 		ok = false
 	}
 	if y.Scorer != nil {

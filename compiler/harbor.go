@@ -169,8 +169,8 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if err := s.harborImage[i]; err != nil {
 		no(fmt.Sprintf("a task image nel cannot pull by name for a %s session (%v)", resolveSandbox(s.Recipe, b).Type, err), "benchmarks", i, "sandbox")
 	}
-	if b.Solver.Type != "tool_calling" && b.Solver.Type != "harbor" {
-		no(fmt.Sprintf("harbor:// tasks with a %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)", b.Solver.Type), "benchmarks", i, "solver", "type")
+	if b.Solver.Type != "tool_calling" && b.Solver.Type != "harbor" && b.Solver.Type != "openclaw" {
+		no(fmt.Sprintf("harbor:// tasks with a %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true, or openclaw)", b.Solver.Type), "benchmarks", i, "solver", "type")
 	}
 	if b.Solver.Type == "tool_calling" && !b.Solver.SandboxTools {
 		no("harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)", "benchmarks", i, "solver", "sandbox_tools")

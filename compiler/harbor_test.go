@@ -280,7 +280,7 @@ func TestHarborUnsupported(t *testing.T) {
 	}
 	want := []string{
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
-		"harbor:// tasks with a simple solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true)",
+		"harbor:// tasks with a simple solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true, or openclaw)",
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)",
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",

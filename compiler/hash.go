@@ -262,6 +262,9 @@ func solverMethod(r *Recipe, s Solver) map[string]any {
 			m["resource_service"] = map[string]any{"type": g.Type, "image": g.Image, "url": g.URL}
 		}
 	}
+	if s.Type == "openclaw" {
+		openClawMethod(m, s)
+	}
 	return m
 }
 

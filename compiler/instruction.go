@@ -83,8 +83,8 @@ func instructionUnsupported(no func(string, ...any), s *Source, i int, b *Benchm
 	switch {
 	case b.Solver.Type == "harbor":
 		no("instruction_template with solver type harbor (the Harbor CLI gives its agent each task's instruction.md and takes no other prompt; drop it with instruction_template: null, or run the tasks with solver type tool_calling, which renders it)", at...)
-	case (!isHarbor && !itemTasks(b)) || b.Solver.Type != "tool_calling":
-		no("instruction_template on a benchmark other than tasks (harbor:// or byob with a verifier) run by solver type tool_calling (nel renders it for an agent's task: its prompt, workspace_path, its metadata or record)", at...)
+	case (!isHarbor && !itemTasks(b)) || b.Solver.Type != "tool_calling" && b.Solver.Type != "openclaw":
+		no("instruction_template on a benchmark other than tasks (harbor:// or byob with a verifier) run by solver type tool_calling or openclaw (nel renders it for an agent's task: its prompt, workspace_path, its metadata or record)", at...)
 	case s.instruction[i] == "" && *b.InstructionTemplate == nemoBuiltinTemplate:
 		no("NeMo Evaluator's built-in instruction template "+nemoBuiltinTemplate+" (nel does not ship NeMo's text: put a copy of it beside the recipe under that name, or name a template of your own)", at...)
 	}

@@ -46,7 +46,13 @@ var compatFeatureIssue = map[string]string{
 	"instruction_template with solver type harbor": "none",
 	// Harbor takes an agent timeout override or the task's, not the larger.
 	"timeout_strategy max with solver type harbor": "none",
-	"solver type openclaw":                         "issue 20",
+	// The openclaw solver runs OpenClaw in a local (bubblewrap) session on
+	// Harbor or byob tasks. PinchBench's tasks and graders live in NeMo's
+	// private image; web search needs a key inside the sandbox; a
+	// container session gives OpenClaw no route to nel-run's proxy yet.
+	"the pinchbench benchmark":                             "none",
+	"web_search_provider on the openclaw solver":           "none",
+	"the openclaw solver in a sandbox of type ecs_fargate": "issue 20",
 	// nel's ecs_fargate sandbox (issue 22) starts tasks from the settings
 	// the recipe gives, or those SSM holds for its region; NeMo
 	// Evaluator's CodeBuild image builds and its harbor solver on Fargate
@@ -92,7 +98,7 @@ var compatConfigs = []struct {
 	{"slurm_fragments.yaml", []string{"remote submission"}, nil},
 	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "skill and skill_dir with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "terminal-bench-hard without a pinned commit", "terminal-bench-v1 without a pinned commit", "timeout_strategy max with solver type harbor"}, nil},
 	{"agentic_slurm.yaml", []string{"solver type harbor in a apptainer sandbox"}, nil},
-	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "solver type openclaw"}, nil},
+	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "the openclaw solver in a sandbox of type ecs_fargate", "the pinchbench benchmark", "web_search_provider on the openclaw solver"}, nil},
 	{"vision.yaml", nil, nil},
 	{"unknown_names.yaml", nil, []string{
 		`unknown_names.yaml:18:11: benchmarks[0].name: unknown benchmark "swebench-multilingual"; built in: drop, gpqa, gsm8k, humaneval, ifeval, math500, mgsm, mmlu, mmlu_pro, simpleqa, triviaqa, xstest (nel list), or declare a benchmark of your own with byob (docs/byob.md); NeMo Evaluator has no environment "swebench-multilingual" either (its get_environment raises KeyError "Unknown environment" when the job starts); its tasks are the Harbor dataset harbor://swebench_multilingual@1.0: write playbook: swebench_multilingual, or name: "harbor://swebench_multilingual@1.0"`,

@@ -104,6 +104,7 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 		if b.Solver.Type == "tool_calling" {
 			toolSettings(&pb.Solver, b.Solver)
 		}
+		pb.Solver.OpenClaw = openClawSettings(b.Solver)
 		for _, m := range b.Scoring.Metrics {
 			rubric := m.Rubric
 			if m.RubricText != "" {

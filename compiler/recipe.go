@@ -283,6 +283,16 @@ type Solver struct {
 	MaxAgentTimeout *float64          `json:"max_agent_timeout"`
 	Skill           string            `json:"skill"`
 	SkillDir        string            `json:"skill_dir"`
+	// The openclaw solver's (the OpenClaw agent CLI); run_timeout,
+	// timeout_strategy and max_agent_timeout above are its too.
+	Thinking           string  `json:"thinking"`
+	ContextWindow      *int    `json:"context_window"`
+	MaxConcurrent      int     `json:"max_concurrent"`
+	IdleTimeoutSeconds int     `json:"idle_timeout_seconds"`
+	WebSearchProvider  *string `json:"web_search_provider"`
+	ConfigPath         *string `json:"config_path"`
+	SkipPreflight      bool    `json:"skip_preflight"`
+	OpenClawBin        string  `json:"openclaw_bin"`
 }
 
 // Scoring selects the metrics computed for each sample.

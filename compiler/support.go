@@ -234,6 +234,8 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		case b.Solver.Type == "tool_calling":
 			toolCallingUnsupported(no, r, i, b)
 		case b.Solver.Type == "gym_delegation":
+		case b.Solver.Type == "openclaw":
+			openClawUnsupported(no, r, i, b)
 		case b.Solver.Type == "harbor":
 			no("solver type harbor on a benchmark other than harbor:// tasks ("+nemoHarborBenchmark(b.Name)+"the Harbor CLI runs a Harbor dataset: name it harbor://NAME@VERSION)", "benchmarks", i, "solver", "type")
 		default:

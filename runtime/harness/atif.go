@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/nel-eval/nel/runtime/agent"
 	"github.com/nel-eval/nel/runtime/failure"
@@ -65,7 +64,7 @@ func readATIF(path string) ([]agent.Turn, error) {
 		if st.Source != "agent" {
 			continue
 		}
-		t := agent.Turn{Index: len(turns), Role: "assistant", Content: atifText(st.Message), Reasoning: st.ReasoningContent}
+		t := agent.Turn{Index: len(turns), Role: "assistant", Content: agent.ContentText(st.Message), Reasoning: st.ReasoningContent}
 		names := map[string]string{}
 		for _, c := range st.ToolCalls {
 			t.ToolCalls = append(t.ToolCalls, agent.ToolCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
@@ -79,35 +78,12 @@ func readATIF(path string) ([]agent.Turn, error) {
 			continue
 		}
 		for _, r := range st.Observation.Results {
-			out := atifText(r.Content)
+			out := agent.ContentText(r.Content)
 			turns = append(turns, agent.Turn{Index: len(turns), Role: "tool", Content: out, OutputChars: len(out),
 				ToolCallID: r.SourceCallID, ToolName: names[r.SourceCallID]})
 		}
 	}
 	return turns, nil
-}
-
-// atifText is a message's text: the string, or the text parts of a list
-// joined by newlines (images are left out).
-func atifText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 // harborOutcome is how a trial's agent run ended, in the terms of nel's

@@ -418,6 +418,33 @@ type Solver struct {
 	GymService  string `json:"gym_service,omitempty"`
 	GymAgent    string `json:"gym_agent,omitempty"`
 	TrustReward bool   `json:"trust_reward,omitempty"`
+	// OpenClaw is the openclaw solver's (the OpenClaw agent CLI runs each
+	// sample in its sandbox session); nil for every other solver.
+	OpenClaw *OpenClaw `json:"openclaw,omitempty"`
+}
+
+// OpenClaw is the openclaw solver's settings, NeMo Evaluator's
+// OpenClawSolverConfig fields with its defaults filled in.
+type OpenClaw struct {
+	// Bin is the OpenClaw executable, looked up in nel-run's PATH on the
+	// node (openclaw_bin).
+	Bin      string `json:"openclaw_bin"`
+	Thinking string `json:"thinking"`
+	// ContextWindow is the model's window in OpenClaw's config (0:
+	// OpenClaw's default).
+	ContextWindow      int `json:"context_window,omitempty"`
+	MaxConcurrent      int `json:"max_concurrent"`
+	IdleTimeoutSeconds int `json:"idle_timeout_seconds"`
+	// RunTimeout is nel's agent timeout in seconds (0: the benchmark's
+	// timeout); TimeoutStrategy resolves it against a task's own
+	// ("task": the smaller, "override": nel's, "max": the larger), and
+	// MaxAgentTimeout (0: none) caps the result.
+	RunTimeout      float64 `json:"run_timeout,omitempty"`
+	TimeoutStrategy string  `json:"timeout_strategy"`
+	MaxAgentTimeout float64 `json:"max_agent_timeout,omitempty"`
+	// SkipPreflight skips the check, when the shard opens, that the
+	// executable is there.
+	SkipPreflight bool `json:"skip_preflight,omitempty"`
 }
 
 // Scoring lists the metrics of a benchmark.

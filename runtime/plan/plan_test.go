@@ -65,6 +65,8 @@ func fullPlan() *Plan {
 				ResourceService: "tools", SandboxTools: true, MaxTurns: 50, ToolTimeout: 180,
 				GymService: "g", GymAgent: "openhands", TrustReward: true,
 				MaxOutputChars: 16384, ResponseMode: "last_message",
+				OpenClaw: &OpenClaw{Bin: "openclaw", Thinking: "high", ContextWindow: 131072, MaxConcurrent: 4,
+					IdleTimeoutSeconds: 600, RunTimeout: 900, TimeoutStrategy: "task", MaxAgentTimeout: 1200, SkipPreflight: true},
 			},
 			Repeats: 4, MaxProblems: i(100), MaxConcurrent: 64, Timeout: 1800,
 			RequestTimeout: 120, MaxErrorRate: 0.01, ShuffleSeed: i64(-42), Fewshot: i(5),

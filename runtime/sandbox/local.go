@@ -330,7 +330,7 @@ func (l *local) OpenSession(ctx context.Context, spec SessionSpec) (Session, err
 	if err != nil {
 		return nil, err
 	}
-	s.run = l.sessionRun
+	s.run, s.hostAccess = l.sessionRun, true
 	return s, nil
 }
 
@@ -339,6 +339,15 @@ func (l *local) sessionArgv(d sessionDir, c sessionCmd, timeout time.Duration) [
 	mounts := sessionMounts(d, c,
 		func(host, dst string) []string { return []string{"--bind", host, dst} },
 		func(host, dst string) []string { return []string{"--ro-bind", host, dst} })
+	// After the session's own mounts, so that a path under /tmp is not
+	// hidden by the session's /tmp.
+	for _, p := range c.ReadOnly {
+		mounts = append(mounts, "--ro-bind", p, p)
+	}
+	if c.Network {
+		// After --unshare-all: bubblewrap keeps the network namespace.
+		mounts = append(mounts, "--share-net")
+	}
 	// HOME is /tmp, not /app, so that the dotfiles tools leave do not
 	// land among the task's files the verifier inspects.
 	return l.bwrapArgv(mounts, c.dir, l.jobEnv(SessionTmp, c.Env), timeout, c.Argv)

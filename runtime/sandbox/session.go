@@ -33,6 +33,13 @@ type Command struct {
 	// /tests for this command only: the verifier sees them, the agent
 	// never does.
 	WithTests bool
+	// Network shares the host's network with the command, and ReadOnly
+	// binds host paths read-only at the same paths: for an agent CLI that
+	// runs in the session (the openclaw solver) and must reach nel-run's
+	// model proxy on the host's loopback with its own install. Only the
+	// local engine honours them; others refuse such a command.
+	Network  bool
+	ReadOnly []string
 }
 
 // SessionSpec is what a session starts from.

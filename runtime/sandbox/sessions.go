@@ -127,6 +127,8 @@ type session struct {
 	// cleanup, when set, removes what the host cannot (files a
 	// container's root left); it runs when removal fails.
 	cleanup func(d sessionDir) error
+	// hostAccess: the engine honours Command.Network and ReadOnly.
+	hostAccess bool
 
 	// stop ends the commands running when Close is called.
 	stop context.CancelFunc
@@ -178,6 +180,14 @@ func (s *session) check(c Command) (sessionCmd, error) {
 			return sc, fmt.Errorf("sandbox %s: a command asks for /tests but the session has no tests directory", s.name)
 		}
 		sc.tests = s.spec.Tests
+	}
+	if (c.Network || len(c.ReadOnly) > 0) && !s.hostAccess {
+		return sc, fmt.Errorf("sandbox %s: not supported yet: a session command with the host's network or host paths on this engine (only the local sandbox gives them)", s.name)
+	}
+	for _, p := range c.ReadOnly {
+		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+			return sc, fmt.Errorf("sandbox %s: read-only host path %q: want a clean absolute path other than /", s.name, p)
+		}
 	}
 	for _, a := range c.Argv {
 		if strings.IndexByte(a, 0) >= 0 {

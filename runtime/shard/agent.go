@@ -33,9 +33,9 @@ import (
 // binary).
 func harborDefinition(b *plan.Benchmark) (*bench.Benchmark, error) {
 	switch {
-	case b.Solver.Type != "tool_calling":
-		return nil, fmt.Errorf("benchmark %s: not supported yet: harbor:// tasks with a %s solver (nel runs them with tool_calling)", b.Key, b.Solver.Type)
-	case !b.Solver.SandboxTools:
+	case b.Solver.Type != "tool_calling" && b.Solver.Type != "openclaw":
+		return nil, fmt.Errorf("benchmark %s: not supported yet: harbor:// tasks with a %s solver (nel runs them with tool_calling or openclaw)", b.Key, b.Solver.Type)
+	case b.Solver.Type == "tool_calling" && !b.Solver.SandboxTools:
 		return nil, fmt.Errorf("benchmark %s: harbor:// tasks need sandbox_tools: the agent works on /app through them", b.Key)
 	}
 	return &bench.Benchmark{
@@ -278,22 +278,28 @@ func (r *runner) runAgent(ctx context.Context, m agent.Model, it *bench.Item, ms
 			}
 		}()
 	}
-	tools, err := r.agentTools(ctx, sess, it)
-	if err != nil {
-		// The resource server could not be read: the sample's
-		// infrastructure, not the model.
-		return infraRun(failure.APIError, err)
-	}
-	budget := r.sampleBudget()
-	if task != nil {
-		budget = task.AgentBudget(budget)
-	}
-	actx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	res, err := agent.Run(actx, r.agentConfig(seed), m, tools, msgs)
-	if err != nil {
-		// A misconfiguration of the loop: nel's failure, not the model's.
-		return infraRun(failure.APIError, fmt.Errorf("tool_calling: %w", err))
+	var res *agent.Result
+	if r.claw != nil {
+		// openclaw runs on tasks only (compile and definition refuse the
+		// rest), so the session and the task are there.
+		res = r.runClaw(ctx, sess, task, it.Question(), seed)
+	} else {
+		tools, err := r.agentTools(ctx, sess, it)
+		if err != nil {
+			// The resource server could not be read: the sample's
+			// infrastructure, not the model.
+			return infraRun(failure.APIError, err)
+		}
+		budget := r.sampleBudget()
+		if task != nil {
+			budget = task.AgentBudget(budget)
+		}
+		actx, cancel := context.WithTimeout(ctx, budget)
+		defer cancel()
+		if res, err = agent.Run(actx, r.agentConfig(seed), m, tools, msgs); err != nil {
+			// A misconfiguration of the loop: nel's failure, not the model's.
+			return infraRun(failure.APIError, fmt.Errorf("tool_calling: %w", err))
+		}
 	}
 	ar := agentRun{res: res, outcome: res.Outcome, err: res.Err, cat: res.Category()}
 	if res.Outcome != agent.Answered || task == nil {

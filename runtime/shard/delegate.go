@@ -49,11 +49,27 @@ func (r *runner) openDelegation(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("gym_service: %w", err)
 	}
+	ap, err := r.startModelProxy(ctx, proxyListen(gymBase))
+	if err != nil {
+		return nil, fmt.Errorf("gym_delegation: the model's proxy: %w", err)
+	}
+	r.deleg = &delegation{agent: gymenv.NewAgent(gymBase, s.GymAgent), proxy: ap}
+	if s.TrustReward {
+		r.def = serverReward(r.def)
+	}
+	r.log.Info("gym_delegation: the agent reaches the model through nel's proxy", "gym", gymBase, "proxy", ap.URL)
+	return func() { ap.Stop() }, nil
+}
+
+// startModelProxy serves the shard's model, with the service's
+// interceptors, to an agent that calls it itself, on listen; the model's
+// key stays in this process.
+func (r *runner) startModelProxy(ctx context.Context, listen string) (*intercept.AgentProxy, error) {
 	base, key, err := r.endpoint(r.svc)
 	if err != nil {
 		return nil, err
 	}
-	cfg := intercept.ProxyConfig{Listen: proxyListen(gymBase), Upstream: base, Model: r.svc.Model,
+	cfg := intercept.ProxyConfig{Listen: listen, Upstream: base, Model: r.svc.Model,
 		Interceptors: r.svc.Interceptors, Scope: r.b.Dir, RequestTimeout: r.b.RequestTimeout}
 	if key != "" {
 		cfg.APIKeyEnv = delegationKeyEnv
@@ -64,16 +80,7 @@ func (r *runner) openDelegation(ctx context.Context) (func(), error) {
 		}
 		return ""
 	}
-	ap, err := intercept.StartAgentProxy(ctx, cfg, getenv, intercept.Env{Logger: r.log})
-	if err != nil {
-		return nil, fmt.Errorf("gym_delegation: the model's proxy: %w", err)
-	}
-	r.deleg = &delegation{agent: gymenv.NewAgent(gymBase, s.GymAgent), proxy: ap}
-	if s.TrustReward {
-		r.def = serverReward(r.def)
-	}
-	r.log.Info("gym_delegation: the agent reaches the model through nel's proxy", "gym", gymBase, "proxy", ap.URL)
-	return func() { ap.Stop() }, nil
+	return intercept.StartAgentProxy(ctx, cfg, getenv, intercept.Env{Logger: r.log})
 }
 
 // proxyListen is where the proxy listens: loopback for a Gym server on

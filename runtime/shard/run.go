@@ -201,7 +201,10 @@ type runner struct {
 	// its sessions are opened on agentSB.
 	agentic bool
 	// deleg is a gym_delegation shard's agent and model proxy (delegate.go).
-	deleg   *delegation
+	deleg *delegation
+	// claw is an openclaw shard's CLI and model proxy (openclaw.go): its
+	// samples take the agentic road, OpenClaw in place of the loop.
+	claw    *claw
 	harbor  *harbor.Dataset
 	items   *itemTasks
 	agentSB sandbox.Sandbox
@@ -296,7 +299,7 @@ func newRunner(o Options) (*runner, error) {
 		o.RampRate = defaultRampPerCPU * float64(runtime.GOMAXPROCS(0))
 	}
 	r := &runner{
-		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: b.Solver.Type == "tool_calling", window: windowRecords,
+		o: o, p: o.Plan, b: b, svc: svc, def: def, agentic: agentSolver(b.Solver.Type), window: windowRecords,
 		log: o.Logger.With("benchmark", b.Key, "shard", fmt.Sprintf("%d/%d", o.Shard, o.Of)),
 	}
 	if r.items, err = newItemTasks(b); err != nil {
@@ -334,6 +337,10 @@ func (r *runner) asInterrupted(ctx context.Context, err error) error {
 	return &Interrupted{Benchmark: r.b.Key, Shard: r.o.Shard, Safe: r.nDone, Total: r.prog.Total, Cause: context.Cause(ctx)}
 }
 
+// agentSolver says whether a solver works on tasks in sandbox sessions,
+// a verifier scoring each: nel's loop, or the OpenClaw CLI in its place.
+func agentSolver(typ string) bool { return typ == "tool_calling" || typ == "openclaw" }
+
 // definition is the benchmark b runs: the one its byob section declares,
 // else the built-in of its name. getenv gives a managed gym server's
 // address.
@@ -341,10 +348,13 @@ func definition(p *plan.Plan, b *plan.Benchmark, getenv func(string) string) (*b
 	if b.Harbor != nil {
 		return harborDefinition(b)
 	}
-	if b.Solver.Type == "tool_calling" {
+	switch {
+	case b.Solver.Type == "tool_calling":
 		if err := toolCallingBenchmark(b); err != nil {
 			return nil, err
 		}
+	case b.Solver.Type == "openclaw" && (b.BYOB == nil || len(b.BYOB.Verifier) == 0):
+		return nil, fmt.Errorf("benchmark %s: not supported yet: the openclaw solver on a benchmark other than harbor:// tasks or byob records with a verifier", b.Key)
 	}
 	if b.GymServer != "" {
 		return gymServer(p, b, getenv)
@@ -404,6 +414,14 @@ func (r *runner) openSolver(ctx context.Context, first *bench.Item) (func(), err
 		// Tasks always work in a session (toolCallingBenchmark); an
 		// ordinary benchmark's loop only when it offers sandbox tools.
 		c, err := r.openAgentSandbox(ctx)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		closers = append(closers, c)
+	}
+	if r.b.Solver.Type == "openclaw" {
+		c, err := r.openClaw(ctx)
 		if err != nil {
 			closeAll()
 			return nil, err

@@ -238,6 +238,18 @@ func (s *Script) turn(t int) (ScriptTurn, bool) {
 // so a conversation's echo can be checked without state.
 func callID(t, k int) string { return "call_" + strconv.Itoa(t) + "_" + strconv.Itoa(k) }
 
+// sameCallID says whether a client sent back the script's call id: as
+// given, or with only its letters and digits kept (OpenClaw rewrites
+// "call_0_0" as "call00" for providers that take no other characters).
+func sameCallID(sent, id string) bool {
+	return sent == id || sent == strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, id)
+}
+
 // scriptFor is the script whose Match the first user message contains.
 func (s *Server) scriptFor(req *request) *Script {
 	if len(s.cfg.Scripts) == 0 {
@@ -310,7 +322,7 @@ func (sc *Script) replay(req *request) (turn, chars int, err error) {
 		at, open := i, map[string]bool{}
 		for k, c := range m.ToolCalls {
 			chars += len(c.Function.Arguments)
-			if id := callID(turn, k); c.ID != id || c.Function.Name != want.Calls[k].Name || c.Type != "function" {
+			if id := callID(turn, k); !sameCallID(c.ID, id) || c.Function.Name != want.Calls[k].Name || c.Type != "function" {
 				return 0, 0, fmt.Errorf("messages[%d].tool_calls[%d]: %s %q (type %q), the script made %s %q", i, k, c.Function.Name, c.ID, c.Type, want.Calls[k].Name, id)
 			}
 			open[c.ID] = true

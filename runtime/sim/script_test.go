@@ -123,7 +123,14 @@ func TestScriptChecksAnswers(t *testing.T) {
 		t.Errorf("final turn: %v", ch)
 	}
 
+	// OpenClaw sends the ids back with only their letters and digits.
+	stripped := strings.NewReplacer("call_0_0", "call00", "call_0_1", "call01").Replace(a)
+	if status, body := post(t, srv, "["+u+","+stripped+","+tool("call00")+","+tool("call01")+"]"); status != 200 {
+		t.Errorf("ids rewritten as OpenClaw does refused: %d %v", status, body)
+	}
+
 	for name, msgs := range map[string]string{
+		"other id chars": "[" + u + "," + strings.ReplaceAll(a, "call_0_0", "call-0-0") + "," + tool("call-0-0") + "," + tool("call_0_1") + "]",
 		"unanswered":     "[" + u + "," + a + "," + tool("call_0_0") + "]",
 		"answered_twice": "[" + u + "," + a + "," + tool("call_0_0") + "," + tool("call_0_0") + "]",
 		"wrong id":       "[" + u + "," + a + "," + tool("call_0_0") + "," + tool("call_9") + "]",
