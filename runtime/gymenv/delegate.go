@@ -15,9 +15,9 @@ import (
 // agent's response and, with trust_reward, the reward. The agent calls
 // the model itself, so the request tells it where (ModelAccess).
 type Agent struct {
-	base string // the Gym server's head: http://HOST:PORT
-	name string // gym_agent, lower case: it decides the request's form
-	hc   *http.Client
+	base  string // the Gym server's head: http://HOST:PORT
+	name  string // gym_agent, lower case: it decides the request's form
+	hc    *http.Client
 	mu    sync.Mutex
 	url   string // the agent's own URL (discover), once found is set
 	found bool
