@@ -22,10 +22,13 @@ type container struct {
 	env   map[string]string
 	lim   limits
 	slots slots
+	// root is where a session keeps /app, /logs, /tmp and /tests: "" is
+	// the container's own root (container_session.go).
+	root string
 }
 
 func openContainer(name string, cfg Config) *container {
-	return &container{name: name, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg))}
+	return &container{name: name, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg)), root: cfg.Root}
 }
 
 func (c *container) Name() string { return c.name }

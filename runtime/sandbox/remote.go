@@ -319,7 +319,13 @@ func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
 }
 
 func (r *remote) post(ctx context.Context, addr string, body []byte) (*Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/run", bytes.NewReader(body))
+	return r.postTo(ctx, addr, "/run", body)
+}
+
+// postTo sends body to a server's path (/run, or /session/exec for an
+// ecs_fargate session) and decodes the Result it answers.
+func (r *remote) postTo(ctx context.Context, addr, path string, body []byte) (*Result, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

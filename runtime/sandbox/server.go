@@ -116,6 +116,7 @@ type Server struct {
 	waiting  atomic.Int64
 	seq      atomic.Int64
 	inflight sync.WaitGroup // /run handlers, for Serve's shutdown
+	sess     serverSession  // server_session.go
 }
 
 // NewServer returns a server that runs jobs in sb.
@@ -167,7 +168,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.run(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "no such path: "+r.URL.Path+" (POST /run, GET /health)")
+		if !s.serveSession(w, r) {
+			writeError(w, http.StatusNotFound, "no such path: "+r.URL.Path+" (POST /run, GET /health, POST /session…)")
+		}
 	}
 }
 
