@@ -67,13 +67,13 @@ func (c *ruleChecker) harborData() {
 }
 
 // harborImages records why one of ds's tasks has no image that benchmark
-// i's container sandbox (docker, apptainer) can run its sessions in
+// i's container sandbox (docker, apptainer, ecs_fargate) can run its sessions in
 // (harbor.Task.Image: a Dockerfile that builds, or works outside /app);
 // nel-run would find it on the node and fail each such sample. A task
 // with no environment image at all runs in the sandbox's own.
 func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
 	sb := resolveSandbox(c.r, b)
-	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer") {
+	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer" && sb.Type != "ecs_fargate") {
 		return
 	}
 	for _, task := range ds.Tasks {
@@ -177,8 +177,6 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 func noSessions(what, typ string) string {
 	const why = "an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox"
 	switch typ {
-	case "ecs_fargate":
-		return what + " in an ecs_fargate sandbox (each job is a task of its own, and " + why + ")"
 	case "slurm":
 		return what + " in a slurm sandbox pool (its servers run each command in a fresh directory, and " + why + ")"
 	}

@@ -162,7 +162,7 @@ func (r *runner) agentSample(ctx context.Context, m agent.Model, it *bench.Item,
 // programs and takes none.
 func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 	switch sandboxType {
-	case "docker", "apptainer":
+	case "docker", "apptainer", "ecs_fargate": // ecs_fargate: the image of the sample's task
 	default:
 		return "", nil
 	}
