@@ -84,13 +84,22 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool 
 	return true
 }
 
+// lockFor decodes the request into v and locks the session for the
+// request's handler, which unlocks it; nil when it has answered.
+func (s *Server) lockFor(w http.ResponseWriter, r *http.Request, v any) *serverSession {
+	if !s.decodeBody(w, r, v) {
+		return nil
+	}
+	s.sess.mu.Lock()
+	return &s.sess
+}
+
 func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 	var ws wireSession
-	if !s.decodeBody(w, r, &ws) {
+	ss := s.lockFor(w, r, &ws)
+	if ss == nil {
 		return
 	}
-	ss := &s.sess
-	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.s != nil {
 		writeError(w, http.StatusConflict, "this sandbox server already holds a session")
@@ -145,11 +154,10 @@ func (s *Server) openStaged(r *http.Request, o SessionOpener, app tree, spec Ses
 
 func (s *Server) execSession(w http.ResponseWriter, r *http.Request) {
 	var wc wireCommand
-	if !s.decodeBody(w, r, &wc) {
+	ss := s.lockFor(w, r, &wc)
+	if ss == nil {
 		return
 	}
-	ss := &s.sess
-	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.s == nil {
 		writeError(w, http.StatusConflict, "no session is open on this sandbox server")
