@@ -42,6 +42,10 @@ type ECS struct {
 	// paths); "local" runs each session command in bubblewrap, where
 	// /app, /logs, /tmp and /tests are the session's as in a task.
 	TaskEngine string
+	// OnSessionExec, when set, is called before each session command a
+	// task's exec server gets, with the task and the command's number in
+	// it (from 1): a test stops the task there (StopUnder).
+	OnSessionExec func(arn string, n int)
 	// LogLines are every log stream's events.
 	LogLines []string
 	// Parameters are the SSM parameters' values, by name; GetParameter
@@ -63,6 +67,7 @@ type task struct {
 	server    *sandbox.Server
 	describes int
 	stopped   bool
+	execs     int // session commands it was sent
 	// code and reason say why a task stopped under its client (StopUnder).
 	code, reason string
 	root         string // its container engine's session root
@@ -114,18 +119,30 @@ func (f *ECS) Port() int { return f.ln.Addr().(*net.TCPAddr).Port }
 // it bears; a request without one gets what a task's server answers.
 func (f *ECS) serveTask(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	var target *sandbox.Server
-	for _, tk := range f.tasks {
+	var target *task
+	var arn string
+	for a, tk := range f.tasks {
 		if !tk.stopped && r.Header.Get("Authorization") == "Bearer "+tk.token {
-			target = tk.server
+			target, arn = tk, a
 		}
 	}
+	n, hook := 0, f.OnSessionExec
+	if target != nil && r.URL.Path == "/session/exec" {
+		target.execs++
+		n = target.execs
+	}
 	f.mu.Unlock()
-	if target == nil {
+	if n > 0 && hook != nil {
+		hook(arn, n)
+	}
+	f.mu.Lock()
+	gone := target == nil || target.stopped
+	f.mu.Unlock()
+	if gone {
 		http.Error(w, `{"error":"no running task with this token"}`, http.StatusUnauthorized)
 		return
 	}
-	target.ServeHTTP(w, r)
+	target.server.ServeHTTP(w, r)
 }
 
 func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nel-eval/nel/internal/fakeaws"
@@ -67,4 +68,36 @@ func TestAgentECS(t *testing.T) {
 	if n := len(f.Called("RunTask")); n != started {
 		t.Errorf("RunTask called %d times for %d tasks", n, started)
 	}
+}
+
+// A task that ECS stops under its sample (here at the sample's second
+// command: the verifier's preparation after one tool call, or the second
+// tool call) makes the sample an infrastructure failure naming ECS's
+// reason, never a reward the verifier did not give.
+func TestAgentECSTaskStoppedUnder(t *testing.T) {
+	needLocalSandbox(t)
+	f := fakeaws.New(t)
+	f.TaskEngine = "local"
+	f.OnSessionExec = func(arn string, n int) {
+		if n == 2 {
+			f.StopUnder(arn, "SpotInterruption", "Your Spot Task was interrupted.")
+		}
+	}
+	t.Setenv("AWS_ENDPOINT_URL", f.URL())
+	dir := t.TempDir()
+	srv, _ := agentSim(t)
+	p := agentPlan(srv.URL, dir, writeAgentTasks(t, dir), ecsSandbox(f))
+	out := filepath.Join(dir, "out")
+	runAgent(t, shard.Options{Plan: p, Benchmark: "harbor://mini", Shard: 0, Of: 1, OutDir: out})
+	rows, _, _ := readAgentShard(t, out)
+	for name, r := range rows {
+		if r.ErrorCategory != "sandbox_error" || r.Outcome != "infra_error" || r.Reward != 0 || r.Correct != nil ||
+			!strings.Contains(r.ErrorMessage, "the task stopped: SpotInterruption: Your Spot Task was interrupted.") {
+			t.Errorf("%s: category %q outcome %q reward %v message %q", name, r.ErrorCategory, r.Outcome, r.Reward, r.ErrorMessage)
+		}
+	}
+	if len(rows) != len(agentTasks) {
+		t.Errorf("%d rows, want %d", len(rows), len(agentTasks))
+	}
+	f.CheckAllStopped("nel-test", len(f.Tasks()))
 }
