@@ -23,6 +23,9 @@ the servers to the shards in NEL_SANDBOX_<NAME>_ENDPOINTS.
 In each task of an ecs_fargate sandbox it runs in the job's image as
 --engine container (the task is the isolation), answering only requests
 that bear the task's token (--token-env) and exiting at --max-lifetime.
+There it also holds an agent's session, one per task (POST /session,
+/session/exec, /session/close): every command of the sample runs in the
+task's own /app, /logs and /tmp, and /tests exist for the verifier's alone.
 
 A job whose client goes away is killed. On SIGTERM the server stops taking
 jobs, gives those running --grace to finish, kills the rest and exits.
