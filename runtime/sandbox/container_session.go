@@ -19,17 +19,17 @@ import (
 //
 // /tests is the verifier's alone. Its files never sit in the container
 // before the verifier's command: they come with that command
-// (sandbox.ExecTests), are written to /tests just before it runs and
+// (ExecTests), are written to /tests just before it runs and
 // removed when it ends. And what an agent's command left running
 // (`sleep 1000 &`, a setsid daemon) cannot wait for them: when the exec
 // server is the container's first process, as in the task (its entry
 // point), every other process is one the session's commands started, and
 // all of them are killed before /tests is written.
 
-// TestsExecer is a Session that takes the verifier's test files with the
+// testsExecer is a Session that takes the verifier's test files with the
 // command that may see them, instead of reading a directory of its own
 // host: the ecs_fargate task's session, whose host is the task.
-type TestsExecer interface {
+type testsExecer interface {
 	ExecTests(ctx context.Context, c Command, tests tree) (*Result, error)
 }
 

@@ -180,7 +180,7 @@ func (s *Server) execSession(w http.ResponseWriter, r *http.Request) {
 // asks for them. ss.mu is held: one command at a time.
 func (ss *serverSession) exec(r *http.Request, wc wireCommand) (*Result, error) {
 	c := wc.command()
-	if te, ok := ss.s.(TestsExecer); ok {
+	if te, ok := ss.s.(testsExecer); ok {
 		return te.ExecTests(r.Context(), c, wc.Tests)
 	}
 	if c.WithTests {
