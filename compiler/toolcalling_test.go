@@ -35,10 +35,11 @@ benchmarks: [{name: "gsm8k", sandbox: {type: "local"}, solver: {type: "tool_call
 		// Without sandbox tools the sandbox only scores (humaneval's
 		// programs): no session, so no image asked for.
 		{"docker without image, no sandbox tools", head + `benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", resource_service: "g"}, sandbox: {type: "docker"}}]`, "", ""},
+		// A slurm pool's servers and an ecs_fargate task keep the tools'
+		// session (sandbox-serve's /session): nothing is refused.
 		{"slurm sandbox pool", head + `sandboxes: pool: {type: "slurm", image: "python:3.12", node_pool: "cpu"}
 benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", sandbox_tools: true}, sandbox: "pool"}]
-cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, cpu: {partition: "cpu", nodes: 1}}}`, "",
-			`r.cue:2:25: sandboxes.pool.type: not supported yet: the sandbox tools in a slurm sandbox pool (its servers run each command in a fresh directory, and an agent's files must persist from one command to the next: use a local, docker or apptainer sandbox)`},
+cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, cpu: {partition: "cpu", nodes: 1}}}`, "", ""},
 		{"gym benchmark", head + `benchmarks: [{name: "gym://g:8000",
 	solver: {type: "tool_calling", service: "m", resource_service: "g"}}]`, "",
 			`r.cue:3:17: benchmarks[0].solver.type: not supported yet: solver type tool_calling on a gym:// benchmark (nel-run scores a gym:// item by the server's /verify of one response it asked for; run the Gym environment's tools as resource_service of a benchmark nel scores)`},

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -90,6 +91,11 @@ type ecsEngine struct {
 	logs    *cloudwatchlogs.Client
 	http    *http.Client
 	taskDef string // its ARN
+
+	// defs are the task definitions of the session images other than
+	// the sandbox's (a Harbor task's own image), by image.
+	defsMu sync.Mutex
+	defs   map[string]string
 }
 
 // openECS checks the configuration, loads the AWS credentials and
@@ -268,7 +274,7 @@ func (e *ecsEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", e.name, err)
 	}
-	arn, err := e.runTask(ctx, token)
+	arn, err := e.runTask(ctx, e.taskDef, token)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: %w", e.name, err)
 	}
