@@ -187,8 +187,11 @@ var familyChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // image runs it as the exec server.
 func (e *ecsEngine) taskDefinition(image string) *ecs.RegisterTaskDefinitionInput {
 	c := e.cfg
+	// One slot: a job, or one sample's session, which the server never
+	// removes for idleness (--session-idle 0): an agent may think longer
+	// than a pool's idle bound, and the task's own lifetime bounds it.
 	serve := []string{"sandbox-serve", "--engine", "container", "--name", e.name,
-		"--listen", ":" + strconv.Itoa(c.ExecServerPort), "--slots", "1",
+		"--listen", ":" + strconv.Itoa(c.ExecServerPort), "--slots", "1", "--session-idle", "0",
 		"--token-env", TokenEnv, "--max-lifetime", c.MaxTaskLifetime.String(),
 		"--timeout", e.lim.timeout.String()}
 	install := types.ContainerDefinition{

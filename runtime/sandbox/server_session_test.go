@@ -124,3 +124,33 @@ func TestServerSessionUnsupported(t *testing.T) {
 		t.Errorf("open: %d %s", st, body)
 	}
 }
+
+// The request that opens a session carries /app's files and no test: the
+// tests stay with the client until the verifier's command, in a pool's
+// session as in an ecs_fargate task's.
+func TestSessionRequestKeepsTests(t *testing.T) {
+	app, tests := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(app, "a.txt"), []byte("app-file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tests, "test.sh"), []byte("verifier-secret"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body, got, err := sessionRequest("pool", SessionSpec{App: app, Tests: tests})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws map[string]any
+	if err := json.Unmarshal(body, &ws); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ws["tests"]; ok || ws["has_tests"] != true || !strings.Contains(string(body), `"path":"a.txt"`) {
+		t.Errorf("opening request %s: want /app's files, has_tests and no tests", body)
+	}
+	if strings.Contains(string(body), "dmVyaWZpZXItc2VjcmV0") { // base64 of the test's bytes
+		t.Errorf("the test's contents travel with the opening: %s", body)
+	}
+	if len(got) != 1 || got[0].Path != "test.sh" || string(got[0].Data) != "verifier-secret" || got[0].Mode != 0o755 {
+		t.Errorf("tests kept for the verifier: %+v", got)
+	}
+}
