@@ -83,11 +83,6 @@ func itemTasksUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmar
 	if b.Solver.ResponseMode == "sandbox_artifact" {
 		no("response_mode sandbox_artifact on byob tasks (the verifier reads /app itself; leave response_mode at last_message)", "benchmarks", i, "solver", "response_mode")
 	}
-	if sb := resolveSandbox(r, b); sb != nil {
-		if why := noSessions("byob tasks", sb.Type); why != "" {
-			no(why, sandboxPath(b, i, "type")...)
-		}
-	}
 }
 
 // imageTemplateUnsupported refuses a sandbox's image_template where no

@@ -77,13 +77,13 @@ func (c *ruleChecker) keepHarbor(i int, t plan.HarborTasks) {
 }
 
 // harborImages records why one of ds's tasks has no image that benchmark
-// i's container sandbox (docker, apptainer) can run its sessions in
+// i's container sandbox (docker, apptainer, ecs_fargate) can run its sessions in
 // (harbor.Task.Image: a Dockerfile that builds, or works outside /app);
 // nel-run would find it on the node and fail each such sample. A task
 // with no environment image at all runs in the sandbox's own.
 func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
 	sb := resolveSandbox(c.r, b)
-	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer") {
+	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer" && sb.Type != "ecs_fargate") {
 		return
 	}
 	for _, task := range ds.Tasks {
@@ -178,26 +178,6 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 	if b.Solver.Type == "tool_calling" && b.Solver.ResponseMode == "sandbox_artifact" {
 		no("response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)", "benchmarks", i, "solver", "response_mode")
 	}
-	// nel-run would find out on the node (sandbox.OpenSession) and record
-	// every sample as a sandbox failure; say it now.
-	if sb := resolveSandbox(s.Recipe, b); sb != nil {
-		if why := noSessions("harbor:// tasks", sb.Type); why != "" {
-			no(why, "benchmarks", i, "sandbox")
-		}
-	}
-}
-
-// noSessions says why a sandbox of type typ cannot hold what, an agent's
-// tasks, whose files must persist from one command to the next
-// (sandbox.OpenSession refuses these engines on the node), or "" if it can.
-func noSessions(what, typ string) string {
-	const why = "an agent's files must persist from one command to the next: use a local, docker, apptainer or slurm sandbox"
-	if typ == "ecs_fargate" {
-		return what + " in an ecs_fargate sandbox (each job is a task of its own, and " + why + ")"
-	}
-	// A slurm pool's servers keep a session per sample (sandbox-serve's
-	// /session).
-	return ""
 }
 
 // harborDirs lists where each harbor:// benchmark's tasks are read, by

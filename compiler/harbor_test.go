@@ -262,8 +262,9 @@ func TestToolCallingElsewhereRefused(t *testing.T) {
 
 // TestHarborUnsupported checks the refusals of what harbor:// tasks need
 // that nel cannot give: a dataset not here, a solver other than an agent,
-// an agent without the sandbox tools or with an artifact nel cannot read,
-// a sandbox that keeps no session.
+// an agent without the sandbox tools or with an artifact nel cannot read.
+// Every sandbox type keeps a session now (ecs_fargate one task per
+// sample, a slurm pool on its servers): none is refused for it.
 func TestHarborUnsupported(t *testing.T) {
 	s := &Source{Dir: "recipes", harbor: map[int]plan.HarborTasks{0: {Dataset: "tb"}}}
 	var got []string
@@ -285,7 +286,6 @@ func TestHarborUnsupported(t *testing.T) {
 		"harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)",
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 		"response_mode sandbox_artifact on harbor:// tasks (the task's verifier reads /app itself; nel reads no artifact: leave response_mode at last_message)",
-		"harbor:// tasks in an ecs_fargate sandbox (each job is a task of its own, and an agent's files must persist from one command to the next: use a local, docker, apptainer or slurm sandbox)",
 		"a Harbor dataset that is not on this machine (looked in " + filepath.Join("recipes", "harbor_datasets", "tb") + "; nel does not download Harbor datasets for its own loop: put the task folders there, or set $HARBOR_DATASETS_DIR; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

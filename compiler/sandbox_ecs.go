@@ -50,7 +50,7 @@ func unsupportedECS(sb *Sandbox, no func(string, ...any), at func(...any) []any)
 		no("s3_bucket and s3_prefix (NeMo Evaluator stages task files in S3; nel-run sends a job's files with the job)", at(firstSet(e.S3Bucket != "", "s3_bucket", "s3_prefix"))...)
 	}
 	if e.EFSFilesystemID != "" || e.EFSAccessPointID != "" {
-		no("efs_filesystem_id and efs_access_point_id (an EFS workspace carries an agent's files to its verifier; nel runs no agents in ecs_fargate sandboxes)", at(firstSet(e.EFSFilesystemID != "", "efs_filesystem_id", "efs_access_point_id"))...)
+		no("efs_filesystem_id and efs_access_point_id (an EFS workspace carries an agent's files to its verifier; nel keeps them in the sample's own task, which runs both)", at(firstSet(e.EFSFilesystemID != "", "efs_filesystem_id", "efs_access_point_id"))...)
 	}
 }
 

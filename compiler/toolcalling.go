@@ -63,11 +63,6 @@ func toolCallingUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchm
 		no("solver type tool_calling on a gym:// benchmark (nel-run scores a gym:// item by the server's /verify of one response it asked for; run the Gym environment's tools as resource_service of a benchmark nel scores)", "benchmarks", i, "solver", "type")
 		return
 	}
-	if sb := resolveSandbox(r, b); sb != nil && b.Solver.SandboxTools {
-		if why := noSessions("the sandbox tools", sb.Type); why != "" {
-			no(why, sandboxPath(b, i, "type")...)
-		}
-	}
 }
 
 // knownName says whether b's name is one nel runs: its own (byob), a URI,

@@ -35,7 +35,8 @@ benchmarks: [{name: "gsm8k", sandbox: {type: "local"}, solver: {type: "tool_call
 		// Without sandbox tools the sandbox only scores (humaneval's
 		// programs): no session, so no image asked for.
 		{"docker without image, no sandbox tools", head + `benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", resource_service: "g"}, sandbox: {type: "docker"}}]`, "", ""},
-		// A slurm pool's servers hold sessions (docs/sandbox-pools.md).
+		// A slurm pool's servers and an ecs_fargate task keep the tools'
+		// session (sandbox-serve's /session): nothing is refused.
 		{"slurm sandbox pool", head + `sandboxes: pool: {type: "slurm", image: "python:3.12", node_pool: "cpu"}
 benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", sandbox_tools: true}, sandbox: "pool"}]
 cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, cpu: {partition: "cpu", nodes: 1}}}`, "", ""},

@@ -33,6 +33,10 @@ image, else --image).
 In each task of an ecs_fargate sandbox it runs in the job's image as
 --engine container (the task is the isolation), answering only requests
 that bear the task's token (--token-env) and exiting at --max-lifetime.
+There it holds one agent's session on the same protocol (--slots 1): every
+command of the sample runs in the task's own /app, /logs and /tmp, and
+before the verifier's command brings /tests, every other process in the
+container is killed.
 
 A job whose client goes away is killed. On SIGTERM the server stops taking
 jobs, gives those running --grace to finish, kills the rest and exits.

@@ -36,6 +36,16 @@ type ECS struct {
 	RunFailures []string
 	// StopAtStart makes each task stop before running, with this reason.
 	StopAtStart string
+	// TaskEngine is the engine of the tasks' exec servers: "" is the
+	// container engine, its sessions under a directory of the test's
+	// (their commands see the host's / elsewhere: give them relative
+	// paths); "local" runs each session command in bubblewrap, where
+	// /app, /logs, /tmp and /tests are the session's as in a task.
+	TaskEngine string
+	// OnSessionExec, when set, is called before each session command a
+	// task's exec server gets, with the task and the command's number in
+	// it (from 1): a test stops the task there (StopUnder).
+	OnSessionExec func(arn string, n int)
 	// LogLines are every log stream's events.
 	LogLines []string
 	// Parameters are the SSM parameters' values, by name; GetParameter
@@ -43,6 +53,7 @@ type ECS struct {
 	Parameters map[string]string
 	tasks      map[string]*task // by ARN
 	seq        int
+	revisions  map[string]int // task definitions registered, by family
 }
 
 // Call is one request to an operation.
@@ -56,6 +67,10 @@ type task struct {
 	server    *sandbox.Server
 	describes int
 	stopped   bool
+	execs     int // session commands it was sent
+	// code and reason say why a task stopped under its client (StopUnder).
+	code, reason string
+	root         string // its container engine's session root
 }
 
 // Secret is the secret access key New puts in the environment; no
@@ -80,7 +95,7 @@ func New(t testing.TB) *ECS {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_ENDPOINT_URL", "")
-	f := &ECS{t: t, tasks: map[string]*task{}}
+	f := &ECS{t: t, tasks: map[string]*task{}, revisions: map[string]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveAWS))
 	t.Cleanup(f.srv.Close)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -104,18 +119,30 @@ func (f *ECS) Port() int { return f.ln.Addr().(*net.TCPAddr).Port }
 // it bears; a request without one gets what a task's server answers.
 func (f *ECS) serveTask(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	var target *sandbox.Server
-	for _, tk := range f.tasks {
+	var target *task
+	var arn string
+	for a, tk := range f.tasks {
 		if !tk.stopped && r.Header.Get("Authorization") == "Bearer "+tk.token {
-			target = tk.server
+			target, arn = tk, a
 		}
 	}
+	n, hook := 0, f.OnSessionExec
+	if target != nil && strings.HasPrefix(r.URL.Path, "/session/") && strings.HasSuffix(r.URL.Path, "/exec") {
+		target.execs++
+		n = target.execs
+	}
 	f.mu.Unlock()
-	if target == nil {
+	if n > 0 && hook != nil {
+		hook(arn, n)
+	}
+	f.mu.Lock()
+	gone := target == nil || target.stopped
+	f.mu.Unlock()
+	if gone {
 		http.Error(w, `{"error":"no running task with this token"}`, http.StatusUnauthorized)
 		return
 	}
-	target.ServeHTTP(w, r)
+	target.server.ServeHTTP(w, r)
 }
 
 func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
@@ -132,8 +159,11 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 	var out any
 	switch target {
 	case "AmazonEC2ContainerServiceV20141113.RegisterTaskDefinition":
+		// Each registration of a family is its next revision, as in ECS.
+		family := body["family"].(string)
+		f.revisions[family]++
 		out = map[string]any{"taskDefinition": map[string]any{
-			"taskDefinitionArn": "arn:aws:ecs:us-west-2:123456789012:task-definition/" + body["family"].(string) + ":1"}}
+			"taskDefinitionArn": fmt.Sprintf("arn:aws:ecs:us-west-2:123456789012:task-definition/%s:%d", family, f.revisions[family])}}
 	case "AmazonEC2ContainerServiceV20141113.RunTask":
 		out = f.runTask(body)
 	case "AmazonEC2ContainerServiceV20141113.DescribeTasks":
@@ -190,11 +220,16 @@ func (f *ECS) runTask(body map[string]any) any {
 	}
 	f.seq++
 	arn := fmt.Sprintf("arn:aws:ecs:us-west-2:123456789012:task/nel-test/%032x", f.seq)
-	sb, err := sandbox.Open(context.Background(), sandbox.Config{Name: "fake-task", Type: "container", Concurrency: 1})
-	if err != nil {
-		f.t.Errorf("the task's container engine: %v", err)
+	cfg := sandbox.Config{Name: "fake-task", Type: "container", Concurrency: 1, Root: f.t.TempDir()}
+	if f.TaskEngine != "" {
+		cfg.Type = f.TaskEngine
 	}
-	f.tasks[arn] = &task{token: token, server: sandbox.NewServer(sb, sandbox.ServerOptions{Token: token})}
+	sb, err := sandbox.Open(context.Background(), cfg)
+	if err != nil {
+		f.t.Errorf("the task's %s engine: %v", cfg.Type, err)
+		return map[string]any{"tasks": []any{}, "failures": []any{map[string]any{"arn": "x", "reason": err.Error()}}}
+	}
+	f.tasks[arn] = &task{token: token, server: sandbox.NewServer(sb, sandbox.ServerOptions{Token: token}), root: cfg.Root}
 	return map[string]any{"tasks": []any{map[string]any{"taskArn": arn, "lastStatus": "PROVISIONING"}}, "failures": []any{}}
 }
 
@@ -209,6 +244,10 @@ func (f *ECS) describeTasks(body map[string]any) any {
 	tk.describes++
 	t := map[string]any{"taskArn": arn, "lastStatus": "PROVISIONING"}
 	switch {
+	case tk.code != "":
+		t["lastStatus"] = "STOPPED"
+		t["stopCode"] = tk.code
+		t["stoppedReason"] = tk.reason
 	case tk.stopped || (f.StopAtStart != "" && tk.describes > 1):
 		tk.stopped = true
 		t["lastStatus"] = "STOPPED"
@@ -224,6 +263,28 @@ func (f *ECS) describeTasks(body map[string]any) any {
 		}}}
 	}
 	return map[string]any{"tasks": []any{t}, "failures": []any{}}
+}
+
+// StopUnder stops a running task as ECS does on its own (a Spot
+// reclaim, an OOM kill): its exec server goes away, and DescribeTasks
+// says STOPPED with code and reason.
+func (f *ECS) StopUnder(arn, code, reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if tk := f.tasks[arn]; tk != nil {
+		tk.stopped, tk.code, tk.reason = true, code, reason
+	}
+}
+
+// Root is where the task arn's container engine keeps its session's
+// /app, /logs, /tmp and /tests.
+func (f *ECS) Root(arn string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if tk := f.tasks[arn]; tk != nil {
+		return tk.root
+	}
+	return ""
 }
 
 // Called lists the calls made to an operation ("RunTask").

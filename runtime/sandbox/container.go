@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 )
 
 // The container engine runs a job as a plain process of the container it
@@ -23,10 +24,14 @@ type container struct {
 	env   map[string]string
 	lim   limits
 	slots slots
+	// root is where a session keeps /app, /logs, /tmp and /tests: "" is
+	// the container's own root (container_session.go).
+	root string
+	held atomic.Bool // a session was opened (container_session.go)
 }
 
 func openContainer(name string, cfg Config) *container {
-	return &container{name: name, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg))}
+	return &container{name: name, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg)), root: cfg.Root}
 }
 
 func (c *container) Name() string { return c.name }

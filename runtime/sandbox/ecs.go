@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -90,6 +91,11 @@ type ecsEngine struct {
 	logs    *cloudwatchlogs.Client
 	http    *http.Client
 	taskDef string // its ARN
+
+	// defs are the task definitions of the session images other than
+	// the sandbox's (a Harbor task's own image), by image.
+	defsMu sync.Mutex
+	defs   map[string]string
 }
 
 // openECS checks the configuration, loads the AWS credentials and
@@ -181,8 +187,11 @@ var familyChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // image runs it as the exec server.
 func (e *ecsEngine) taskDefinition(image string) *ecs.RegisterTaskDefinitionInput {
 	c := e.cfg
+	// One slot: a job, or one sample's session, which the server never
+	// removes for idleness (--session-idle 0): an agent may think longer
+	// than a pool's idle bound, and the task's own lifetime bounds it.
 	serve := []string{"sandbox-serve", "--engine", "container", "--name", e.name,
-		"--listen", ":" + strconv.Itoa(c.ExecServerPort), "--slots", "1",
+		"--listen", ":" + strconv.Itoa(c.ExecServerPort), "--slots", "1", "--session-idle", "0",
 		"--token-env", TokenEnv, "--max-lifetime", c.MaxTaskLifetime.String(),
 		"--timeout", e.lim.timeout.String()}
 	install := types.ContainerDefinition{
@@ -268,7 +277,7 @@ func (e *ecsEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", e.name, err)
 	}
-	arn, err := e.runTask(ctx, token)
+	arn, err := e.runTask(ctx, e.taskDef, token)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: %w", e.name, err)
 	}

@@ -22,10 +22,10 @@ var capacityFailures = []string{"capacity is unavailable", "rate exceeded", "thr
 
 // runTask starts the job's task, retrying capacity failures until
 // StartupTimeout (the SDK retries throttled calls itself).
-func (e *ecsEngine) runTask(ctx context.Context, token string) (string, error) {
+func (e *ecsEngine) runTask(ctx context.Context, taskDef, token string) (string, error) {
 	c := e.cfg
 	in := &ecs.RunTaskInput{
-		Cluster: aws.String(c.Cluster), TaskDefinition: aws.String(e.taskDef),
+		Cluster: aws.String(c.Cluster), TaskDefinition: aws.String(taskDef),
 		LaunchType: types.LaunchTypeFargate, Count: aws.Int32(1), StartedBy: aws.String("nel"),
 		NetworkConfiguration: &types.NetworkConfiguration{AwsvpcConfiguration: &types.AwsVpcConfiguration{
 			Subnets: c.Subnets, SecurityGroups: c.SecurityGroups, AssignPublicIp: types.AssignPublicIpDisabled,
@@ -212,10 +212,15 @@ func (e *ecsEngine) logTail(ctx context.Context, arn string) string {
 // stopTask stops the job's task, also when ctx ended: a task left running
 // costs money until max_task_lifetime_sec.
 func (e *ecsEngine) stopTask(ctx context.Context, arn string) {
+	e.stopTaskFor(ctx, arn, "nel: job done")
+}
+
+// stopTaskFor stops a task, giving ECS the reason.
+func (e *ecsEngine) stopTaskFor(ctx context.Context, arn, reason string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	_, err := e.ecs.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(e.cfg.Cluster), Task: aws.String(arn),
-		Reason: aws.String("nel: job done")})
+		Reason: aws.String(reason)})
 	if err != nil {
 		e.log.Warn("ecs stop task failed: it stops itself at max_task_lifetime_sec", "task", arn, "err", err)
 		return

@@ -88,7 +88,8 @@ func TestECSRunEndToEnd(t *testing.T) {
 	cmd := strings.Join(anyStrings(main["command"]), " ")
 	if main["image"] != "python:3.12-slim" || anyStrings(main["entryPoint"])[0] != "/nel/nel-run" ||
 		!strings.Contains(cmd, "--engine container") || !strings.Contains(cmd, "--token-env NEL_SANDBOX_TOKEN") ||
-		!strings.Contains(cmd, "--max-lifetime 1m0s") || !strings.Contains(cmd, "--listen :"+strconv.Itoa(f.Port())) {
+		!strings.Contains(cmd, "--max-lifetime 1m0s") || !strings.Contains(cmd, "--listen :"+strconv.Itoa(f.Port())) ||
+		!strings.Contains(cmd, "--slots 1 --session-idle 0") {
 		t.Errorf("main container %v", main)
 	}
 	dep := main["dependsOn"].([]any)[0].(map[string]any)

@@ -42,6 +42,10 @@ type Config struct {
 	// directory first on PATH, its prefix bound read-only); "" finds
 	// python3 on the host's PATH, resolving pyenv shims and venvs.
 	Python string
+	// Root is where a container engine's session keeps /app, /logs, /tmp
+	// and /tests; "" is the container's own root (a test's fake task
+	// sets a directory of its own).
+	Root string
 	// ECS is an ecs_fargate sandbox's AWS side.
 	ECS *ECSConfig
 	// Logger receives the engine's logs; nil discards them.

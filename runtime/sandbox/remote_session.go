@@ -19,35 +19,51 @@ const closeTimeout = 30 * time.Second
 
 // OpenSession opens a session on the least loaded server of the pool (see
 // server_session.go). The session keeps that server's slot until Close.
-// spec's directories are read here and sent with the request.
+// spec's directories are read here and sent with the requests.
 func (r *remote) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
 	if err := checkSpec(r.name, spec); err != nil {
 		return nil, err
 	}
-	ws := wireSessionSpec{Image: spec.Image, TimeoutMS: spec.Timeout.Milliseconds(), HasTests: spec.Tests != ""}
-	var err error
-	if ws.App, err = readTree(spec.App); err != nil {
-		return nil, fmt.Errorf("sandbox %s: session %s: %w", r.name, SessionApp, err)
-	}
-	if ws.Tests, err = readTree(spec.Tests); err != nil {
-		return nil, fmt.Errorf("sandbox %s: session %s: %w", r.name, SessionTests, err)
-	}
-	body, err := json.Marshal(ws)
+	body, tests, err := sessionRequest(r.name, spec)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox %s: encode session: %w", r.name, err)
+		return nil, err
 	}
-	var opened wireSessionOpened
+	var conn *sessionConn
 	ep, err := r.onServer(ctx, true, func(ep *endpoint) error {
-		if err := r.call(ctx, http.MethodPost, ep.addr, "/session", "", body, &opened); err != nil {
-			return fmt.Errorf("open session: %w", err)
-		}
-		return nil
+		conn, err = r.openOn(ctx, ep.addr, body, tests)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.log.Debug("session opened", "endpoint", ep.addr, "session", opened.ID)
-	return &remoteSession{r: r, ep: ep, id: opened.ID, token: opened.Token}, nil
+	r.log.Debug("session opened", "endpoint", ep.addr, "session", conn.id)
+	return &remoteSession{sessionConn: conn, ep: ep}, nil
+}
+
+// sessionRequest reads spec's directories on this host: the body that
+// opens a session (with /app's files), and the tests that go with the
+// verifier's command.
+func sessionRequest(name string, spec SessionSpec) (body []byte, tests []treeEntry, err error) {
+	ws := wireSessionSpec{Image: spec.Image, TimeoutMS: spec.Timeout.Milliseconds(), HasTests: spec.Tests != ""}
+	if ws.App, err = readTree(spec.App); err != nil {
+		return nil, nil, fmt.Errorf("sandbox %s: session %s: %w", name, SessionApp, err)
+	}
+	if tests, err = readTree(spec.Tests); err != nil {
+		return nil, nil, fmt.Errorf("sandbox %s: session %s: %w", name, SessionTests, err)
+	}
+	if body, err = json.Marshal(ws); err != nil {
+		return nil, nil, fmt.Errorf("sandbox %s: encode session: %w", name, err)
+	}
+	return body, tests, nil
+}
+
+// openOn opens a session on the server at addr.
+func (r *remote) openOn(ctx context.Context, addr string, body []byte, tests []treeEntry) (*sessionConn, error) {
+	var opened wireSessionOpened
+	if err := r.call(ctx, http.MethodPost, addr, "/session", "", body, &opened); err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	return &sessionConn{r: r, addr: addr, id: opened.ID, token: opened.Token, tests: tests}, nil
 }
 
 // call sends one request to a server and decodes a 200 answer into out
@@ -85,28 +101,51 @@ func (r *remote) call(ctx context.Context, method, addr, path, token string, bod
 	return nil
 }
 
+// sessionConn is one open session on one server, by its id and token:
+// what a pool's session and an ecs_fargate task's have in common.
+type sessionConn struct {
+	r               *remote
+	addr, id, token string
+	tests           []treeEntry // sent with the verifier's command alone
+}
+
+// exec runs one command in the session. The sandbox's container_env is
+// the environment's base; the command's own variables win.
+func (s *sessionConn) exec(ctx context.Context, c Command) (*Result, error) {
+	wc := wireCommand{Argv: c.Argv, Stdin: c.Stdin, Env: withBase(s.r.env, c.Env), Dir: c.Dir, TimeoutMS: c.Timeout.Milliseconds(), WithTests: c.WithTests}
+	if c.WithTests {
+		wc.Tests = s.tests
+	}
+	body, err := json.Marshal(wc)
+	if err != nil {
+		return nil, fmt.Errorf("encode command: %w", err)
+	}
+	var wr wireResult
+	if err := s.r.call(ctx, http.MethodPost, s.addr, "/session/"+s.id+"/exec", s.token, body, &wr); err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	return wr.result(), nil
+}
+
+// remove deletes the session and what it kept on its server.
+func (s *sessionConn) remove(ctx context.Context) error {
+	return s.r.call(ctx, http.MethodDelete, s.addr, "/session/"+s.id, s.token, nil, nil)
+}
+
 // remoteSession is a session on one server of a pool.
 type remoteSession struct {
-	r         *remote
+	*sessionConn
 	ep        *endpoint
-	id, token string
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Exec runs one command in the session. The sandbox's container_env is
-// the environment's base; the command's own variables win.
 func (s *remoteSession) Exec(ctx context.Context, c Command) (*Result, error) {
-	c.Env = withBase(s.r.env, c.Env)
-	body, err := json.Marshal(wireCommand{Argv: c.Argv, Stdin: c.Stdin, Env: c.Env, Dir: c.Dir, TimeoutMS: c.Timeout.Milliseconds(), WithTests: c.WithTests})
+	res, err := s.exec(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox %s: encode command: %w", s.r.name, err)
+		return nil, fmt.Errorf("sandbox %s: %s: %w", s.r.name, s.addr, err)
 	}
-	var wr wireResult
-	if err := s.r.call(ctx, http.MethodPost, s.ep.addr, "/session/"+s.id+"/exec", s.token, body, &wr); err != nil {
-		return nil, fmt.Errorf("sandbox %s: %s: session %s: %w", s.r.name, s.ep.addr, s.id, err)
-	}
-	return wr.result(), nil
+	return res, nil
 }
 
 // Close removes the session on its server and frees the slot it held.
@@ -114,11 +153,11 @@ func (s *remoteSession) Close() error {
 	s.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
-		err := s.r.call(ctx, http.MethodDelete, s.ep.addr, "/session/"+s.id, s.token, nil, nil)
+		err := s.remove(ctx)
 		var ce *connError
 		s.r.release(s.ep, err == nil, errors.As(err, &ce))
 		if err != nil {
-			s.closeErr = fmt.Errorf("sandbox %s: %s: close session %s: %w", s.r.name, s.ep.addr, s.id, err)
+			s.closeErr = fmt.Errorf("sandbox %s: %s: close session %s: %w", s.r.name, s.addr, s.id, err)
 		}
 	})
 	return s.closeErr

@@ -16,14 +16,21 @@ import (
 	"time"
 )
 
-// Sessions on a sandbox server (a slurm sandbox pool's, or an apptainer
-// pool's): an agent's sample keeps one session on one server from its
-// start to its end, so that its files persist from one tool call to the
-// next. The protocol extends the one in server.go:
+// Sessions on a sandbox server (a slurm sandbox pool's, an apptainer
+// pool's, or the one an ecs_fargate task holds): an agent's sample keeps
+// one session on one server from its start to its end, so that its files
+// persist from one tool call to the next. The protocol extends the one in
+// server.go:
 //
 //	POST   /session            a wireSessionSpec; 200 with {"id", "token"}
 //	POST   /session/ID/exec    a wireCommand; 200 with a wireResult
 //	DELETE /session/ID         the session and all it kept are removed
+//
+// /app's files come with the opening; the tests come with the verifier's
+// command alone (wireCommand.Tests), so that they sit nowhere the agent's
+// commands reach before it runs: in an ecs_fargate task the server's host
+// is the sandbox itself (remote_session.go and ecs_session.go are the two
+// clients; container_session.go the task's engine).
 //
 // Every request about a session bears its token (SessionTokenHeader), which
 // only the client that opened it knows: another shard's agent on the same
@@ -34,11 +41,10 @@ import (
 // SessionTokenHeader carries a session's token.
 const SessionTokenHeader = "Nel-Session-Token"
 
-// wireSessionSpec is a SessionSpec on the wire: the directories travel as
-// trees.
+// wireSessionSpec is a SessionSpec on the wire: /app travels as a tree;
+// HasTests says whether the verifier's command will bring tests.
 type wireSessionSpec struct {
 	App       []treeEntry `json:"app,omitempty"`
-	Tests     []treeEntry `json:"tests,omitempty"`
 	HasTests  bool        `json:"has_tests,omitempty"`
 	Image     string      `json:"image,omitempty"`
 	TimeoutMS int64       `json:"timeout_ms,omitempty"`
@@ -57,6 +63,8 @@ type wireCommand struct {
 	Dir       string            `json:"dir,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms,omitempty"`
 	WithTests bool              `json:"with_tests,omitempty"`
+	// Tests are the task's tests, with a WithTests command alone.
+	Tests []treeEntry `json:"tests,omitempty"`
 }
 
 // served is one open session of a server.
@@ -64,6 +72,10 @@ type served struct {
 	id, token string
 	sess      Session
 	staging   string // the host directory the trees were written to
+	tests     string // under staging: where a command's tests are put; "" with none
+	// mu keeps one command at a time: the verifier's tests are never
+	// there beside an agent's command.
+	mu        sync.Mutex
 	closeOnce sync.Once
 	// last is when a request last came (UnixNano) and busy how many
 	// commands run, for the idle reaper.
@@ -263,8 +275,9 @@ func (s *Server) newServed(ctx context.Context, o SessionOpener, ws wireSessionS
 		}
 	}
 	if ws.HasTests {
+		// Empty until the verifier's command brings the tests.
 		spec.Tests = filepath.Join(staging, "tests")
-		if err := writeStaged(spec.Tests, ws.Tests); err != nil {
+		if err := os.Mkdir(spec.Tests, 0o700); err != nil {
 			return fail(fmt.Errorf("session %s: %w", SessionTests, err))
 		}
 	}
@@ -273,13 +286,41 @@ func (s *Server) newServed(ctx context.Context, o SessionOpener, ws wireSessionS
 		return fail(err)
 	}
 	// The engine copied the task's files into the session: the staged
-	// copy of /app is no longer needed; /tests stays for the verifier.
+	// copy of /app is no longer needed.
 	if spec.App != "" {
 		_ = os.RemoveAll(spec.App)
 	}
-	v := &served{id: id, token: token, sess: sess, staging: staging}
+	v := &served{id: id, token: token, sess: sess, staging: staging, tests: spec.Tests}
 	v.last.Store(time.Now().UnixNano())
 	return v, nil
+}
+
+// exec runs c, one command of v at a time; a WithTests command has tests
+// at /tests for it alone. An engine that takes them with the command
+// (testsExecer: the container a task's server runs in) places them
+// itself; for the others they are staged in v's tests directory, which
+// the engine mounts for that command, and removed after it.
+func (v *served) exec(ctx context.Context, c Command, tests []treeEntry) (*Result, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if te, ok := v.sess.(testsExecer); ok {
+		return te.ExecTests(ctx, c, tests)
+	}
+	if c.WithTests && v.tests != "" {
+		defer emptyDir(v.tests)
+		if err := writeTree(v.tests, tests); err != nil {
+			return nil, fmt.Errorf("stage %s: %w", SessionTests, err)
+		}
+	}
+	return v.sess.Exec(ctx, c)
+}
+
+// emptyDir removes what dir holds, keeping dir.
+func emptyDir(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 func writeStaged(dir string, tree []treeEntry) error {
@@ -303,7 +344,7 @@ func (s *Server) execSession(w http.ResponseWriter, r *http.Request, v *served) 
 		v.busy.Add(-1)
 	}()
 	c := Command{Argv: wc.Argv, Stdin: wc.Stdin, Env: wc.Env, Dir: wc.Dir, Timeout: time.Duration(wc.TimeoutMS) * time.Millisecond, WithTests: wc.WithTests}
-	res, err := v.sess.Exec(r.Context(), c)
+	res, err := v.exec(r.Context(), c, wc.Tests)
 	switch {
 	case r.Context().Err() != nil:
 		s.log.Info("client gone; session command killed", "session", v.id)

@@ -211,11 +211,20 @@ func TestLocalSessionClose(t *testing.T) {
 }
 
 func TestOpenSessionRefused(t *testing.T) {
-	// An ecs_fargate task's own engine runs jobs in the task's container
-	// and keeps nothing between them.
-	_, err := OpenSession(context.Background(), openContainer("task", Config{}), SessionSpec{})
-	if err == nil || !strings.Contains(err.Error(), "sandbox task: not supported yet: a stateful session on this engine") {
-		t.Errorf("container engine: err %v", err)
+	// Every engine nel-run opens keeps sessions; one that does not is
+	// refused by name.
+	_, err := OpenSession(context.Background(), &fakeSandbox{name: "f"}, SessionSpec{})
+	if err == nil || !strings.Contains(err.Error(), "sandbox f: not supported yet: a stateful session on this engine") {
+		t.Errorf("engine without sessions: err %v", err)
+	}
+	// An ecs_fargate task's container engine holds one session in its
+	// life: a second would share the first one's /app.
+	task := openContainer("task", Config{Root: t.TempDir()})
+	if _, err := OpenSession(context.Background(), task, SessionSpec{}); err != nil {
+		t.Fatalf("container engine: %v", err)
+	}
+	if _, err := OpenSession(context.Background(), task, SessionSpec{}); err == nil || !strings.Contains(err.Error(), "sandbox task: this container holds a session already") {
+		t.Errorf("container engine, second session: err %v", err)
 	}
 	sb := openLocalT(t, Config{})
 	if _, err := OpenSession(context.Background(), sb, SessionSpec{App: filepath.Join(t.TempDir(), "missing")}); err == nil || !strings.Contains(err.Error(), "session App") {

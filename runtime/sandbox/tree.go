@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 )
 
-// A session on a sandbox pool starts from directories on the shard's node
-// (a Harbor task's environment and tests), which the pool's server cannot
-// read: its container mounts nel-run alone, and its node need not share the
-// shard's file system. They travel in the request as a tree.
+// A session on a sandbox server (a pool's, or an ecs_fargate task's) starts
+// from directories on the shard's node (a Harbor task's environment and
+// tests), which the server cannot read: a pool's container mounts nel-run
+// alone and its node need not share the shard's file system; a task sees
+// nothing of it. They travel in the requests as trees: /app's with the
+// opening, /tests' with the verifier's command alone.
 
 // treeEntry is one directory, regular file or symbolic link of a tree.
 type treeEntry struct {
@@ -68,10 +70,15 @@ func readTree(root string) ([]treeEntry, error) {
 	return out, nil
 }
 
-// writeTree writes a tree under dir. Every path must stay inside dir:
-// os.Root refuses "..", absolute paths and a link (from the tree itself)
-// that would lead a later entry outside.
+// writeTree writes a tree under dir, replacing files and links of the
+// same names (a task image's /app may hold some already). Every path must
+// stay inside dir: os.Root refuses "..", absolute paths and a link (from
+// the tree itself, or already in dir) that would lead a later entry
+// outside. Modes are set whatever the umask (test.sh stays executable).
 func writeTree(dir string, tree []treeEntry) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -83,14 +90,20 @@ func writeTree(dir string, tree []treeEntry) error {
 			return fmt.Errorf("tree entry %q: want a relative path inside the directory", e.Path)
 		}
 		mode := fs.FileMode(e.Mode).Perm()
+		if d := path.Dir(rel); d != "." {
+			err = root.MkdirAll(d, 0o777)
+		}
 		switch {
+		case err != nil:
 		case e.Dir:
 			if err = root.MkdirAll(rel, 0o700); err == nil {
 				err = root.Chmod(rel, mode|0o700)
 			}
 		case e.Link != "":
+			_ = root.Remove(rel)
 			err = root.Symlink(e.Link, rel)
 		default:
+			_ = root.Remove(rel)
 			if err = root.WriteFile(rel, e.Data, 0o600); err == nil {
 				err = root.Chmod(rel, mode|0o600)
 			}

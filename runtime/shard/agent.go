@@ -232,7 +232,7 @@ func (r *runner) settleAgent(row *results.Row, traj *results.Trajectory, ar agen
 // programs and takes none.
 func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 	switch sandboxType {
-	case "docker", "apptainer":
+	case "docker", "apptainer", "ecs_fargate": // ecs_fargate: the image of the sample's task
 	default:
 		return "", nil
 	}

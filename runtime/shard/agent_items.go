@@ -78,7 +78,7 @@ func (r *runner) itemTask(it *bench.Item) (*harbor.Task, string, error) {
 		return nil, "", fmt.Errorf("item %s: sandbox.image_template: %w", it.ID, err)
 	}
 	switch r.b.Sandbox.Type {
-	case "docker", "apptainer":
+	case "docker", "apptainer", "ecs_fargate":
 		return task, containerImage(r.b.Sandbox.Type, env), nil
 	}
 	dir := filepath.Join(r.p.RecipeDir, filepath.FromSlash(env))
@@ -100,7 +100,7 @@ var imageRef = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$`)
 // copied into /app, the model would read).
 func checkItemEnv(sandboxType, env string) error {
 	switch sandboxType {
-	case "docker", "apptainer":
+	case "docker", "apptainer", "ecs_fargate":
 		if !imageRef.MatchString(env) {
 			return fmt.Errorf("%q is not an image reference", env)
 		}

@@ -1,0 +1,36 @@
+package compiler
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Harbor tasks in an ecs_fargate sandbox compile: each sample is a
+// session in a task of its own (runtime/sandbox/ecs_session.go), run
+// from the task's image; a task whose Dockerfile builds is refused as
+// for docker, since nel builds no image for Fargate either.
+func TestHarborECSSessions(t *testing.T) {
+	path := harborDir(t, "")
+	dir := filepath.Dir(path)
+	ecs := strings.Replace(strings.Replace(harborRecipe, "SOLVER", "", 1), `sandbox: {type: "local"}`,
+		`sandbox: {type: "ecs_fargate", cluster: "evals", subnets: ["subnet-1"], image: "python:3.12-slim", nel_run_image: "registry.example.org/nel:1"}`, 1)
+	writeFiles(t, dir, map[string]string{"r.cue": ecs})
+	s, _, err := loadWithEnv(t, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Unsupported(s); len(got) != 0 {
+		t.Errorf("ecs_fargate sandbox: refusals %v, want none", got)
+	}
+	writeFiles(t, filepath.Join(dir, "harbor_datasets", "nel-smoke", "sort-names", "environment"), map[string]string{
+		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\n",
+	})
+	if s, _, err = loadWithEnv(t, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := Unsupported(s)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a ecs_fargate session (task sort-names: environment/Dockerfile: line 2") {
+		t.Errorf("a Dockerfile that builds: refusals %v", got)
+	}
+}
