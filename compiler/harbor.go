@@ -83,14 +83,22 @@ func (c *ruleChecker) keepHarbor(i int, t plan.HarborTasks) {
 // with no environment image at all runs in the sandbox's own.
 func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
 	sb := resolveSandbox(c.r, b)
-	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer" && sb.Type != "ecs_fargate") {
+	if b.Solver.Type != "tool_calling" || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer" && sb.Type != "ecs_fargate" && sb.Type != "slurm") {
 		return
 	}
 	for _, task := range ds.Tasks {
 		if task.Config.DockerImage == "" && !exists(filepath.Join(task.Dir, "environment", "Dockerfile")) {
 			continue
 		}
-		if _, err := task.Image(); err != nil {
+		img, err := task.Image()
+		if err == nil && sb.Type == "slurm" && img != sb.Image {
+			// A slurm pool's server is a Pyxis container that cannot start
+			// another per session: every session runs in the pool's image.
+			// A task made for another image would fail its verifier there,
+			// a wrong answer that is the sandbox's doing.
+			err = fmt.Errorf("task %s runs in %s, and a slurm pool's sessions run in the pool's image %q (its server is a Pyxis container and starts no other per session): give the pool that image, or use an apptainer pool, whose sessions run each task's image", task.Name, img, sb.Image)
+		}
+		if err != nil {
 			if c.s.harborImage == nil {
 				c.s.harborImage = map[int]error{}
 			}

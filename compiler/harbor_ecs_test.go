@@ -34,3 +34,36 @@ func TestHarborECSSessions(t *testing.T) {
 		t.Errorf("a Dockerfile that builds: refusals %v", got)
 	}
 }
+
+// A slurm pool's sessions run in the pool's image (its server is a Pyxis
+// container that starts no other), so tasks made for another image are
+// refused rather than verified in the wrong one; tasks made for the pool's
+// image compile.
+func TestHarborSlurmPoolTaskImages(t *testing.T) {
+	path := harborDir(t, "")
+	dir := filepath.Dir(path)
+	pool := func(image string) string {
+		r := strings.Replace(strings.Replace(harborRecipe, "SOLVER", "", 1), `sandbox: {type: "local"}`, `sandbox: "pool"`, 1)
+		return r + `
+sandboxes: pool: {type: "slurm", image: "` + image + `", node_pool: "sbx"}
+cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, sbx: {partition: "cpu", nodes: 1}}}
+`
+	}
+	writeFiles(t, dir, map[string]string{"r.cue": pool("python:3.12-slim")})
+	s, _, err := loadWithEnv(t, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Unsupported(s); len(got) != 0 {
+		t.Errorf("the pool's own image: refusals %v, want none", got)
+	}
+	writeFiles(t, dir, map[string]string{"r.cue": pool("python:3.11")})
+	if s, _, err = loadWithEnv(t, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := Unsupported(s)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), `benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a slurm session (task `) ||
+		!strings.Contains(got[0].Error(), ` runs in python:3.12-slim, and a slurm pool's sessions run in the pool's image "python:3.11"`) {
+		t.Errorf("tasks for another image than the pool's: refusals %v", got)
+	}
+}
