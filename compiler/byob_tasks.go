@@ -89,6 +89,12 @@ func itemTasksUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmar
 // record's fields fill it: anywhere but a byob benchmark's task records.
 func imageTemplateUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmark) {
 	sb := resolveSandbox(r, b)
+	if sb != nil && sb.ImageTemplate != "" && sb.Type == "slurm" {
+		// As for Harbor tasks (harborImages): its sessions run in the
+		// pool's image, never a record's.
+		no("image_template on a slurm sandbox pool (its server is a Pyxis container that starts no other per session: every session runs in the pool's image; use an apptainer pool, whose sessions run each record's image)", sandboxPath(b, i, "image_template")...)
+		return
+	}
 	if sb == nil || sb.ImageTemplate == "" || (itemTasks(b) && b.Solver.Type == "tool_calling") {
 		return
 	}

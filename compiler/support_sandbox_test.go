@@ -82,3 +82,21 @@ cluster: {type: "local", container_env: {P: "x"}}
 		}
 	}
 }
+
+// A slurm pool runs every session in its own image, so a record's image
+// (image_template) would be ignored there: refused, even on byob tasks.
+func TestImageTemplateOnSlurmPool(t *testing.T) {
+	l := newTestLoader(t)
+	s, err := l.Load("r.cue", []byte(`services: m: {type: "api", url: "http://127.0.0.1:8000/v1", model: "m"}
+sandboxes: pool: {type: "slurm", image: "python:3.12-slim", image_template: "repo/{task}:latest", node_pool: "sbx"}
+benchmarks: [{name: "humaneval", solver: {type: "simple", service: "m"}, sandbox: "pool"}]
+cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, sbx: {partition: "cpu", nodes: 1}}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `r.cue:2:77: sandboxes.pool.image_template: not supported yet: image_template on a slurm sandbox pool (its server is a Pyxis container that starts no other per session: every session runs in the pool's image; use an apptainer pool, whose sessions run each record's image)`
+	if got := Unsupported(s).Error(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
