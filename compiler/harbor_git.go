@@ -98,9 +98,11 @@ func harborGitUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmar
 	if g.Revision == "" {
 		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, or run nel lock to pin the branch's head; and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
 	}
-	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "docker" || sb.Type == "apptainer") {
+	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "docker" || sb.Type == "apptainer" || sb.Type == "ecs_fargate") {
 		// Every converted Dockerfile sets ENV TEST_DIR (and most RUN
-		// more): harbor.Task.Image would refuse each task on the node.
+		// more): harbor.Task.Image would refuse each task on the node,
+		// in an ecs_fargate task as in a container (runtime/shard
+		// taskImage).
 		no(fmt.Sprintf("%s's tasks in a %s sandbox with solver type tool_calling (their converted Dockerfiles must be built, and nel does not build task images yet: use a local sandbox, or solver type harbor, whose CLI builds them)", b.Name, sb.Type), sandboxPath(b, i, "type")...)
 	}
 }
