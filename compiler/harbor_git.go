@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/gitrev"
@@ -34,8 +35,13 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 	g := &plan.HarborGit{URL: tbench.UpstreamURL, Tasks: tb.Tasks, Unsolvable: tb.Unsolvable}
 	if v, ok := b.Params[paramGitURL]; ok {
 		s, isStr := v.(string)
-		if !isStr || s == "" || strings.HasPrefix(s, "-") {
+		switch {
+		case !isStr || s == "" || strings.HasPrefix(s, "-"):
 			c.at(fmt.Sprintf("expected the URL or path of a git repository holding Terminal-Bench v1's tasks, found %v", v), "benchmarks", i, "params", paramGitURL)
+		case urlCredentials(s):
+			// The URL goes into the plan and the job's files as written,
+			// and a secret goes by name only. Not echoed: it holds one.
+			c.at("a mirror's URL with credentials in it (it would be written into the plan): give git them on the node, in ~/.netrc or a credential helper, and name the repository without them", "benchmarks", i, "params", paramGitURL)
 		}
 		g.URL = s
 	}
@@ -47,6 +53,18 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 		g.Revision = s
 	}
 	return plan.HarborTasks{Dataset: b.Name, Git: g}, true
+}
+
+// urlCredentials says whether repository URL s carries a secret: a
+// password, or an http(s) user name (a token given as the user, as
+// GitHub takes one). ssh's user name (git@) is none.
+func urlCredentials(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, hasPassword := u.User.Password()
+	return hasPassword || u.Scheme == "http" || u.Scheme == "https"
 }
 
 // GitTasks returns, for benchmark i when its tasks are built from a git

@@ -140,6 +140,18 @@ func TestHarborGitRefusals(t *testing.T) {
 	if _, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: ""`); err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.git_url: expected the URL or path of a git repository") {
 		t.Errorf("an empty git_url: %v", err)
 	}
+	// A password or token in the URL would be written into the plan and
+	// the job's files: secrets go by name, so it is refused; a user name
+	// alone (ssh's git@) is no secret.
+	for _, u := range []string{"https://user:s3cret@git.example.org/tb.git", "https://ghp_token@github.com/org/tb.git"} {
+		_, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: "`+u+`"`)
+		if err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.git_url: a mirror's URL with credentials in it") || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "ghp_token") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if _, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: "ssh://git@git.example.org/tb.git"`); err != nil {
+		t.Errorf("an ssh URL with a user name: %v", err)
+	}
 }
 
 // A lock pins the commit where the recipe names none; where it names one,
