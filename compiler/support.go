@@ -169,7 +169,7 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	}
 	// image_template is checked per benchmark (imageTemplateUnsupported):
 	// it is nel's for byob tasks.
-	const agentic = " (it belongs to agentic benchmarks, which nel does not run yet)"
+	const agentic = " (a lifecycle option of NeMo Evaluator's agentic sandboxes, which nel's agent solvers do not apply yet)"
 	if sb.CaptureCmd != "" {
 		no("capture_cmd"+agentic, at("capture_cmd")...)
 	}
