@@ -232,8 +232,10 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		switch {
 		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
+			nemoNameUnsupported(no, i, b)
 			toolCallingUnsupported(no, r, i, b)
 		case b.Solver.Type == "gym_delegation":
+			nemoNameUnsupported(no, i, b)
 		case b.Solver.Type == "openclaw":
 			openClawUnsupported(no, r, i, b)
 		case b.Solver.Type == "harbor":
