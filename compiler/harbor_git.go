@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/gitrev"
@@ -34,8 +35,13 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 	g := &plan.HarborGit{URL: tbench.UpstreamURL, Tasks: tb.Tasks, Unsolvable: tb.Unsolvable}
 	if v, ok := b.Params[paramGitURL]; ok {
 		s, isStr := v.(string)
-		if !isStr || s == "" || strings.HasPrefix(s, "-") {
+		switch {
+		case !isStr || s == "" || strings.HasPrefix(s, "-"):
 			c.at(fmt.Sprintf("expected the URL or path of a git repository holding Terminal-Bench v1's tasks, found %v", v), "benchmarks", i, "params", paramGitURL)
+		case urlCredentials(s):
+			// The URL goes into the plan and the job's files as written,
+			// and a secret goes by name only. Not echoed: it holds one.
+			c.at("a mirror's URL with credentials in it (it would be written into the plan): give git them on the node, in ~/.netrc or a credential helper, and name the repository without them", "benchmarks", i, "params", paramGitURL)
 		}
 		g.URL = s
 	}
@@ -47,6 +53,18 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 		g.Revision = s
 	}
 	return plan.HarborTasks{Dataset: b.Name, Git: g}, true
+}
+
+// urlCredentials says whether repository URL s carries a secret: a
+// password, or an http(s) user name (a token given as the user, as
+// GitHub takes one). ssh's user name (git@) is none.
+func urlCredentials(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, hasPassword := u.User.Password()
+	return hasPassword || u.Scheme == "http" || u.Scheme == "https"
 }
 
 // GitTasks returns, for benchmark i when its tasks are built from a git
@@ -98,9 +116,11 @@ func harborGitUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmar
 	if g.Revision == "" {
 		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, or run nel lock to pin the branch's head; and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
 	}
-	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "docker" || sb.Type == "apptainer") {
+	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "docker" || sb.Type == "apptainer" || sb.Type == "ecs_fargate") {
 		// Every converted Dockerfile sets ENV TEST_DIR (and most RUN
-		// more): harbor.Task.Image would refuse each task on the node.
+		// more): harbor.Task.Image would refuse each task on the node,
+		// in an ecs_fargate task as in a container (runtime/shard
+		// taskImage).
 		no(fmt.Sprintf("%s's tasks in a %s sandbox with solver type tool_calling (their converted Dockerfiles must be built, and nel does not build task images yet: use a local sandbox, or solver type harbor, whose CLI builds them)", b.Name, sb.Type), sandboxPath(b, i, "type")...)
 	}
 }

@@ -126,8 +126,31 @@ func TestHarborGitRefusals(t *testing.T) {
 	if errs := Unsupported(s); len(errs) != 1 || !strings.Contains(errs[0].Error(), "benchmarks[0].sandbox.type: not supported yet: terminal-bench-v1's tasks in a docker sandbox with solver type tool_calling (their converted Dockerfiles must be built") {
 		t.Errorf("a docker sandbox: %v", errs)
 	}
+	// An ecs_fargate task runs a task's session from its image as docker
+	// does (runtime/shard/agent.go taskImage): every converted Dockerfile
+	// would fail its sample on the node.
+	ecs := strings.Replace(tbRecipe, `sandbox: {type: "local"}`, `sandbox: {type: "ecs_fargate", cluster: "evals", subnets: ["subnet-1"], image: "python:3.12-slim", nel_run_image: "registry.example.org/nel:1"}`, 1)
+	writeFiles(t, dir, map[string]string{"r.cue": strings.NewReplacer("NAME", "terminal-bench-v1", "PARAMS", `git_revision: "`+revA+`"`).Replace(ecs)})
+	if s, _, err = loadWithEnv(t, filepath.Join(dir, "r.cue"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if errs := Unsupported(s); len(errs) != 1 || !strings.Contains(errs[0].Error(), "benchmarks[0].sandbox.type: not supported yet: terminal-bench-v1's tasks in a ecs_fargate sandbox with solver type tool_calling") {
+		t.Errorf("an ecs_fargate sandbox: %v", errs)
+	}
 	if _, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: ""`); err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.git_url: expected the URL or path of a git repository") {
 		t.Errorf("an empty git_url: %v", err)
+	}
+	// A password or token in the URL would be written into the plan and
+	// the job's files: secrets go by name, so it is refused; a user name
+	// alone (ssh's git@) is no secret.
+	for _, u := range []string{"https://user:s3cret@git.example.org/tb.git", "https://ghp_token@github.com/org/tb.git"} {
+		_, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: "`+u+`"`)
+		if err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.git_url: a mirror's URL with credentials in it") || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "ghp_token") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if _, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: "ssh://git@git.example.org/tb.git"`); err != nil {
+		t.Errorf("an ssh URL with a user name: %v", err)
 	}
 }
 

@@ -215,9 +215,10 @@ func ptr[T any](v T) *T { return &v }
 // k8sNelRunMemory is the memory a shard or merge container requests: above
 // what make bench measures (a shard's peak RSS 90–135 MB from 10k samples
 // to a 1M-item dataset, 219 MB with 10,000 requests in flight; a merge of
-// 1M rows 233 MB). A pod that requests nothing is BestEffort, the first a
-// node evicts under memory pressure. No limit: a larger run than measured
-// must not be killed for it.
+// 1M rows from 1,000 shards up to 258 MB, docs/scaling.md t_M1k). A pod
+// that requests nothing is BestEffort, the first a node evicts under
+// memory pressure. No limit: a larger run than measured must not be
+// killed for it.
 const k8sNelRunMemory = "256Mi"
 
 func memoryRequest(q string) corev1.ResourceList {

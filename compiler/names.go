@@ -90,6 +90,22 @@ var nemoEnvironments = map[string]bool{
 	"xstest": true,
 }
 
+// nemoNameUnsupported refuses, for a solver that runs a benchmark by its
+// name (tool_calling, gym_delegation), one of NeMo Evaluator's own
+// benchmarks that nel has no built-in of: benchmarkNames lets those
+// through for any solver but simple, and nel-run would find no such
+// benchmark on the node after the model has loaded. The Terminal-Bench
+// v1 names are tasks nel builds (harbor_git.go).
+func nemoNameUnsupported(no func(string, ...any), i int, b *Benchmark) {
+	if b.BYOB != nil || !nemoEnvironments[strings.ToLower(b.Name)] || gitTasks(b.Name) {
+		return
+	}
+	if _, ok := bench.Lookup(b.Name); ok {
+		return
+	}
+	no(fmt.Sprintf("NeMo Evaluator's benchmark %s, which nel has no built-in of (%sbuilt in: %s; or declare it with byob, docs/byob.md)", b.Name, nemoHarborBenchmark(b.Name), strings.Join(bench.Names(), ", ")), "benchmarks", i, "name")
+}
+
 // harborPlaybooks are the Harbor datasets behind the agentic benchmark
 // names NeMo's configs use without a registry entry (by harborKey), and
 // the playbook that names each.

@@ -169,7 +169,7 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 	}
 	// image_template is checked per benchmark (imageTemplateUnsupported):
 	// it is nel's for byob tasks.
-	const agentic = " (a setting of NeMo's agentic sandboxes that nel's per-sample sessions do not honour yet)"
+	const agentic = " (a lifecycle option of NeMo Evaluator's agentic sandboxes, which nel's agent solvers do not apply yet)"
 	if sb.CaptureCmd != "" {
 		no("capture_cmd"+agentic, at("capture_cmd")...)
 	}
@@ -232,8 +232,10 @@ func benchmarkUnsupported(no func(feature string, path ...any), r *Recipe, i int
 		switch {
 		case b.Solver.Type == "simple":
 		case b.Solver.Type == "tool_calling":
+			nemoNameUnsupported(no, i, b)
 			toolCallingUnsupported(no, r, i, b)
 		case b.Solver.Type == "gym_delegation":
+			nemoNameUnsupported(no, i, b)
 		case b.Solver.Type == "openclaw":
 			openClawUnsupported(no, r, i, b)
 		case b.Solver.Type == "harbor":

@@ -103,3 +103,35 @@ benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", resour
 		}
 	}
 }
+
+// NeMo Evaluator's own benchmarks that nel lacks pass benchmarkNames for
+// any solver but simple (nemoEnvironments, left to the solver's refusal):
+// tool_calling and gym_delegation must refuse them at compile, or nel-run
+// finds no such built-in on the node after the model has loaded.
+func TestNeMoNameWithoutBuiltin(t *testing.T) {
+	const head = "services: {m: {type: \"api\", url: \"https://h/v1/chat/completions\", model: \"m\"}, g: {type: \"gym\", url: \"http://g:8000\"}}\n"
+	l := newTestLoader(t)
+	for _, c := range []struct{ name, solver string }{
+		{"healthbench", `{type: "tool_calling", service: "m", resource_service: "g"}`},
+		{"nmp_harbor", `{type: "tool_calling", service: "m", sandbox_tools: true}, sandbox: {type: "local"}`},
+		{"healthbench", `{type: "gym_delegation", service: "m", gym_service: "g"}`},
+	} {
+		src := head + `benchmarks: [{name: "` + c.name + `", solver: ` + c.solver + `}]`
+		s, err := l.Load("r.cue", []byte(src), nil)
+		if err != nil {
+			t.Fatalf("%s, %s: load: %v", c.name, c.solver, err)
+		}
+		got := Unsupported(s)
+		if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].name: not supported yet: NeMo Evaluator's benchmark "+c.name+", which nel has no built-in of") {
+			t.Errorf("%s, %s: refusals %v", c.name, c.solver, got)
+		}
+	}
+	// A built-in of the same kind compiles.
+	s, err := l.Load("r.cue", []byte(head+`benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", resource_service: "g"}}]`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Unsupported(s); len(got) != 0 {
+		t.Errorf("gsm8k: refusals %v", got)
+	}
+}

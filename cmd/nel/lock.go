@@ -14,7 +14,9 @@ beside the recipe (suite.cue → suite.lock.json):
 
   - every benchmark's datasets, as the benchmark reads them: hf:// specs at
     the Hub commit they resolve to now, and every file's sha256; a
-    harbor:// benchmark's tasks by their content (a gym:// environment
+    harbor:// benchmark's tasks by their content; terminal-bench-v1's
+    (and -hard's) repository at its default branch's head (git ls-remote)
+    where params.git_revision names no commit (a gym:// environment
     serves its own items: the lock says it cannot pin them);
   - every container image (services.*.image, sandboxes.*.image,
     cluster.eval_image) to the manifest digest its registry serves for the
