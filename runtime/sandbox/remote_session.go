@@ -117,7 +117,7 @@ func (s *sessionConn) exec(ctx context.Context, c Command) (*Result, error) {
 	if c.Network || len(c.ReadOnly) > 0 {
 		return nil, fmt.Errorf("session %s: not supported yet: a command with the host's network or host paths in a sandbox server's session (only the local sandbox gives them)", s.id)
 	}
-	wc := wireCommand{Argv: c.Argv, Stdin: c.Stdin, Env: withBase(s.r.env, c.Env), Dir: c.Dir, TimeoutMS: c.Timeout.Milliseconds(), WithTests: c.WithTests}
+	wc := wireCommand{Argv: c.Argv, Stdin: c.Stdin, Env: mergeEnv(s.r.env, c.Env), Dir: c.Dir, TimeoutMS: c.Timeout.Milliseconds(), WithTests: c.WithTests}
 	if c.WithTests {
 		wc.Tests = s.tests
 	}
