@@ -1,6 +1,11 @@
 package dataset
 
-import "unicode/utf8"
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/nel-eval/nel/runtime/jsonany"
+)
 
 // pickDepth is the deepest nesting pick follows; deeper records are
 // decoded whole (encoding/json allows 10,000 levels).
@@ -150,45 +155,9 @@ func (s *picker) str() (string, bool) {
 // a surrogate half is refused (encoding/json pairs them, or writes
 // U+FFFD).
 func (s *picker) escape() (rune, bool) {
-	if s.i+1 >= len(s.b) {
-		return 0, false
-	}
-	c := s.b[s.i+1]
-	s.i += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	case 'u':
-		if s.i+4 > len(s.b) {
-			return 0, false
-		}
-		var r rune
-		for _, h := range s.b[s.i : s.i+4] {
-			switch {
-			case '0' <= h && h <= '9':
-				r = r<<4 | rune(h-'0')
-			case 'a' <= h && h <= 'f':
-				r = r<<4 | rune(h-'a'+10)
-			case 'A' <= h && h <= 'F':
-				r = r<<4 | rune(h-'A'+10)
-			default:
-				return 0, false
-			}
-		}
-		s.i += 4
-		return r, r < 0xD800 || r > 0xDFFF
-	}
-	return 0, false
+	r, n, ok := jsonany.Escape(s.b[s.i:])
+	s.i += n
+	return r, ok && !utf16.IsSurrogate(r)
 }
 
 // skipString reads a string value it does not keep.

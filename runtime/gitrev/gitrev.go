@@ -63,6 +63,9 @@ func Fetch(ctx context.Context, repoURL, rev, dir string) error {
 		// git would read it as an option.
 		return fail(errors.New("a repository's URL or path cannot start with -"))
 	}
+	// git runs in the temporary folder: a relative path must not be
+	// read from there, but from where Head reads it.
+	repoURL = absPath(repoURL)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fail(err)
 	}
@@ -112,6 +115,22 @@ func checkout(ctx context.Context, repoURL, rev, tmp string) error {
 		return fmt.Errorf("checked out %s, not the revision asked for", head)
 	}
 	return nil
+}
+
+// absPath is repoURL made absolute when it is a relative path, as git
+// tells paths from URLs: no "://", and no ':' before the first '/' (an
+// scp-like host:path). Anything else is returned as it is.
+func absPath(repoURL string) string {
+	if strings.Contains(repoURL, "://") || filepath.IsAbs(repoURL) {
+		return repoURL
+	}
+	if c := strings.IndexByte(repoURL, ':'); c >= 0 && !strings.Contains(repoURL[:c], "/") {
+		return repoURL
+	}
+	if abs, err := filepath.Abs(repoURL); err == nil {
+		return abs
+	}
+	return repoURL
 }
 
 // Head is the commit the default branch of the repository at repoURL is

@@ -120,3 +120,28 @@ func TestHead(t *testing.T) {
 		t.Errorf("a repository not there: %v", err)
 	}
 }
+
+// A repository named by a relative path is the same one for Fetch as for
+// Head (nel lock): the folder relative to the working directory, not to
+// the temporary folder Fetch runs git in. URLs, scp-like ones included,
+// are left as they are.
+func TestFetchRelativePath(t *testing.T) {
+	src, revs := repo(t)
+	t.Chdir(filepath.Dir(src))
+	rel := filepath.Base(src)
+	if head, err := Head(context.Background(), rel); err != nil || head != revs[1] {
+		t.Fatalf("Head(%s) = %s, %v", rel, head, err)
+	}
+	dst := filepath.Join(t.TempDir(), revs[0])
+	if err := Fetch(context.Background(), rel, revs[0], dst); err != nil {
+		t.Fatalf("Fetch(%s): %v", rel, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "f.txt")); err != nil || string(b) != "one" {
+		t.Errorf("f.txt = %q, %v; want the first commit's", b, err)
+	}
+	for _, u := range []string{"https://example.com/r.git", "git@example.com:org/r.git", "file:///srv/r.git", "/srv/r.git"} {
+		if got := absPath(u); got != u {
+			t.Errorf("absPath(%q) = %q, want it as it is", u, got)
+		}
+	}
+}

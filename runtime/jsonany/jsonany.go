@@ -225,6 +225,22 @@ func (d *decoder) escaped(start, i int) (string, int, bool) {
 	return s, end + 1, true
 }
 
+// Escape reads the escape at b[0] (a backslash) of a JSON string: the
+// rune it stands for, and its length. A \u escape of a surrogate half is
+// that half (utf16.IsSurrogate), for the caller to pair or refuse; an
+// escape JSON does not have is not ok.
+func Escape(b []byte) (r rune, n int, ok bool) {
+	if len(b) < 2 || b[0] != '\\' {
+		return 0, 0, false
+	}
+	if b[1] == 'u' {
+		r, ok = hex4(b)
+		return r, 6, ok
+	}
+	c, ok := simpleEscape(b[1])
+	return rune(c), 2, ok
+}
+
 // simpleEscape is the byte that \c stands for, for every escape but \u.
 func simpleEscape(c byte) (byte, bool) {
 	switch c {

@@ -124,3 +124,28 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { check(t, in) })
 }
+
+// Escape reads one escape and its length; a surrogate half is returned
+// as it is, for the caller to pair or refuse.
+func TestEscape(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		r    rune
+		n    int
+		isOK bool
+	}{
+		{`\n rest`, '\n', 2, true},
+		{`\/`, '/', 2, true},
+		{`\u00e9x`, 'é', 6, true},
+		{`\uD83D\uDE00`, 0xD83D, 6, true},
+		{`\x`, 0, 2, false},
+		{`\u12`, 0, 6, false},
+		{`\`, 0, 0, false},
+		{`n`, 0, 0, false},
+	} {
+		r, n, ok := Escape([]byte(c.in))
+		if ok != c.isOK || (ok && (r != c.r || n != c.n)) {
+			t.Errorf("Escape(%q) = %q, %d, %v; want %q, %d, %v", c.in, r, n, ok, c.r, c.n, c.isOK)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -280,7 +279,7 @@ func (e *connError) Unwrap() error { return e.err }
 // job retried once on another server; when that fails too, Run's error
 // says which servers failed and how.
 func (r *remote) Run(ctx context.Context, job Job) (*Result, error) {
-	job.Env = withBase(r.env, job.Env)
+	job.Env = mergeEnv(r.env, job.Env)
 	body, err := json.Marshal(toWireJob(job))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: encode job: %w", r.name, err)
@@ -332,18 +331,6 @@ func (r *remote) post(ctx context.Context, addr string, body []byte) (*Result, e
 		return nil, err
 	}
 	return wr.result(), nil
-}
-
-// withBase is own over base: base's variables, own's winning. own is
-// returned as it is when base is empty.
-func withBase(base, own map[string]string) map[string]string {
-	if len(base) == 0 {
-		return own
-	}
-	env := make(map[string]string, len(base)+len(own))
-	maps.Copy(env, base)
-	maps.Copy(env, own)
-	return env
 }
 
 func serverMessage(b []byte) string {

@@ -112,7 +112,12 @@ type sessionConn struct {
 // exec runs one command in the session. The sandbox's container_env is
 // the environment's base; the command's own variables win.
 func (s *sessionConn) exec(ctx context.Context, c Command) (*Result, error) {
-	wc := wireCommand{Argv: c.Argv, Stdin: c.Stdin, Env: withBase(s.r.env, c.Env), Dir: c.Dir, TimeoutMS: c.Timeout.Milliseconds(), WithTests: c.WithTests}
+	// wireCommand has no field for them: sent, the command would run
+	// without what it asked for.
+	if c.Network || len(c.ReadOnly) > 0 {
+		return nil, fmt.Errorf("session %s: not supported yet: a command with the host's network or host paths in a sandbox server's session (only the local sandbox gives them)", s.id)
+	}
+	wc := wireCommand{Argv: c.Argv, Stdin: c.Stdin, Env: mergeEnv(s.r.env, c.Env), Dir: c.Dir, TimeoutMS: c.Timeout.Milliseconds(), WithTests: c.WithTests}
 	if c.WithTests {
 		wc.Tests = s.tests
 	}

@@ -236,8 +236,15 @@ func newSession(name, image string, spec SessionSpec, world bool) (*session, str
 	return &session{name: name, dir: dir, spec: spec, done: done, stop: stop}, image, nil
 }
 
-// checkSpec refuses a spec whose directories do not exist.
+// checkSpec refuses a spec whose directories do not exist, or whose image
+// an engine would read as an option.
 func checkSpec(name string, spec SessionSpec) error {
+	// The image comes from task data, or from a pool server's request:
+	// the engines put it on their command line before the program, where
+	// one that starts with - would be an option (-v=/:/host), not an image.
+	if strings.HasPrefix(spec.Image, "-") {
+		return fmt.Errorf("sandbox %s: session image %q: an image reference cannot start with -", name, spec.Image)
+	}
 	for _, d := range []struct{ field, dir string }{{"App", spec.App}, {"Tests", spec.Tests}} {
 		if d.dir == "" {
 			continue

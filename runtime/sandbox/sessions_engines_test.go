@@ -156,3 +156,24 @@ func TestApptainerSessionReal(t *testing.T) {
 func TestLocalSessionRoundTrip(t *testing.T) {
 	sessionRoundTrip(t, openLocalT(t, Config{}))
 }
+
+// A session's image comes from task data (a Harbor task's docker_image)
+// or, on a pool's server, from the request: one that starts with "-"
+// would reach docker or apptainer as an option (-v=/:/host), not as the
+// image, and is refused before the engine runs.
+func TestSessionImageNotAnOption(t *testing.T) {
+	recordingCLI(t, "docker", "info")
+	sb, err := Open(context.Background(), Config{Type: "docker", Image: "img", Network: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range []string{"-v=/:/host", "--privileged"} {
+		s, err := OpenSession(context.Background(), sb, SessionSpec{Image: img})
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "cannot start with -") {
+			t.Errorf("image %q: %v, want it refused", img, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package tbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -78,6 +79,9 @@ func ConvertAll(ctx context.Context, repo, dst string, g plan.HarborGit) (*Resul
 			return nil, fmt.Errorf("%d of the benchmark's tasks are not in the repository at this revision: %s", len(missing), strings.Join(missing, ", "))
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(only, n) })
+		if len(names) == 0 {
+			return nil, errors.New("the benchmark's task list is empty: no task to convert")
+		}
 	}
 	res := &Result{Skipped: map[string]error{}}
 	for _, n := range names {

@@ -307,6 +307,12 @@ func TestConvertAll(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no Terminal-Bench v1 task") {
 		t.Errorf("an empty repository: %v", err)
 	}
+	// An empty list (a plan's "tasks": []) selects no task: an error,
+	// not an index out of range.
+	_, err = ConvertAll(context.Background(), repo, t.TempDir(), plan.HarborGit{Tasks: []string{}})
+	if err == nil || !strings.Contains(err.Error(), "no task to convert") {
+		t.Errorf("an empty task list: %v", err)
+	}
 }
 
 func TestLookup(t *testing.T) {
