@@ -145,12 +145,12 @@ type server struct {
 // on each node of its node pool, whose addresses the shards get in
 // EndpointsEnv.
 type sandboxPool struct {
-	Name, Var, Log, Image, Pool string
-	EndpointsEnv, NodeListVar   string
-	Port, Nodes, Slots, Timeout int
-	SrunFlags, Pyxis, Env       string // pre-quoted
-	Engine                      string // the servers' engine; "" for local
-	Argv                        []string
+	Name, Var, Log, Image, Pool         string
+	EndpointsEnv, TokenEnv, NodeListVar string
+	Port, Nodes, Slots, Timeout         int
+	SrunFlags, Pyxis, Env               string // pre-quoted
+	Engine                              string // the servers' engine; "" for local
+	Argv                                []string
 }
 
 // isSandboxPool says whether sandbox sb is a pool of sandbox servers on a
@@ -165,6 +165,13 @@ func isSandboxPool(sb *Sandbox) bool {
 // link the sandbox engines; a test keeps the two equal.
 func sandboxEndpointsEnv(name string) string {
 	return "NEL_SANDBOX_" + templates.EnvName(name) + "_ENDPOINTS"
+}
+
+// sandboxTokenEnv is runtime/sandbox.PoolTokenEnv: the variable holding the
+// token the job makes for a pool, which its servers require of every
+// request and the shards send.
+func sandboxTokenEnv(name string) string {
+	return "NEL_SANDBOX_" + templates.EnvName(name) + "_TOKEN"
 }
 
 // sandboxBasePort is the first port of the sandbox servers: the recipe has
@@ -635,7 +642,7 @@ func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
 		nodes := max(cl.NodePools[sb.NodePool].Nodes, 1)
 		sp := sandboxPool{
 			Name: name, Var: templates.EnvName(name), Log: j.Run.SandboxLog(safeDir(name)), Image: sb.Image, Pool: sb.NodePool,
-			EndpointsEnv: sandboxEndpointsEnv(name), NodeListVar: "SLURM_JOB_NODELIST",
+			EndpointsEnv: sandboxEndpointsEnv(name), TokenEnv: sandboxTokenEnv(name), NodeListVar: "SLURM_JOB_NODELIST",
 			Port: port, Nodes: nodes, Slots: sb.SlotsPerNode, Timeout: sandboxReadyTimeout,
 		}
 		flags := []string{"--overlap", "--mem=0"}
@@ -648,7 +655,8 @@ func (j *job) sandboxPools(s *Source, p *plan.Plan, pools []string) error {
 		seconds := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" }
 		sp.Argv = []string{"sandbox-serve", "--name", name, "--listen", ":" + strconv.Itoa(port),
 			"--slots", strconv.Itoa(sb.SlotsPerNode), "--memory", sb.Memory,
-			"--cpus", strconv.FormatFloat(sb.Cpus, 'f', -1, 64), "--timeout", seconds(sb.Timeout)}
+			"--cpus", strconv.FormatFloat(sb.Cpus, 'f', -1, 64), "--timeout", seconds(sb.Timeout),
+			"--token-env", sp.TokenEnv}
 		switch {
 		case sb.Type == "apptainer":
 			// The server runs on the node itself and starts an apptainer

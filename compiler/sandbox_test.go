@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ func TestSandboxEndpointsEnv(t *testing.T) {
 	for _, name := range []string{"py", "py-exec.v2", "Code_Box", "7b"} {
 		if got, want := sandboxEndpointsEnv(name), sandbox.EndpointsEnv(name); got != want {
 			t.Errorf("%q: the script exports %s, the shards read %s", name, got, want)
+		}
+		if got, want := sandboxTokenEnv(name), sandbox.PoolTokenEnv(name); got != want {
+			t.Errorf("%q: the script exports the token in %s, the shards read %s", name, got, want)
 		}
 	}
 }
@@ -62,12 +66,12 @@ cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}
 	wantSrun := []string{"--overlap", "--mem=0", "--het-group=1", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n1,n2",
 		"--container-image=" + image, "--container-mounts=" + nelRun + ":" + nelRun + ":ro", "--no-container-mount-home",
 		nelRun, "sandbox-serve", "--name", "py", "--listen", ":18800", "--slots", "3", "--memory", "4g", "--cpus", "2",
-		"--timeout", "90.5s"}
+		"--timeout", "90.5s", "--token-env", "NEL_SANDBOX_PY_TOKEN"}
 	if got := read("srun"); !reflect.DeepEqual(got, wantSrun) {
 		t.Errorf("srun argv:\n got %q\nwant %q", got, wantSrun)
 	}
 	wait0 := read("nel-run")
-	wantWait := []string{"wait-ready", "--name", "sandbox py", "--pid", "", "--log", rec + "/out/logs/sandbox-py-7.log",
+	wantWait := []string{"wait-ready", "--name", "sandbox py", "--pid", "", "--api-key-env", "NEL_SANDBOX_PY_TOKEN", "--log", rec + "/out/logs/sandbox-py-7.log",
 		"--timeout", "600s", "http://n1:18800/health", "http://n2:18800/health"}
 	if len(wait0) == len(wantWait) {
 		wantWait[4] = wait0[4] // the pid of the background srun
@@ -78,6 +82,12 @@ cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}
 	if got := read("endpoints"); !reflect.DeepEqual(got, []string{"n1:18800,n2:18800"}) {
 		t.Errorf("exported endpoints %q, want n1:18800,n2:18800", got)
 	}
+	// The pool's token: made fresh (32 random bytes in hex), exported to
+	// the servers' srun and to wait-ready (and so to the shards after).
+	tok := read("srun-token")[0]
+	if ok, _ := regexp.MatchString(`^[0-9a-f]{64}$`, tok); !ok || read("wait-token")[0] != tok {
+		t.Errorf("pool token %q given to srun, %q to wait-ready; want the same 64 hex digits", tok, read("wait-token")[0])
+	}
 }
 
 // runPoolBlock runs the part of a compiled script that starts sandbox pool
@@ -87,7 +97,7 @@ cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}
 // cachedir.
 func runPoolBlock(t *testing.T, text, name, nelRun string) string {
 	t.Helper()
-	env := sandboxEndpointsEnv(name)
+	env, tok := sandboxEndpointsEnv(name), sandboxTokenEnv(name)
 	start := strings.Index(text, "\n# sandbox "+name+" ")
 	end := strings.Index(text, "\nexport "+env+"\n")
 	wait := strings.Index(text, "\n\"$NEL_RUN\" wait-ready --name 'sandbox "+name+"'")
@@ -102,10 +112,10 @@ func runPoolBlock(t *testing.T, text, name, nelRun string) string {
 		t.Fatal(err)
 	}
 	prelude := `set -euo pipefail
-srun() { printf '%s\0' "$@" > "$REC/srun"; printf '%s' "${APPTAINER_CACHEDIR-unset}" > "$REC/cachedir"; }
+srun() { printf '%s\0' "$@" > "$REC/srun"; printf '%s' "${APPTAINER_CACHEDIR-unset}" > "$REC/cachedir"; bash -c 'printf %s "${` + tok + `-unset}"' > "$REC/srun-token"; }
 scontrol() { printf 'n1\nn2\nn3\n'; }
 nel_fail() { echo "nel_fail: $*" >&2; exit 1; }
-nel_run() { printf '%s\0' "$@" > "$REC/nel-run"; }
+nel_run() { printf '%s\0' "$@" > "$REC/nel-run"; bash -c 'printf %s "${` + tok + `-unset}"' > "$REC/wait-token"; }
 nel_pids=()
 NEL_OUT=$REC/out; mkdir -p "$NEL_OUT/logs"
 NEL_RUN=` + quoteForTest(nelRun) + `
@@ -159,7 +169,7 @@ cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}
 	b, _ := os.ReadFile(filepath.Join(rec, "srun"))
 	want := []string{"--overlap", "--mem=0", "--het-group=1", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n1,n2",
 		nelRun, "sandbox-serve", "--name", "py", "--listen", ":18800", "--slots", "2", "--memory", "4g", "--cpus", "2",
-		"--timeout", "45s", "--engine", "apptainer", "--image", "docker://python:3.12-slim"}
+		"--timeout", "45s", "--token-env", "NEL_SANDBOX_PY_TOKEN", "--engine", "apptainer", "--image", "docker://python:3.12-slim"}
 	if got := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"); !reflect.DeepEqual(got, want) {
 		t.Errorf("srun argv:\n got %q\nwant %q", got, want)
 	}

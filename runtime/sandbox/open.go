@@ -35,6 +35,9 @@ type Config struct {
 	// Endpoints are the sandbox servers of a slurm sandbox pool
 	// ("host:port"), from the job's environment.
 	Endpoints []string
+	// Token is the bearer token the pool's servers take (PoolTokenEnv); ""
+	// for servers that take none (a job compiled before pools had one).
+	Token string
 	// OutputBytes caps what is captured of each of stdout and stderr; a
 	// job writing more is killed (Limit "output"). 0 means 1 MiB.
 	OutputBytes int64

@@ -29,7 +29,17 @@ import (
 // the compiler's templates.EnvName does ("py-exec" →
 // NEL_SANDBOX_PY_EXEC_ENDPOINTS). Its value is a comma-separated list of
 // host:port.
-func EndpointsEnv(name string) string {
+func EndpointsEnv(name string) string { return poolEnv(name, "_ENDPOINTS") }
+
+// PoolTokenEnv is the environment variable that holds the bearer token of the
+// slurm sandbox name's servers, NEL_SANDBOX_<NAME>_TOKEN: the compiled job
+// makes one per pool and exports it to the servers (sandbox-serve
+// --token-env) and the shards, so that nothing else that reaches a pool's
+// port can run commands there.
+func PoolTokenEnv(name string) string { return poolEnv(name, "_TOKEN") }
+
+// poolEnv is NEL_SANDBOX_<NAME><suffix>, NAME spelled as EndpointsEnv says.
+func poolEnv(name, suffix string) string {
 	var b strings.Builder
 	b.WriteString("NEL_SANDBOX_")
 	if name != "" && '0' <= name[0] && name[0] <= '9' {
@@ -45,7 +55,7 @@ func EndpointsEnv(name string) string {
 			b.WriteByte('_')
 		}
 	}
-	b.WriteString("_ENDPOINTS")
+	b.WriteString(suffix)
 	return b.String()
 }
 
@@ -117,7 +127,7 @@ type remote struct {
 	env    map[string]string
 	client *http.Client
 	log    *slog.Logger
-	token  string // the servers' bearer token ("" for a SLURM pool's)
+	token  string // the servers' bearer token ("" for a pool compiled without one)
 
 	mu    sync.Mutex
 	eps   []*endpoint
@@ -136,9 +146,10 @@ func openRemote(ctx context.Context, cfg Config) (Sandbox, error) {
 		return nil, fmt.Errorf("sandbox %s: no sandbox servers to use: a slurm sandbox runs on the pool the compiled job script starts (%s)", name, EndpointsEnv(cfg.Name))
 	}
 	r := &remote{
-		name: name,
-		env:  cfg.Env,
-		log:  cfg.Logger.With("sandbox", name),
+		name:  name,
+		env:   cfg.Env,
+		token: cfg.Token,
+		log:   cfg.Logger.With("sandbox", name),
 		client: &http.Client{Transport: &http.Transport{
 			Proxy:               nil, // the pool is on the cluster's own network
 			DialContext:         (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,

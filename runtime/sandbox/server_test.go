@@ -372,3 +372,30 @@ func TestServerToken(t *testing.T) {
 		t.Errorf("health without the token: %v, want 401", err)
 	}
 }
+
+// A pool's client takes its servers' token from Config.Token (the shard
+// reads it from PoolTokenEnv): with it, it opens the pool and runs a job;
+// without it, the pool's servers refuse it.
+func TestRemotePoolToken(t *testing.T) {
+	srv := NewServer(&fakeSandbox{name: "py"}, ServerOptions{Token: "s3cret"})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ep := strings.TrimPrefix(ts.URL, "http://")
+	sb, err := openRemote(t.Context(), Config{Name: "py", Type: "slurm", Endpoints: []string{ep}, Token: "s3cret", Logger: discardLog})
+	if err != nil {
+		t.Fatalf("open with the token: %v", err)
+	}
+	defer sb.Close()
+	if _, err := sb.Run(t.Context(), Job{Command: []string{"true"}, Timeout: 5 * time.Second}); err != nil {
+		t.Errorf("a job with the token: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if sb, err := openRemote(ctx, Config{Name: "py", Type: "slurm", Endpoints: []string{ep}, Logger: discardLog}); err == nil {
+		sb.Close()
+		t.Error("a client without the pool's token opened it")
+	}
+	if got, want := PoolTokenEnv("py-exec.v2"), "NEL_SANDBOX_PY_EXEC_V2_TOKEN"; got != want {
+		t.Errorf("PoolTokenEnv = %s, want %s", got, want)
+	}
+}

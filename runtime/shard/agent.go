@@ -102,6 +102,7 @@ func (r *runner) openAgentSandbox(ctx context.Context) (func(), error) {
 		if cfg.Endpoints, err = sandbox.EndpointsFromEnv(cfg.Name, r.o.Getenv); err != nil {
 			return nil, fmt.Errorf("benchmark %s: %w", r.b.Key, err)
 		}
+		cfg.Token = r.o.Getenv(sandbox.PoolTokenEnv(cfg.Name))
 	}
 	s, err := sandbox.Open(ctx, cfg)
 	switch {

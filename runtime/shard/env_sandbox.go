@@ -38,6 +38,7 @@ func (r *runner) openSandbox(ctx context.Context) (sandbox.Sandbox, error) {
 		if cfg.Endpoints, err = sandbox.EndpointsFromEnv(cfg.Name, r.o.Getenv); err != nil {
 			return nil, err
 		}
+		cfg.Token = r.o.Getenv(sandbox.PoolTokenEnv(cfg.Name))
 	}
 	s, err := sandbox.Open(ctx, cfg)
 	if errors.Is(err, sandbox.ErrUnavailable) {

@@ -198,7 +198,13 @@ fi
 # on each of the 2 node(s) of node pool sandbox; the shards get them in NEL_SANDBOX_TASKS_ENDPOINTS.
 mapfile -t nel_sbx_hosts_TASKS < <(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_1}" | head -n 2)
 nel_log_sbx_TASKS="$NEL_OUT/logs/sandbox-tasks-$SLURM_JOB_ID.log"
-APPTAINER_CACHEDIR=/shared/nel_sif_cache srun --overlap --mem=0 --het-group=1 --nodes=2 --ntasks-per-node=1 --nodelist="$(IFS=,; echo "${nel_sbx_hosts_TASKS[*]}")" "$NEL_RUN" sandbox-serve --name tasks --listen :18800 --slots 4 --memory 4g --cpus 2 --timeout 60s --engine apptainer >> "$nel_log_sbx_TASKS" 2>&1 &
+# The pool's token: its servers take only requests that bear it (anything
+# else on the network could run commands there), and the shards send it.
+if ! NEL_SANDBOX_TASKS_TOKEN=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SANDBOX_TASKS_TOKEN} -ne 64 ]; then
+  nel_fail 'sandbox tasks: cannot make its token from /dev/urandom'
+fi
+export NEL_SANDBOX_TASKS_TOKEN
+APPTAINER_CACHEDIR=/shared/nel_sif_cache srun --overlap --mem=0 --het-group=1 --nodes=2 --ntasks-per-node=1 --nodelist="$(IFS=,; echo "${nel_sbx_hosts_TASKS[*]}")" "$NEL_RUN" sandbox-serve --name tasks --listen :18800 --slots 4 --memory 4g --cpus 2 --timeout 60s --token-env NEL_SANDBOX_TASKS_TOKEN --engine apptainer >> "$nel_log_sbx_TASKS" 2>&1 &
 nel_pid_sbx_TASKS=$!
 nel_pids+=("$nel_pid_sbx_TASKS")
 nel_sbx_urls_TASKS=()
@@ -208,7 +214,7 @@ for nel_node in "${nel_sbx_hosts_TASKS[@]}"; do
   NEL_SANDBOX_TASKS_ENDPOINTS+="${NEL_SANDBOX_TASKS_ENDPOINTS:+,}$nel_node:18800"
 done
 export NEL_SANDBOX_TASKS_ENDPOINTS
-"$NEL_RUN" wait-ready --name 'sandbox tasks' --pid "$nel_pid_sbx_TASKS" --log "$nel_log_sbx_TASKS" --timeout 600s "${nel_sbx_urls_TASKS[@]}" \
+"$NEL_RUN" wait-ready --name 'sandbox tasks' --pid "$nel_pid_sbx_TASKS" --api-key-env NEL_SANDBOX_TASKS_TOKEN --log "$nel_log_sbx_TASKS" --timeout 600s "${nel_sbx_urls_TASKS[@]}" \
   || nel_fail 'sandbox pool tasks did not become ready; its log: '"$nel_log_sbx_TASKS"
 
 nel_rc=0

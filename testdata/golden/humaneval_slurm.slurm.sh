@@ -218,7 +218,13 @@ fi
 # on each of the 2 node(s) of node pool sandbox; the shards get them in NEL_SANDBOX_PYTHON_ENDPOINTS.
 mapfile -t nel_sbx_hosts_PYTHON < <(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_1}" | head -n 2)
 nel_log_sbx_PYTHON="$NEL_OUT/logs/sandbox-python-$SLURM_JOB_ID.log"
-srun --overlap --mem=0 --het-group=1 --nodes=2 --ntasks-per-node=1 --nodelist="$(IFS=,; echo "${nel_sbx_hosts_PYTHON[*]}")" --container-image=python:3.12-slim --container-mounts="$NEL_RUN:$NEL_RUN:ro" --no-container-mount-home "$NEL_RUN" sandbox-serve --name python --listen :18800 --slots 4 --memory 2g --cpus 1 --timeout 60s >> "$nel_log_sbx_PYTHON" 2>&1 &
+# The pool's token: its servers take only requests that bear it (anything
+# else on the network could run commands there), and the shards send it.
+if ! NEL_SANDBOX_PYTHON_TOKEN=$(od -An -vtx1 -N32 /dev/urandom | tr -d ' \n') || [ ${#NEL_SANDBOX_PYTHON_TOKEN} -ne 64 ]; then
+  nel_fail 'sandbox python: cannot make its token from /dev/urandom'
+fi
+export NEL_SANDBOX_PYTHON_TOKEN
+srun --overlap --mem=0 --het-group=1 --nodes=2 --ntasks-per-node=1 --nodelist="$(IFS=,; echo "${nel_sbx_hosts_PYTHON[*]}")" --container-image=python:3.12-slim --container-mounts="$NEL_RUN:$NEL_RUN:ro" --no-container-mount-home "$NEL_RUN" sandbox-serve --name python --listen :18800 --slots 4 --memory 2g --cpus 1 --timeout 60s --token-env NEL_SANDBOX_PYTHON_TOKEN >> "$nel_log_sbx_PYTHON" 2>&1 &
 nel_pid_sbx_PYTHON=$!
 nel_pids+=("$nel_pid_sbx_PYTHON")
 nel_sbx_urls_PYTHON=()
@@ -257,7 +263,7 @@ nel_pid_MODEL=$!
 nel_pids+=("$nel_pid_MODEL")
 "$NEL_RUN" wait-ready --name model --url "http://$NEL_SERVICE_MODEL_HOST:8000"/health --pid "$nel_pid_MODEL" --api-key-env NEL_SERVICE_MODEL_API_KEY --log "$nel_log_MODEL" --timeout 600s \
   || nel_fail 'service model did not become ready; its log: '"$nel_log_MODEL"
-"$NEL_RUN" wait-ready --name 'sandbox python' --pid "$nel_pid_sbx_PYTHON" --log "$nel_log_sbx_PYTHON" --timeout 600s "${nel_sbx_urls_PYTHON[@]}" \
+"$NEL_RUN" wait-ready --name 'sandbox python' --pid "$nel_pid_sbx_PYTHON" --api-key-env NEL_SANDBOX_PYTHON_TOKEN --log "$nel_log_sbx_PYTHON" --timeout 600s "${nel_sbx_urls_PYTHON[@]}" \
   || nel_fail 'sandbox pool python did not become ready; its log: '"$nel_log_sbx_PYTHON"
 
 nel_rc=0
