@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/gitrev"
@@ -44,6 +45,13 @@ func (c *ruleChecker) harborGit(i int, b *Benchmark) (plan.HarborTasks, bool) {
 			c.at("a mirror's URL with credentials in it (it would be written into the plan): give git them on the node, in ~/.netrc or a credential helper, and name the repository without them", "benchmarks", i, "params", paramGitURL)
 		}
 		g.URL = s
+		if localRelative(s) {
+			// As a recipe's other paths: from its folder, not from wherever
+			// nel lock or nel-run happen to run.
+			if abs, err := filepath.Abs(filepath.Join(c.s.Dir, s)); err == nil {
+				g.URL = abs
+			}
+		}
 	}
 	if v, ok := b.Params[paramGitRevision]; ok {
 		s, _ := v.(string)
@@ -137,4 +145,16 @@ func withoutGitParams(b *Benchmark) map[string]any {
 	delete(out, paramGitURL)
 	delete(out, paramGitRevision)
 	return out
+}
+
+// localRelative says whether a git_url is a relative path on this file
+// system: not a URL (scheme://), not absolute, not scp's host:path.
+func localRelative(u string) bool {
+	if u == "" || strings.Contains(u, "://") || filepath.IsAbs(u) {
+		return false
+	}
+	if i := strings.IndexByte(u, ':'); i > 0 && !strings.Contains(u[:i], "/") {
+		return false // host:path
+	}
+	return true
 }

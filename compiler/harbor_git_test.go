@@ -73,6 +73,26 @@ func TestHarborGitPlan(t *testing.T) {
 	if got := harborPlan(s, 0); got == nil || got.Git.URL != "/srv/mirrors/terminal-bench.git" || got.Git.Tasks != nil {
 		t.Errorf("a mirror: tasks %+v", got.Git)
 	}
+
+	// A relative path is the recipe's, as its other paths are; URLs and
+	// scp's host:path stay as written.
+	for give, want := range map[string]string{
+		"mirrors/tb.git":              "RECIPE/mirrors/tb.git",
+		"../tb":                       "PARENT/tb",
+		"git@github.com:laude/tb.git": "git@github.com:laude/tb.git",
+		"https://example.org/tb.git":  "https://example.org/tb.git",
+		"file:///srv/mirrors/tb.git":  "file:///srv/mirrors/tb.git",
+	} {
+		s, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: "`+give+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := harborPlan(s, 0).Git.URL
+		want = strings.NewReplacer("RECIPE", s.Dir, "PARENT", filepath.Dir(s.Dir)).Replace(want)
+		if got != want {
+			t.Errorf("git_url %q: the plan fetches %q, want %q", give, got, want)
+		}
+	}
 }
 
 // The benchmark hash covers the commit and the task list, not where the
