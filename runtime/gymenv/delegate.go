@@ -112,7 +112,7 @@ func (a *Agent) Run(ctx context.Context, body map[string]any) (*Result, error) {
 	res := &Result{Details: map[string]any{}}
 	if raw, ok := out["reward"]; ok {
 		if err := json.Unmarshal(raw, &res.Reward); err != nil {
-			return nil, fmt.Errorf("gym %s/run: reward %s is not a number", base, clip(raw))
+			return nil, fmt.Errorf("gym %s/run: reward %s is not a number", base, Clip(raw))
 		}
 		res.HasReward = true
 	}
@@ -197,7 +197,7 @@ func AssistantText(raw json.RawMessage) (string, error) {
 		}
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", fmt.Errorf("response: want a NeMoGymResponse object or a string, got %s", clip(raw))
+		return "", fmt.Errorf("response: want a NeMoGymResponse object or a string, got %s", Clip(raw))
 	}
 	var texts []string
 	for _, o := range r.Output {
@@ -228,8 +228,8 @@ func AssistantText(raw json.RawMessage) (string, error) {
 	return "", fmt.Errorf("response: no assistant message with output_text in output[] (nor a chat completion's choices)")
 }
 
-// clip is a JSON value cut for an error message.
-func clip(raw json.RawMessage) string {
+// Clip is a JSON value cut for an error message (gymserve's too).
+func Clip(raw json.RawMessage) string {
 	if len(raw) > 80 {
 		return string(raw[:77]) + "..."
 	}

@@ -69,20 +69,20 @@ func readVerify(raw map[string]json.RawMessage) (*verifyRequest, error) {
 	}
 	if e, ok := raw[expKey]; ok {
 		if err := json.Unmarshal(e, &req.expected); err != nil {
-			return nil, fmt.Errorf("%s: want a string, got %s", expKey, clip(e))
+			return nil, fmt.Errorf("%s: want a string, got %s", expKey, gymenv.Clip(e))
 		}
 		req.hasExp = true
 	}
 	if m, ok := raw["metadata"]; ok && string(m) != "null" {
 		if err := json.Unmarshal(m, &req.meta); err != nil {
-			return nil, fmt.Errorf("metadata: want an object, got %s", clip(m))
+			return nil, fmt.Errorf("metadata: want an object, got %s", gymenv.Clip(m))
 		}
 	}
 	var err error
 	if req.gym {
 		req.response, err = gymenv.AssistantText(resp)
 	} else if uerr := json.Unmarshal(resp, &req.response); uerr != nil {
-		err = fmt.Errorf("response: want a string in this format (the body has \"expected\"), got %s", clip(resp))
+		err = fmt.Errorf("response: want a string in this format (the body has \"expected\"), got %s", gymenv.Clip(resp))
 	}
 	return req, err
 }
@@ -150,10 +150,3 @@ func verifyAnswer(req *verifyRequest, it *bench.Item, v shard.Verdict) map[strin
 	return out
 }
 
-// clip is a JSON value cut for an error message.
-func clip(raw json.RawMessage) string {
-	if len(raw) > 80 {
-		return string(raw[:77]) + "..."
-	}
-	return string(raw)
-}
