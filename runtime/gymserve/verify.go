@@ -149,4 +149,3 @@ func verifyAnswer(req *verifyRequest, it *bench.Item, v shard.Verdict) map[strin
 	}
 	return out
 }
-
