@@ -242,8 +242,7 @@ func (s *Source) ApplyLock(lk *Lock, path string) error {
 			c.lockedCommit(i, d, path, again)
 			continue
 		}
-		_, _, _, harness := harnessOf(s.Recipe.Benchmarks[i])
-		if _, unloaded := UnloadedData(s, i); len(d.Sources) == 0 && !harness && !unloaded {
+		if _, unloaded := UnloadedData(s, i); len(d.Sources) == 0 && !unloaded {
 			c.errs = append(c.errs, Error{File: path, Path: "datasets." + key, Msg: "no dataset sources: " + again})
 		}
 		pins[i] = relocatePins(s, i, d.Sources)
@@ -326,11 +325,15 @@ func pinsMethod(pins []plan.DataPin) []any {
 }
 
 // UnloadedData says where benchmark i's items come from when nel-run loads
-// no dataset for it, for nel lock to say so: a harbor:// folder of tasks
-// (read when the recipe loads; its content digest is in the hashes already)
-// or a gym:// environment (it serves its own items, which nel cannot pin).
-// ok is false for every other benchmark.
+// no dataset for it, for nel lock to say so: a harness (its own data, in
+// its image), a harbor:// folder of tasks (read when the recipe loads; its
+// content digest is in the hashes already) or a gym:// environment (it
+// serves its own items, which nel cannot pin). ok is false for every other
+// benchmark.
 func UnloadedData(s *Source, i int) (what string, ok bool) {
+	if IsHarness(s.Recipe.Benchmarks[i]) {
+		return "the harness reads its own data, in its image (pinned below)", true
+	}
 	if t, isHarbor := s.harbor[i]; isHarbor {
 		if t.Digest == "" {
 			return fmt.Sprintf("harbor://%s is not in %s: not pinned (nel compile refuses it)", t.Dataset, t.Dir), true

@@ -73,15 +73,6 @@ func lockDatasets(ctx context.Context, s *compiler.Source, lk *compiler.Lock, w 
 			}
 			continue
 		}
-		if compiler.IsHarness(b) {
-			in, err := compiler.BenchmarkInputs(s, i)
-			if err != nil {
-				return err
-			}
-			lk.Datasets = append(lk.Datasets, compiler.LockedBenchmark{Benchmark: key, Inputs: in})
-			fmt.Fprintf(w, "nel: %s: the harness reads its own data, in its image (pinned below)\n", key)
-			continue
-		}
 		if what, ok := compiler.UnloadedData(s, i); ok {
 			in, err := compiler.BenchmarkInputs(s, i)
 			if err != nil {
