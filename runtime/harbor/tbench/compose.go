@@ -165,7 +165,11 @@ func environment(src, env string) (map[string]bool, error) {
 			}
 		}
 	}
-	return handled, os.WriteFile(dockerfile, []byte(appendService(text, c.main)), 0o644)
+	text, err = appendService(text, c.main)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(src, "docker-compose.yaml"), err)
+	}
+	return handled, os.WriteFile(dockerfile, []byte(text), 0o644)
 }
 
 // copiesFile says whether a Dockerfile COPYs or ADDs name from its build
@@ -184,13 +188,23 @@ func copiesFile(dockerfile, name string) bool {
 // appendService appends to a Dockerfile what the main service set of the
 // container: TEST_DIR=/tests (always, as Harbor does), its environment,
 // working_dir, ports and entrypoint; its platform goes on the FROM lines.
-func appendService(dockerfile string, svc map[string]any) string {
+func appendService(dockerfile string, svc map[string]any) (string, error) {
 	lines := []string{"ENV TEST_DIR=/tests"}
 	for _, kv := range envList(svc["environment"]) {
 		if kv == defaultEnv {
 			continue
 		}
-		lines = append(lines, "ENV "+kv)
+		k, v, ok := strings.Cut(kv, "=")
+		if strings.ContainsAny(v, "\n\r") {
+			return "", fmt.Errorf("environment %s: a value with a line break cannot be an ENV line of a Dockerfile", k)
+		}
+		if !ok {
+			// A bare KEY (or KEY: with no value) passes the variable
+			// through from the shell that runs compose; no image can hold
+			// that, and "ENV KEY" alone does not parse.
+			continue
+		}
+		lines = append(lines, "ENV "+k+"="+dockerfileWord(v))
 	}
 	if wd, ok := svc["working_dir"].(string); ok && !strings.Contains(wd, "${") {
 		lines = append(lines, "WORKDIR "+wd)
@@ -214,7 +228,7 @@ func appendService(dockerfile string, svc map[string]any) string {
 	if !strings.HasSuffix(dockerfile, "\n") {
 		dockerfile += "\n"
 	}
-	return dockerfile + "\n# Mapped from docker-compose.yaml\n" + strings.Join(lines, "\n") + "\n"
+	return dockerfile + "\n# Mapped from docker-compose.yaml\n" + strings.Join(lines, "\n") + "\n", nil
 }
 
 var (
@@ -247,11 +261,29 @@ func envList(v any) []string {
 	case map[string]any:
 		var out []string
 		for _, k := range slices.Sorted(maps.Keys(e)) {
+			if e[k] == nil {
+				out = append(out, k) // passed through: see appendService
+				continue
+			}
 			out = append(out, fmt.Sprintf("%s=%v", k, e[k]))
 		}
 		return out
 	}
 	return nil
+}
+
+// dockerfileWord is v as one word of a Dockerfile ENV line: as it is when
+// it needs no quoting (what Harbor's adapter writes), else in double quotes
+// with the characters a Dockerfile reads inside them escaped. A $ stays
+// literal: compose would have interpolated it from the shell that ran
+// compose, which a converted task does not have, and the image build must
+// not expand it from its own variables instead.
+func dockerfileWord(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\"'\\$`") {
+		return v
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`)
+	return `"` + r.Replace(v) + `"`
 }
 
 func asList(v any) []string {

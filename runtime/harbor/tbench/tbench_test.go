@@ -2,6 +2,7 @@ package tbench
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,5 +333,55 @@ func TestLookup(t *testing.T) {
 	}
 	if _, ok := Lookup("nmp_harbor"); ok {
 		t.Error("nmp_harbor is no Terminal-Bench v1 benchmark")
+	}
+}
+
+// Compose's environment in both forms: a variable with no value passes
+// through from compose's shell and has no ENV line; a value Docker would
+// split or expand is quoted; a line break cannot be written at all.
+func TestConvertComposeEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, want, err string
+	}{
+		{"map", "    environment:\n      MODE: fast\n      PASSED:\n      GREETING: hello world\n      PRICE: cost $5\n",
+			"ENV GREETING=\"hello world\"\nENV MODE=fast\nENV PRICE=\"cost \\$5\"\n", ""},
+		{"list", "    environment:\n      - PASSED\n      - EMPTY=\n      - Q=say \"hi\" \\ bye\n",
+			"ENV EMPTY=\"\"\nENV Q=\"say \\\"hi\\\" \\\\ bye\"\n", ""},
+		{"line break", "    environment:\n      NOTE: \"a\\nb\"\n", "", "environment NOTE: a value with a line break"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := v1Task()
+			delete(files, "Dockerfile")
+			files["docker-compose.yaml"] = "services:\n  client:\n    build: ./image\n" + tc.env
+			files["image/Dockerfile"] = "FROM python:3.12\n"
+			src := filepath.Join(t.TempDir(), "svc")
+			writeTree(t, src, files)
+			dst := filepath.Join(t.TempDir(), "svc")
+			err := Convert(src, dst)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "docker-compose.yaml") {
+					t.Fatalf("err = %v, want one naming docker-compose.yaml and %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "FROM python:3.12\n\n# Mapped from docker-compose.yaml\nENV TEST_DIR=/tests\n" + tc.want
+			if got := read(t, filepath.Join(dst, "environment", "Dockerfile")); got != want {
+				t.Errorf("Dockerfile = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TOML has no "+Inf" or "NaN": its special floats are inf, -inf and nan.
+func TestTomlFloat(t *testing.T) {
+	for v, want := range map[float64]string{
+		1800: "1800.0", 0.5: "0.5", 1e21: "1e+21", math.Inf(1): "inf", math.Inf(-1): "-inf", math.NaN(): "nan",
+	} {
+		if got := tomlFloat(v); got != want {
+			t.Errorf("tomlFloat(%v) = %q, want %q", v, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package tbench
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -54,10 +55,19 @@ func orFloat(v *float64, def float64) float64 {
 	return *v
 }
 
-// tomlFloat writes v as a TOML float (always with a fraction or exponent).
+// tomlFloat writes v as a TOML float (always with a fraction or exponent;
+// TOML spells the special values inf, -inf and nan).
 func tomlFloat(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	case math.IsNaN(v):
+		return "nan"
+	}
 	s := strconv.FormatFloat(v, 'g', -1, 64)
-	if !strings.ContainsAny(s, ".eEn") {
+	if !strings.ContainsAny(s, ".e") {
 		s += ".0"
 	}
 	return s
