@@ -86,7 +86,7 @@ func TestComputeByHand(t *testing.T) {
 	// trials: Wilson's interval, its lower end
 	// (p̂ + z²/6 − z·√(p̂(1−p̂)/3 + z²/36))/(1 + z²/3) at p̂ = 2/3, and one
 	// failure from the end Jeffreys' upper bound, 1 − q with
-	// I_q(1.5, 2.5) = 0.025 (both from an independent Python script: a
+	// I_q(1.5, 2.5) = 0.025 (both from testdata/stats/wilson_ends.py, a
 	// power series of the incomplete beta and bisection).
 	if ci := b.Metrics[1].CLT; ci.Method != "wilson_ends" || ci.EffectiveN != 3 {
 		t.Errorf("pass@2 interval %+v", ci)

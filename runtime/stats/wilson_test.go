@@ -82,10 +82,10 @@ func TestClusterBootstrap(t *testing.T) {
 }
 
 // The reference values in TestWilsonCounts and TestWilsonCountsCoverage
-// are from an independent Python script (math and a power series of the
-// incomplete beta function solved by bisection, no gonum): Jeffreys'
-// lower bound at one success in n, I_q(3/2, n−1/2) = 0.025, and the
-// binomial sums of the coverage.
+// are from testdata/stats/wilson_ends.py, independent of gonum (Python's
+// math, a power series of the incomplete beta function solved by
+// bisection): Jeffreys' lower bound at one success in n,
+// I_q(3/2, n−1/2) = 0.025, and the binomial sums of the coverage.
 func TestWilsonCounts(t *testing.T) {
 	z := NormalQuantile(0.975)
 	// Away from the ends, and two counts from one, it is Wilson's interval
