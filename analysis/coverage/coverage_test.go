@@ -226,7 +226,9 @@ func TestLocalCase(t *testing.T) {
 		switch {
 		case r.Case == twins[0].Name && r.Kind == "coverage":
 			local++
-			if r.Reps != reps || r.Pointwise || r.Exact {
+			// pass@4 of 4 is a binomial count whose truth the twin barely
+			// moves: pointwise, judged on the fixed case's exact mean.
+			if r.Reps != reps || r.Pointwise != strings.HasPrefix(r.Method, "pass@4 ") || r.Exact {
 				t.Errorf("%s %s: %d runs, pointwise %v, exact %v", r.Case, r.Method, r.Reps, r.Pointwise, r.Exact)
 			}
 			// A gross error only: 200 runs, about ±6 points at 4 SEs.
