@@ -64,8 +64,8 @@ func decideUnpaired(md MetricDelta, maxDrop float64) (string, []string) {
 // is built from them by MOVER (Newcombe 1998, method 10, for Wilson
 // intervals; Zou & Donner 2008): the candidate's distance to its own
 // bound and the baseline's to the opposite one, combined in quadrature.
-// An all-right side (standard error 0, Wilson's interval [n/(n+z²), 1])
-// then still carries its uncertainty, which normal errors combined would
+// An all-right side (standard error 0, its interval [α^{1/n}, 1] or
+// Jeffreys' limits) then still carries its uncertainty, which normal errors combined would
 // drop. Otherwise the two standard errors are combined with z. Nil
 // without both intervals.
 func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI {
