@@ -64,8 +64,8 @@ func decideUnpaired(md MetricDelta, maxDrop float64) (string, []string) {
 // is built from them by MOVER (Newcombe 1998, method 10, for Wilson
 // intervals; Zou & Donner 2008): the candidate's distance to its own
 // bound and the baseline's to the opposite one, combined in quadrature.
-// An all-right side (standard error 0, Wilson's interval [n/(n+z²), 1])
-// then still carries its uncertainty, which normal errors combined would
+// An all-right side (standard error 0, its interval [α^{1/n}, 1] or
+// Jeffreys' limits) then still carries its uncertainty, which normal errors combined would
 // drop. Otherwise the two standard errors are combined with z. Nil
 // without both intervals.
 func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI {
@@ -89,15 +89,21 @@ func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI 
 }
 
 // moverLimits are the limits MOVER combines for one side: for a
-// proportion over independent items or repeats (a "wilson" or
-// "jeffreys_effective" headline, which states its effective sample size)
+// proportion over independent items or repeats (a "wilson_ends", "wilson"
+// or "jeffreys_effective" headline, which states its effective sample size)
 // Jeffreys' limits on that size, df-adjusted as Korn & Graubard
 // (Newcombe 2011's MOVER-J; Zou & Donner 2008); jeffreys reports that.
-// MOVER on the modified Wilson limits covered 99.7% at 30 items and 0.97,
-// where the exact Poisson bounds near the end are far out. Any other
+// MOVER on Brown, Cai & DasGupta's modified Wilson limits (the "wilson"
+// of older bundles) covered 99.7% at 30 items and 0.97, where their exact
+// Poisson bounds near the end are far out. Any other
 // interval (clustered, t) is taken as the bundle states it.
 func moverLimits(value float64, iv *metrics.Interval, level float64) (lo, hi float64, jeffreys bool) {
-	if (iv.Method != "wilson" && iv.Method != "jeffreys_effective") || !(iv.EffectiveN > 0) || value < 0 || value > 1 {
+	switch iv.Method {
+	case "wilson_ends", "wilson", "jeffreys_effective":
+	default:
+		return iv.Lo, iv.Hi, false
+	}
+	if !(iv.EffectiveN > 0) || value < 0 || value > 1 {
 		return iv.Lo, iv.Hi, false
 	}
 	n := iv.EffectiveN

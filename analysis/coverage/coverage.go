@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -216,6 +217,9 @@ func runCase(ctx context.Context, ci int, c Case, cfg Config) ([]Result, error) 
 		}
 	}
 	out := acc.results()
+	if c.Local {
+		markTwinCounts(c, out)
+	}
 	if !c.binomial() {
 		return out, nil
 	}
@@ -240,6 +244,27 @@ func localMean(c Case, r *rand.Rand) float64 {
 	a, b := max(c.Mean-1/float64(c.Items), 0), min(c.Mean+1/float64(c.Items), 1)
 	m := a + (b-a)*r.Float64()
 	return min(max(m, c.Effect+1e-9, 1e-9), 1-1e-9)
+}
+
+// markTwinCounts marks pointwise, in Local case c, the rows of
+// pass@Repeats when its fixed case holds one 0/1 value per item for it
+// (k > 1 repeats): the twin draws pass@1's truth within ±1/n, which moves
+// pass@k's far less (within 0.0004 of 0.9993 at 0.98 with items Beta
+// around it, α+β = 4, where its own ±1/n is ±0.01), so the row estimates
+// pass@k's pointwise coverage, and the fixed case's exact local mean is
+// its judge (Result.Pointwise).
+func markTwinCounts(c Case, out []Result) {
+	fixed := c
+	fixed.Local = false
+	if c.Repeats < 2 || !fixed.binomial() {
+		return
+	}
+	prefix := "pass@" + strconv.Itoa(c.Repeats) + " "
+	for i := range out {
+		if out[i].Kind == "coverage" && strings.HasPrefix(out[i].Method, prefix) {
+			out[i].Pointwise = true
+		}
+	}
 }
 
 // markPointwise marks, for each Local case that ran, the coverage rows

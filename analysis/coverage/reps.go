@@ -229,8 +229,8 @@ func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 	}
 	md := rep.Metrics[0]
 	acc.interval("delta "+md.CI.Method, md.CI.Lo, md.CI.Hi, -c.Effect)
-	// Newcombe's method 10 as before: MOVER on the headlines' own
-	// (modified Wilson) limits.
+	// Newcombe's method 10 as before: MOVER on the headlines' own limits
+	// (wilson_ends; Brown, Cai & DasGupta's modified Wilson before it).
 	b, cd := base.Bundle.Headline.CLT, cand.Bundle.Headline.CLT
 	lo := md.Delta - math.Hypot(md.Candidate-cd.Lo, b.Hi-md.Baseline)
 	hi := md.Delta + math.Hypot(cd.Hi-md.Candidate, md.Baseline-b.Lo)

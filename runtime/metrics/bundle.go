@@ -111,8 +111,10 @@ type Score struct {
 	// first name; Method says which interval it is, docs/statistics.md
 	// why): for a metric of binary rewards (pass@1, pass@k) a Wilson
 	// score interval, which never has zero width — on the n items with z
-	// when each has one 0/1 value ("wilson", with Brown, Cai & DasGupta's
-	// exact Poisson bounds within 2 or 3 counts of either end), else on
+	// when each has one 0/1 value ("wilson_ends", with the exact one-sided
+	// bound when every item is right or wrong and Jeffreys' one count
+	// from an end; "wilson", with Brown, Cai & DasGupta's exact Poisson
+	// bounds within 2 or 3 counts of either end, in older bundles), else on
 	// the effective sample size (capped at the samples, for pass@k at the
 	// disjoint k-sample blocks) df-adjusted as Korn & Graubard, Jeffreys'
 	// interval ("jeffreys_effective"; "korn_graubard", Clopper–Pearson's,
@@ -136,7 +138,8 @@ type Score struct {
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "t", "clt_clustered", "wilson", "jeffreys_effective",
+	// Method is "t", "clt_clustered", "wilson_ends" ("wilson" in older
+	// bundles), "jeffreys_effective",
 	// "korn_graubard_clustered",
 	// "jeffreys_ratio" (a ratio metric Σnum/Σden over items whose num
 	// lies in [0, den]: Korn & Graubard on the effective sample size from

@@ -244,11 +244,13 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 	switch {
 	case trials > 0 && ci.Clusters == 0 && trials == float64(len(vals)) && allBinary(vals):
 		// One binary value per item: independent Bernoulli trials, and
-		// Wilson's score interval on n with z (modified at the ends, as
-		// Brown, Cai & DasGupta), which keeps its coverage near 0 and 1
-		// where mean ± t·SE collapses (to [1, 1] when every item is
-		// right). Its variance is p(1−p), not estimated, so z.
-		ci.Method, ci.DF, ci.EffectiveN = "wilson", 0, float64(len(vals))
+		// Wilson's score interval on n with z (with the exact one-sided
+		// bound at 0 and n right and Jeffreys' at 1 and n−1), which keeps
+		// its coverage near 0 and 1 where mean ± t·SE collapses (to
+		// [1, 1] when every item is right). Its variance is p(1−p), not
+		// estimated, so z. ("wilson" in older bundles: Brown, Cai &
+		// DasGupta's Poisson bounds within 2–3 counts of an end.)
+		ci.Method, ci.DF, ci.EffectiveN = "wilson_ends", 0, float64(len(vals))
 		x := int(math.Round(mean * float64(len(vals))))
 		ci.Lo, ci.Hi = stats.WilsonCounts(x, len(vals), c.in.Level)
 	case trials > 0:

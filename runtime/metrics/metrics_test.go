@@ -83,15 +83,16 @@ func TestComputeByHand(t *testing.T) {
 	// pass@2: item a 1, item b 1 − C(1,2)/C(2,2) = 1, item c 0.
 	near(t, "pass@2", *b.Metrics[1].Value, 2.0/3)
 	// Each item holds one 2-sample block, so pass@2 is 2 successes in 3
-	// trials: Wilson's interval modified at the ends (Brown, Cai &
-	// DasGupta), whose exact Poisson bounds reach further here: λ₂/3 with
-	// P[Poisson(λ₂) ≥ 2] = 0.025 (λ₂ = 0.24220927854396, mpmath) and
-	// 1 − λ₁/3 with λ₁ = −log 0.975.
-	if ci := b.Metrics[1].CLT; ci.Method != "wilson" || ci.EffectiveN != 3 {
+	// trials: Wilson's interval, its lower end
+	// (p̂ + z²/6 − z·√(p̂(1−p̂)/3 + z²/36))/(1 + z²/3) at p̂ = 2/3, and one
+	// failure from the end Jeffreys' upper bound, 1 − q with
+	// I_q(1.5, 2.5) = 0.025 (both from testdata/stats/wilson_ends.py, a
+	// power series of the incomplete beta and bisection).
+	if ci := b.Metrics[1].CLT; ci.Method != "wilson_ends" || ci.EffectiveN != 3 {
 		t.Errorf("pass@2 interval %+v", ci)
 	}
-	near(t, "pass@2 lo", b.Metrics[1].CLT.Lo, 0.24220927854396/3)
-	near(t, "pass@2 hi", b.Metrics[1].CLT.Hi, 1+math.Log(0.975)/3)
+	near(t, "pass@2 lo", b.Metrics[1].CLT.Lo, 0.20765960080204765)
+	near(t, "pass@2 hi", b.Metrics[1].CLT.Hi, 1-0.038747617785165181)
 	// Within: item variances 0, 0.5, 0 → 1/6; between: Var(means) 0.25 − (1/6)/2.
 	v := b.Variance
 	near(t, "within", v.Within, 1.0/6)
@@ -426,10 +427,11 @@ func TestAllCorrectNeverZeroWidth(t *testing.T) {
 	z := 1.959963984540054
 	b := metrics.Compute(metrics.Input{Rows: one, Meta: meta, Resamples: 200})
 	ci := b.Headline.CLT
-	if ci.Method != "wilson" || ci.Hi != 1 {
+	if ci.Method != "wilson_ends" || ci.Hi != 1 {
 		t.Errorf("k = 1: %+v", ci)
 	}
-	near(t, "k = 1 lo", ci.Lo, 50/(50+z*z))
+	// The exact one-sided bound: p⁵⁰ = 0.05.
+	near(t, "k = 1 lo", ci.Lo, math.Pow(0.05, 1.0/50))
 	b = metrics.Compute(metrics.Input{Rows: four, Meta: meta, Resamples: 200})
 	ci = b.Headline.CLT
 	if ci.Method != "jeffreys_effective" || ci.EffectiveN != 50 || ci.DF != 49 || ci.Hi != 1 {

@@ -81,38 +81,89 @@ func TestClusterBootstrap(t *testing.T) {
 	}
 }
 
+// The reference values in TestWilsonCounts and TestWilsonCountsCoverage
+// are from testdata/stats/wilson_ends.py, independent of gonum (Python's
+// math, a power series of the incomplete beta function solved by
+// bisection): Jeffreys' lower bound at one success in n,
+// I_q(3/2, n−1/2) = 0.025, and the binomial sums of the coverage.
 func TestWilsonCounts(t *testing.T) {
-	// Away from the ends it is Wilson's interval with z.
-	lo, hi := WilsonCounts(20, 50, 0.95)
-	wlo, whi := Wilson(0.4, 50, NormalQuantile(0.975))
-	if lo != wlo || hi != whi {
-		t.Errorf("WilsonCounts(20, 50) = [%v, %v], Wilson [%v, %v]", lo, hi, wlo, whi)
+	z := NormalQuantile(0.975)
+	// Away from the ends, and two counts from one, it is Wilson's interval
+	// with z (Brown, Cai & DasGupta's Poisson bound there is gone).
+	for _, c := range [][2]int{{20, 50}, {2, 50}, {48, 50}, {3, 51}} {
+		lo, hi := WilsonCounts(c[0], c[1], 0.95)
+		wlo, whi := Wilson(float64(c[0])/float64(c[1]), float64(c[1]), z)
+		if lo != wlo || hi != whi {
+			t.Errorf("WilsonCounts(%d, %d) = [%v, %v], Wilson [%v, %v]", c[0], c[1], lo, hi, wlo, whi)
+		}
 	}
-	// One failure in 50: the upper bound is 1 − λ/50 with
-	// P[Poisson(λ) ≥ 1] = 1 − e^{−λ} = 0.025, λ = −log(0.975).
-	lo, hi = WilsonCounts(49, 50, 0.95)
-	if want := 1 + math.Log(0.975)/50; !near(hi, want, 1e-12, 0) {
+	// One failure in 50: the upper bound is Jeffreys', 1 − q with
+	// I_q(1.5, 49.5) = 0.025; the lower one Wilson's.
+	lo, hi := WilsonCounts(49, 50, 0.95)
+	if want := 1 - 0.0021664941752936066; !near(hi, want, 1e-12, 0) {
 		t.Errorf("WilsonCounts(49, 50) hi = %.17g, want %.17g", hi, want)
 	}
-	if wlo, _ := Wilson(0.98, 50, NormalQuantile(0.975)); lo != wlo {
+	if wlo, _ := Wilson(0.98, 50, z); lo != wlo || !near(lo, 0.8950455641036219, 1e-14, 0) {
 		t.Errorf("WilsonCounts(49, 50) lo = %v, Wilson's %v", lo, wlo)
 	}
-	// Two successes in 50: P[Poisson(λ) ≥ 2] = 1 − e^{−λ}(1+λ) = 0.025 at
-	// λ = 0.24220927854396 (mpmath).
-	if lo, _ := WilsonCounts(2, 50, 0.95); !near(lo, 0.24220927854396/50, 1e-10, 0) {
-		t.Errorf("WilsonCounts(2, 50) lo = %.17g, want %.17g", lo, 0.24220927854396/50)
+	if lo, _ := WilsonCounts(1, 30, 0.95); !near(lo, 0.0036204643737916256, 1e-11, 0) {
+		t.Errorf("WilsonCounts(1, 30) lo = %.17g, want 0.0036204643737916256", lo)
 	}
-	// Three successes count as near the end only above 50 trials.
-	l50, _ := WilsonCounts(3, 50, 0.95)
-	w50, _ := Wilson(0.06, 50, NormalQuantile(0.975))
-	l51, _ := WilsonCounts(3, 51, 0.95)
-	if l50 != w50 || !near(l51, 0.6186721228956/51, 1e-10, 0) {
-		t.Errorf("WilsonCounts(3, 50) lo = %v (Wilson %v); (3, 51) = %v", l50, w50, l51)
+	// All right in 30: the exact one-sided bound, p³⁰ = 0.05; all wrong,
+	// its mirror.
+	if lo, hi := WilsonCounts(30, 30, 0.95); !near(lo, 0.90496614714469581, 1e-14, 0) || hi != 1 {
+		t.Errorf("WilsonCounts(30, 30) = [%v, %v], want [0.904966…, 1]", lo, hi)
 	}
-	// All right or all wrong: Wilson's [n/(n+z²), 1] and [0, z²/(n+z²)].
-	z := NormalQuantile(0.975)
-	if lo, hi := WilsonCounts(30, 30, 0.95); !near(lo, 30/(30+z*z), 1e-14, 0) || hi != 1 {
-		t.Errorf("WilsonCounts(30, 30) = [%v, %v]", lo, hi)
+	if lo, hi := WilsonCounts(0, 30, 0.95); lo != 0 || !near(hi, 1-0.90496614714469581, 1e-13, 0) {
+		t.Errorf("WilsonCounts(0, 30) = [%v, %v]", lo, hi)
+	}
+	// One trial: [0.05, 1] and [0, 0.95]. Two: one success gets Jeffreys'
+	// bounds on both sides, I_q(1.5, 1.5) = 0.025 at q = 0.0608302759.
+	if lo, hi := WilsonCounts(1, 1, 0.95); !near(lo, 0.05, 1e-15, 0) || hi != 1 {
+		t.Errorf("WilsonCounts(1, 1) = [%v, %v]", lo, hi)
+	}
+	if lo, hi := WilsonCounts(0, 1, 0.95); lo != 0 || !near(hi, 0.95, 1e-15, 0) {
+		t.Errorf("WilsonCounts(0, 1) = [%v, %v]", lo, hi)
+	}
+	if lo, hi := WilsonCounts(1, 2, 0.95); !near(lo, 0.060830275920097363, 1e-11, 0) || !near(hi, 1-0.060830275920097363, 1e-11, 0) {
+		t.Errorf("WilsonCounts(1, 2) = [%v, %v]", lo, hi)
+	}
+	mustPanic(t, "x > n", func() { WilsonCounts(3, 2, 0.95) })
+}
+
+// TestWilsonCountsCoverage checks the interval's coverage, a binomial sum
+// over the counts, at a true score and averaged over 400 true scores
+// within ±1/n of it (the local mean docs/statistics.md judges a count's
+// interval on), against the independent script's sums.
+func TestWilsonCountsCoverage(t *testing.T) {
+	for _, c := range []struct {
+		n                 int
+		p, point, average float64
+	}{
+		{50, 0.98, 0.921572251649, 0.956752392948},
+		{30, 0.9, 0.931782053063, 0.947035555175},
+		{100, 0.99, 0.920626797748, 0.956345327977},
+	} {
+		lo, hi := make([]float64, c.n+1), make([]float64, c.n+1)
+		for x := range lo {
+			lo[x], hi[x] = WilsonCounts(x, c.n, 0.95)
+		}
+		cover := func(p float64) (s float64) {
+			for x := range lo {
+				if lo[x] <= p && p <= hi[x] {
+					s += binomPMF(x, c.n, p, 1-p)
+				}
+			}
+			return s
+		}
+		a, b := c.p-1/float64(c.n), math.Min(1, c.p+1/float64(c.n))
+		avg := 0.0
+		for i := range 400 {
+			avg += cover(a+(b-a)*(float64(i)+0.5)/400) / 400
+		}
+		if got := cover(c.p); !near(got, c.point, 1e-10, 0) || !near(avg, c.average, 1e-10, 0) {
+			t.Errorf("n = %d, p = %v: covers %.12f, %.12f on average; want %.12f, %.12f", c.n, c.p, got, avg, c.point, c.average)
+		}
 	}
 }
 
