@@ -113,10 +113,13 @@ type Score struct {
 	// score interval, which never has zero width — on the n items with z
 	// when each has one 0/1 value ("wilson", with Brown, Cai & DasGupta's
 	// exact Poisson bounds within 2 or 3 counts of either end), else on
-	// the effective sample size (capped at the samples, for pass@k at the
-	// disjoint k-sample blocks) df-adjusted as Korn & Graubard, Jeffreys'
-	// interval ("jeffreys_effective"; "korn_graubard", Clopper–Pearson's,
-	// and "wilson_effective" in older bundles), or over G clusters
+	// the effective sample size (capped at the samples) df-adjusted as
+	// Korn & Graubard, Jeffreys' interval ("jeffreys_effective";
+	// "korn_graubard", Clopper–Pearson's, and "wilson_effective" in older
+	// bundles); for pass@k at k < repeats on the smaller of that size and a
+	// Beta-binomial model's of the items' counts ("jeffreys_betabinomial";
+	// "jeffreys_effective", capped at the disjoint k-sample blocks, in
+	// older bundles), or over G clusters
 	// Clopper–Pearson's ("korn_graubard_clustered"; "wilson_clustered" in
 	// older bundles); for other metrics mean ±
 	// t_{n−1}·SE ("t"), or with the clustered
@@ -137,6 +140,7 @@ type Score struct {
 // Interval is a labelled confidence interval.
 type Interval struct {
 	// Method is "t", "clt_clustered", "wilson", "jeffreys_effective",
+	// "jeffreys_betabinomial" (pass@k at k < repeats over items),
 	// "korn_graubard_clustered",
 	// "jeffreys_ratio" (a ratio metric Σnum/Σden over items whose num
 	// lies in [0, den]: Korn & Graubard on the effective sample size from
