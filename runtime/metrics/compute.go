@@ -382,9 +382,11 @@ func (c *computer) passAt(k int) Score {
 // samples. Near 1 the per-item estimates are mostly 1 and their sample SE
 // is skewed low (a run that draws few weak items has a higher p̂ and a
 // smaller SE); the model's variance is not, as it uses the counts that
-// pass@k's values throw away (3 and 4 of 4 both give pass@2 = 1). Neither
-// alone kept the target over items of other shapes than the Beta
-// (docs/statistics.md, "pass@k").
+// pass@k's values throw away (3 and 4 of 4 both give pass@2 = 1). The
+// larger of the two keeps each a guard on the other: the model on the
+// sample SE's skew, the sample SE on a model whose spread is wrong for
+// the items at hand (docs/statistics.md, "pass@k": items of other shapes
+// than the Beta).
 func (c *computer) passAtBetaBinomial(ci *Interval, v float64, ns, cs []int, k, samples int) {
 	ci.Method = "jeffreys_betabinomial"
 	ci.EffectiveN = stats.EffectiveN(v, ci.SE, float64(samples), len(ns))
