@@ -108,11 +108,11 @@ func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
 	}
 }
 
-// uStatisticCap records, for pass@k at k < repeats, the interval nel
-// reports with its effective size capped at what the U-statistic can
-// achieve, N·stats.PassAtKTrials at the estimate, instead of the disjoint
-// k-sample blocks: the tighter bound docs/statistics.md derives, which
-// under-covers (the sample SE near 1 is too small in the runs that miss).
+// uStatisticCap records, for pass@k at k < repeats, Jeffreys' interval
+// (Clopper–Pearson's over clusters) on the sample SE's effective size
+// capped at what the U-statistic can achieve, N·stats.PassAtKTrials at the
+// estimate: the tightest honest bound docs/statistics.md derives, which
+// under-covers near 1 (the sample SE is too small in the runs that miss).
 func uStatisticCap(c Case, s metrics.Score, truth float64, acc *accumulator) {
 	ci := s.CLT
 	k, err := strconv.Atoi(strings.TrimPrefix(s.Metric, "pass@"))
