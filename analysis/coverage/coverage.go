@@ -41,6 +41,11 @@ type Case struct {
 	// so an item's repeats are more alike). 0: every item has the
 	// cluster's mean.
 	ItemConc float64
+	// Shape, when set, draws the items' probabilities from another
+	// distribution than the Beta (no clusters; ItemConc unused), so a
+	// method that models items as Beta is tried where it is wrong:
+	// ShapeTwoPoint or ShapeUniform.
+	Shape string
 	// Mean is the true score: the expected pass@1 over the population of
 	// items the benchmark samples.
 	Mean float64
@@ -304,6 +309,8 @@ func (c Case) check() error {
 		return fmt.Errorf("%d clusters for %d items", c.Clusters, c.Items)
 	case c.Effect < 0 || c.Effect >= c.Mean:
 		return fmt.Errorf("effect %v not in [0, mean)", c.Effect)
+	case c.Shape != "" && (c.Clusters > 0 || c.Paired || c.Unpaired):
+		return fmt.Errorf("shape %s: only for unpaired items without clusters", c.Shape)
 	}
 	return nil
 }
@@ -359,6 +366,9 @@ func (a *accumulator) results() []Result {
 
 // probs draws the items' true success probabilities and their clusters.
 func probs(c Case, r *rand.Rand) (p []float64, cluster []int) {
+	if c.Shape != "" {
+		return shapeProbs(c, r), make([]int, c.Items)
+	}
 	means := make([]float64, max(c.Clusters, 1))
 	for g := range means {
 		means[g] = c.Mean

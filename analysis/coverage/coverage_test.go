@@ -71,7 +71,7 @@ func TestShortGrid(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"pass@1 wilson_ends", "pass@1 wilson_ends exact, mean over truth ± 1/n", "pass@1 jeffreys_effective", "pass@1 reference: Clopper–Pearson on n*", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 jeffreys_effective", "pass@2 reference: U-statistic cap", "pass@4 wilson_ends", "pass@4 wilson_ends exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover_jeffreys", "delta reference: MOVER on the headlines' intervals", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
+	for _, m := range []string{"pass@1 wilson_ends", "pass@1 wilson_ends exact, mean over truth ± 1/n", "pass@1 jeffreys_effective", "pass@1 reference: Clopper–Pearson on n*", "pass@1 korn_graubard_clustered", "pass@2 korn_graubard_clustered", "pass@1 bootstrap_cluster_expanded", "pass@2 jeffreys_betabinomial", "pass@2 before: blocks cap", "pass@2 reference: Beta-binomial model alone", "pass@2 reference: U-statistic cap", "pass@4 wilson_ends", "pass@4 wilson_ends exact, mean over truth ± 1/n", "delta adjusted_wald", "delta reference: Tango score", "delta unpaired_mover_jeffreys", "delta reference: MOVER on the headlines' intervals", "delta reproduce adjusted_paired (z)", "gate BREACH at max_drop 0"} {
 		if !seen[m] {
 			t.Errorf("no result for %s", m)
 		}

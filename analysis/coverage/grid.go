@@ -8,7 +8,7 @@ import (
 
 // ShortGrid is the few cases `go test` runs: one of each kind (few
 // items, a score near 1 with repeats, clusters, a paired null, runs that
-// cannot be paired), enough to
+// cannot be paired, items that are not Beta-distributed), enough to
 // catch a gross error in seconds.
 func ShortGrid() []Case {
 	return []Case{
@@ -17,6 +17,7 @@ func ShortGrid() []Case {
 		{Name: "n=200 k=2 p=0.7 20 clusters", Items: 200, Repeats: 2, Clusters: 20, ClusterConc: 20, ItemConc: 5, Mean: 0.7},
 		{Name: "paired n=100 k=1 p=0.7 null", Items: 100, Repeats: 1, ItemConc: 2, Mean: 0.7, Paired: true},
 		{Name: "unpaired n=100 k=1 p=0.8 effect 0.02", Items: 100, Repeats: 1, Mean: 0.8, Unpaired: true, Effect: 0.02},
+		{Name: "n=400 k=4 p=0.9 items two-point", Items: 400, Repeats: 4, Mean: 0.9, Shape: ShapeTwoPoint},
 	}
 }
 
@@ -63,7 +64,9 @@ func FullGrid() []Case {
 			ItemConc: 2, Mean: 0.97, Paired: true, Effect: e})
 	}
 	cs = append(cs, edgeCases()...)
-	return append(cs, localCases(cs)...)
+	cs = append(cs, localCases(cs)...)
+	// Appended after the twins, for the same reason as edgeCases.
+	return append(cs, shapeCases()...)
 }
 
 // localCases are the Local twins of the cases where an interval on a

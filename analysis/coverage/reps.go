@@ -33,7 +33,10 @@ func (c Case) truth(metric string) (float64, bool) {
 	if err != nil || !strings.HasPrefix(metric, "pass@") {
 		return 0, false
 	}
-	if c.Clusters > 0 {
+	switch {
+	case c.Shape != "":
+		return shapePassAtK(c, k), true
+	case c.Clusters > 0:
 		return truePassAtKClustered(c.Mean, c.ClusterConc, c.ItemConc, k), true
 	}
 	return truePassAtK(c.Mean, c.ItemConc, k), true
@@ -59,6 +62,7 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
 		effectiveReference(s, truth, acc)
 		uStatisticCap(c, s, truth, acc)
+		passKReferences(c, s, rs, truth, acc)
 		if s.Metric == RatioMetric {
 			// What ratio metrics reported before: r ± t(m−1)·SE, clipped.
 			q := stats.TQuantile((1+level)/2, float64(s.CLT.DF))
@@ -95,7 +99,7 @@ func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
 	q := stats.TQuantile((1+level)/2, float64(ci.DF))
 	v := *s.Value
 	switch ci.Method {
-	case "jeffreys_effective", "jeffreys_ratio":
+	case "jeffreys_effective", "jeffreys_ratio", "jeffreys_betabinomial":
 		lo, hi := stats.KornGraubard(v, ci.EffectiveN, q, level)
 		acc.interval(s.Metric+" reference: Clopper–Pearson on n*", lo, hi, truth)
 	case "korn_graubard_clustered":
@@ -104,11 +108,11 @@ func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
 	}
 }
 
-// uStatisticCap records, for pass@k at k < repeats, the interval nel
-// reports with its effective size capped at what the U-statistic can
-// achieve, N·stats.PassAtKTrials at the estimate, instead of the disjoint
-// k-sample blocks: the tighter bound docs/statistics.md derives, which
-// under-covers (the sample SE near 1 is too small in the runs that miss).
+// uStatisticCap records, for pass@k at k < repeats, Jeffreys' interval
+// (Clopper–Pearson's over clusters) on the sample SE's effective size
+// capped at what the U-statistic can achieve, N·stats.PassAtKTrials at the
+// estimate: the tightest honest bound docs/statistics.md derives, which
+// under-covers near 1 (the sample SE is too small in the runs that miss).
 func uStatisticCap(c Case, s metrics.Score, truth float64, acc *accumulator) {
 	ci := s.CLT
 	k, err := strconv.Atoi(strings.TrimPrefix(s.Metric, "pass@"))
@@ -256,4 +260,35 @@ func compareDelta(pair compare.Pair, cfg Config) (*compare.Report, compare.Optio
 // meta is the results metadata a simulated run carries.
 func meta(c Case) map[string]string {
 	return map[string]string{results.MetaBenchmark: "sim", results.MetaRepeats: strconv.Itoa(c.Repeats)}
+}
+
+// passKReferences records, for pass@k at k < repeats over items without
+// clusters (nel's jeffreys_betabinomial), the interval it replaced
+// (Jeffreys' on the sample SE's effective size capped at the disjoint
+// k-sample blocks) and the Beta-binomial model's size alone, without the
+// sample SE beside it.
+func passKReferences(c Case, s metrics.Score, rs []results.Row, truth float64, acc *accumulator) {
+	ci := s.CLT
+	k, err := strconv.Atoi(strings.TrimPrefix(s.Metric, "pass@"))
+	if err != nil || k < 2 || k >= c.Repeats || c.Clusters > 0 || ci.DF <= 0 {
+		return
+	}
+	n, cnt := make([]int, c.Items), make([]int, c.Items)
+	for _, row := range rs {
+		n[row.ItemIdx]++
+		if row.Reward > 0 {
+			cnt[row.ItemIdx]++
+		}
+	}
+	v := *s.Value
+	blocks := float64(c.Items * (c.Repeats / k))
+	before, model := stats.EffectiveN(v, ci.SE, blocks, s.N), float64(s.N)
+	if v > 0 && v < 1 {
+		model = min(stats.FitBetaBinomial(n, cnt).PassAtKModelTrials(n, k), float64(len(rs)))
+	}
+	q := stats.TQuantile((1+level)/2, float64(ci.DF))
+	lo, hi := stats.KornGraubardJeffreys(v, before, q, level)
+	acc.interval(s.Metric+" before: blocks cap", lo, hi, truth)
+	lo, hi = stats.KornGraubardJeffreys(v, model, q, level)
+	acc.interval(s.Metric+" reference: Beta-binomial model alone", lo, hi, truth)
 }

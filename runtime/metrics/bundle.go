@@ -115,10 +115,13 @@ type Score struct {
 	// bound when every item is right or wrong and Jeffreys' one count
 	// from an end; "wilson", with Brown, Cai & DasGupta's exact Poisson
 	// bounds within 2 or 3 counts of either end, in older bundles), else on
-	// the effective sample size (capped at the samples, for pass@k at the
-	// disjoint k-sample blocks) df-adjusted as Korn & Graubard, Jeffreys'
-	// interval ("jeffreys_effective"; "korn_graubard", Clopper–Pearson's,
-	// and "wilson_effective" in older bundles), or over G clusters
+	// the effective sample size (capped at the samples) df-adjusted as
+	// Korn & Graubard, Jeffreys' interval ("jeffreys_effective";
+	// "korn_graubard", Clopper–Pearson's, and "wilson_effective" in older
+	// bundles); for pass@k at k < repeats on the smaller of that size and a
+	// Beta-binomial model's of the items' counts ("jeffreys_betabinomial";
+	// "jeffreys_effective", capped at the disjoint k-sample blocks, in
+	// older bundles), or over G clusters
 	// Clopper–Pearson's ("korn_graubard_clustered"; "wilson_clustered" in
 	// older bundles); for other metrics mean ±
 	// t_{n−1}·SE ("t"), or with the clustered
@@ -140,6 +143,7 @@ type Score struct {
 type Interval struct {
 	// Method is "t", "clt_clustered", "wilson_ends" ("wilson" in older
 	// bundles), "jeffreys_effective",
+	// "jeffreys_betabinomial" (pass@k at k < repeats over items),
 	// "korn_graubard_clustered",
 	// "jeffreys_ratio" (a ratio metric Σnum/Σden over items whose num
 	// lies in [0, den]: Korn & Graubard on the effective sample size from

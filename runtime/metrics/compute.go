@@ -350,24 +350,56 @@ func passKs(repeats int) []int {
 // reasons does not depend on how hard the item is.
 func (c *computer) passAt(k int) Score {
 	var vals []float64
-	var cl []int
-	blocks := 0
+	var cl, ns, cs []int
 	for i, it := range c.items {
 		if len(it.rewards) < k {
 			continue
 		}
 		vals = append(vals, stats.PassAtK(len(it.rewards), it.correct, k))
-		blocks += len(it.rewards) / k
+		ns, cs = append(ns, len(it.rewards)), append(cs, it.correct)
 		if c.cluster != nil {
 			cl = append(cl, c.cluster[i])
 		}
 	}
-	// The effective sample size is capped at the disjoint k-sample blocks
-	// the items hold, the independent "any of k right" trials there are:
-	// near 1 the per-item values are mostly 1 with rare lower ones, the
-	// sample SE is then usually too small, and without the cap pass@2 of 4
-	// repeats covered 88% (docs/statistics.md).
-	return c.score(fmt.Sprintf("pass@%d", k), vals, cl, float64(blocks))
+	blocks, samples := 0, 0
+	for _, n := range ns {
+		blocks, samples = blocks+n/k, samples+n
+	}
+	// Over clusters the effective size stays capped at the disjoint
+	// k-sample blocks the items hold: the Beta-binomial below models items,
+	// not the clusters whose spread the clustered SE carries
+	// (docs/statistics.md). At k = n each item holds one 0/1 value, and
+	// score gives Wilson's interval on the items.
+	s := c.score(fmt.Sprintf("pass@%d", k), vals, cl, float64(blocks))
+	if ci := s.CLT; ci != nil && ci.Clusters == 0 && ci.Method != "wilson_ends" {
+		c.passAtBetaBinomial(ci, *s.Value, ns, cs, k, samples)
+	}
+	return s
+}
+
+// passAtBetaBinomial sets pass@k's interval over items with repeats
+// (k < n): Jeffreys' on the effective size from the larger of two
+// variances of the items' mean, the items' sample SE and that of a
+// Beta-binomial fitted to their counts (stats.BetaBinomial), capped at the
+// samples. Near 1 the per-item estimates are mostly 1 and their sample SE
+// is skewed low (a run that draws few weak items has a higher p̂ and a
+// smaller SE); the model's variance is not, as it uses the counts that
+// pass@k's values throw away (3 and 4 of 4 both give pass@2 = 1). The
+// larger of the two keeps each a guard on the other: the model on the
+// sample SE's skew, the sample SE on a model whose spread is wrong for
+// the items at hand (docs/statistics.md, "pass@k": items of other shapes
+// than the Beta).
+func (c *computer) passAtBetaBinomial(ci *Interval, v float64, ns, cs []int, k, samples int) {
+	ci.Method = "jeffreys_betabinomial"
+	ci.EffectiveN = stats.EffectiveN(v, ci.SE, float64(samples), len(ns))
+	if v > 0 && v < 1 {
+		model := stats.FitBetaBinomial(ns, cs).PassAtKModelTrials(ns, k)
+		if model > 0 {
+			ci.EffectiveN = min(ci.EffectiveN, model)
+		}
+	}
+	q := stats.TQuantile((1+c.in.Level)/2, float64(ci.DF))
+	ci.Lo, ci.Hi = stats.KornGraubardJeffreys(v, ci.EffectiveN, q, c.in.Level)
 }
 
 // Row scores named NAME/num and NAME/den form a ratio metric NAME (see
