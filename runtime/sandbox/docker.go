@@ -201,7 +201,9 @@ func (d *dockerEngine) run(ctx context.Context, image string, env map[string]str
 // dockerError names what docker run's own failure was.
 func dockerError(name, image string, stderr []byte) error {
 	msg := firstLines(stderr, 4)
-	for _, s := range []string{"pull access denied", "manifest unknown", "not found: manifest", "repository does not exist", "error pulling image", "toomanyrequests"} {
+	// "Unable to find image" opens every failed pull, whatever the
+	// registry's answer (none, when the daemon reaches no registry).
+	for _, s := range []string{"Unable to find image", "pull access denied", "manifest unknown", "not found: manifest", "repository does not exist", "error pulling image", "toomanyrequests"} {
 		if strings.Contains(string(stderr), s) {
 			return fmt.Errorf("sandbox %s: docker: image %q cannot be pulled: %s", name, image, msg)
 		}

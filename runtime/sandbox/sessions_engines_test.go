@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -126,20 +125,6 @@ func sessionRoundTrip(t *testing.T, sb Sandbox) {
 	if res := execT(t, s, Command{Argv: []string{"cat", "/logs/verifier/reward.txt"}}); string(res.Stdout) != "1\n" {
 		t.Errorf("reward %q", res.Stdout)
 	}
-}
-
-func TestDockerSessionReal(t *testing.T) {
-	if _, err := exec.LookPath("docker"); err != nil {
-		t.Skip("docker CLI not installed")
-	}
-	sb, err := Open(context.Background(), Config{Type: "docker", Image: "python:3.12-slim"})
-	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("docker sandbox unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessionRoundTrip(t, sb)
 }
 
 func TestApptainerSessionReal(t *testing.T) {

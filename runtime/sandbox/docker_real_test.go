@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.DockerMain(m)) }
+
+// openDockerT opens a docker sandbox of the test daemon's base image
+// (testenv.Docker), with DOCKER_HOST set for the test.
+func openDockerT(t *testing.T, cfg Config) Sandbox {
+	t.Helper()
+	t.Setenv("DOCKER_HOST", testenv.Docker(t))
+	cfg.Type = "docker"
+	if cfg.Image == "" {
+		cfg.Image = testenv.DockerBaseImage
+	}
+	sb, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// containers lists the daemon's containers, running or not, by name.
+func containers(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-a", "--format", "{{.Names}}").CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker ps -a: %v: %s", err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// noContainersLeft fails the test when a sandbox container outlived its
+// job: --rm, and the kill on timeout, must leave none.
+func noContainersLeft(t *testing.T) {
+	t.Helper()
+	// --rm removes a container shortly after its CLI returns.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []string
+		for _, c := range containers(t) {
+			if strings.HasPrefix(c, "nel-sandbox-") {
+				left = append(left, c)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containers left after the test: %q", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A job on a real daemon: its program's output, exit status and
+// environment come back; it has no network but loopback; its root is
+// read-only, and only its work folder's files come back.
+func TestDockerRealJob(t *testing.T) {
+	sb := openDockerT(t, Config{Name: "dk"})
+	res, err := sb.Run(context.Background(), Job{
+		Command: []string{"bash", "-c", `read -r line; echo "$line $GREETING"; ls /sys/class/net; echo oops >&2
+touch /etc/evil 2>/dev/null && echo root-writable
+echo made > out.txt; echo tmp > /tmp/t && cat /tmp/t; exit 3`},
+		Stdin:   []byte("hello\n"),
+		Env:     map[string]string{"GREETING": "world"},
+		Files:   map[string][]byte{"in.txt": []byte("x")},
+		Collect: []string{"out.txt", "in.txt"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 3 || string(res.Stdout) != "hello world\nlo\ntmp\n" || string(res.Stderr) != "oops\n" || res.Limit != LimitNone {
+		t.Errorf("exit %d limit %q stdout %q stderr %q", res.ExitCode, res.Limit, res.Stdout, res.Stderr)
+	}
+	if string(res.Files["out.txt"]) != "made\n" || string(res.Files["in.txt"]) != "x" {
+		t.Errorf("files %q", res.Files)
+	}
+	noContainersLeft(t)
+}
+
+// A job past its timeout: its container is killed (not only the docker
+// CLI), so none is left running, and the result says timeout.
+func TestDockerRealTimeout(t *testing.T) {
+	sb := openDockerT(t, Config{})
+	start := time.Now()
+	res, err := sb.Run(context.Background(), Job{Command: []string{"sleep", "60"}, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Limit != LimitTimeout {
+		t.Errorf("limit %q (exit %d, signal %q, stderr %q), want timeout", res.Limit, res.ExitCode, res.Signal, res.Stderr)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the job took %v: the kill did not stop it", d)
+	}
+	noContainersLeft(t)
+}
+
+// An image the daemon does not have and no registry serves: docker run's
+// own failure (exit 125) is an error naming the image, not a program's
+// exit status.
+func TestDockerRealMissingImage(t *testing.T) {
+	sb := openDockerT(t, Config{Name: "dk", Image: "nel-test/absent:1"})
+	res, err := sb.Run(context.Background(), Job{Command: []string{"true"}})
+	if err == nil {
+		t.Fatalf("no error; result %+v", res)
+	}
+	// The daemon reaches no registry here: its error is a failed pull
+	// (Unable to find image … locally, then the registry's), which must
+	// read as one.
+	if !strings.Contains(err.Error(), `image "nel-test/absent:1" cannot be pulled`) {
+		t.Errorf("error %q does not say the image cannot be pulled", err)
+	}
+	noContainersLeft(t)
+}
+
+// A session on a real daemon: /app kept from one command to the next,
+// /tests shown to the verifier only, the reward file read back.
+func TestDockerSessionReal(t *testing.T) {
+	sessionRoundTrip(t, openDockerT(t, Config{}))
+	noContainersLeft(t)
+}
+
+// What a session's container leaves in /app is the container user's
+// (root's, with no user namespace); Close removes it all, and what the
+// model wrote cannot escape the session folder.
+func TestDockerSessionRealCleanup(t *testing.T) {
+	sb := openDockerT(t, Config{})
+	app := t.TempDir()
+	writeFiles(t, app, map[string]string{"src/main.sh": "echo hi\n"})
+	s, err := OpenSession(context.Background(), sb, SessionSpec{App: app, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := sessionRoot(s)
+	outside := filepath.Join(t.TempDir(), "escape")
+	res := execT(t, s, shell(`mkdir -p deep/er && echo 1 > deep/er/f && chmod 000 deep/er && ln -s `+outside+` link && (echo x > link) 2>/dev/null; cd src && bash main.sh`))
+	if res.ExitCode != 0 || string(res.Stdout) != "hi\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("a link in /app reached the host's %s: %v", outside, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("session folder after Close: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(app, "src", "main.sh")); err != nil || string(b) != "echo hi\n" {
+		t.Errorf("the task's own /app files changed: %q %v", b, err)
+	}
+	noContainersLeft(t)
+}
+
+// A session command past its timeout kills its container.
+func TestDockerSessionRealTimeout(t *testing.T) {
+	sb := openDockerT(t, Config{})
+	s, err := OpenSession(context.Background(), sb, SessionSpec{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := execT(t, s, Command{Argv: []string{"sh", "-c", "echo started; sleep 60"}, Timeout: 2 * time.Second})
+	if res.Limit != LimitTimeout || string(res.Stdout) != "started\n" {
+		t.Errorf("limit %q stdout %q, want timeout after the first line", res.Limit, res.Stdout)
+	}
+	noContainersLeft(t)
+}
