@@ -61,20 +61,33 @@ type missingPart struct{ part, why string }
 // missing package (docker.io, busybox-static, bash-static) is Missing's.
 func Docker(tb testing.TB) string {
 	tb.Helper()
+	host, part, why := DockerHost()
+	switch {
+	case part != "":
+		Missing(tb, part, why)
+	case host == "":
+		tb.Skip("no docker daemon: " + why)
+	}
+	return host
+}
+
+// DockerHost is Docker for callers without a testing.TB (a testscript
+// condition): the daemon's DOCKER_HOST, or "" and why there is none; part
+// names a missing package (then why says how we know), for Missing or
+// MissingMessage.
+func DockerHost() (host, part, why string) {
 	dockerd.mu.Lock()
 	inMain := dockerd.main
 	dockerd.mu.Unlock()
 	if !inMain {
-		tb.Fatal("testenv.Docker needs the test binary's TestMain to call testenv.DockerMain (it stops the daemon)")
+		// A mistake in the test binary, not a machine without docker.
+		panic("testenv.Docker needs the test binary's TestMain to call testenv.DockerMain (it stops the daemon)")
 	}
 	dockerd.once.Do(startDocker)
 	if m := dockerd.missing; m != nil {
-		Missing(tb, m.part, m.why)
+		return "", m.part, m.why
 	}
-	if dockerd.skip != "" {
-		tb.Skip("no docker daemon: " + dockerd.skip)
-	}
-	return dockerd.host
+	return dockerd.host, "", dockerd.skip
 }
 
 // DockerMain runs a test binary's tests (m.Run) and then stops the
