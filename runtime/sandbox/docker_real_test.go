@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"os"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,17 @@ func TestDockerSessionRealTimeout(t *testing.T) {
 	if res.Limit != LimitTimeout || string(res.Stdout) != "started\n" {
 		t.Errorf("limit %q stdout %q, want timeout after the first line", res.Limit, res.Stdout)
 	}
+	noContainersLeft(t)
+}
+
+// A sandbox server (a pool's, nel-run sandbox-server) on the real docker
+// engine, through the remote client: the session protocol (POST /session,
+// its exec, the tests sent with the verifier's command) keeps /app and
+// shows /tests to the verifier only, and leaves no container.
+func TestServerDockerEngineSession(t *testing.T) {
+	dk := openDockerT(t, Config{Concurrency: 2})
+	ts := httptest.NewServer(NewServer(dk, ServerOptions{Slots: 2}))
+	defer ts.Close()
+	sessionRoundTrip(t, openRemoteT(t, t.Context(), []string{ts.URL}, nil))
 	noContainersLeft(t)
 }
