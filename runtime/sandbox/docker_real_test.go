@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
-	"os"
+	"log/slog"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -191,4 +193,85 @@ func TestServerDockerEngineSession(t *testing.T) {
 	defer ts.Close()
 	sessionRoundTrip(t, openRemoteT(t, t.Context(), []string{ts.URL}, nil))
 	noContainersLeft(t)
+}
+
+// Each of docker run's limits stops a real container, and the result
+// names the limit: a stand-in docker cannot say how the real one reports
+// them (the CLI's exit status 128+signal, the kernel's messages).
+func TestDockerRealLimits(t *testing.T) {
+	sb := openDockerT(t, Config{MemoryBytes: 64 << 20, MaxProcesses: 16, OutputBytes: 1 << 16})
+	for _, c := range []struct {
+		name, script string
+		want         Limit
+	}{
+		// bash holds the whole string: past 64 MiB the OOM killer ends it.
+		{"memory", `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo ${#x}`, LimitMemory},
+		// busybox sh gives up at the first fork refused (bash retries,
+		// and may then succeed: no limit stopped it).
+		{"processes", `sh -c 'for i in $(seq 40); do sleep 2 & done; wait'`, LimitProcesses},
+		{"file size", `head -c 100000000 /dev/zero > /work/big`, LimitFileSize},
+		{"output", `yes`, LimitOutput},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := sb.Run(context.Background(), Job{Command: []string{"bash", "-c", c.script}, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Limit != c.want {
+				t.Errorf("limit %q (exit %d, signal %q, stderr %q), want %q", res.Limit, res.ExitCode, res.Signal, firstLines(res.Stderr, 3), c.want)
+			}
+		})
+	}
+	noContainersLeft(t)
+}
+
+// A session whose image the docker engine builds (SessionSpec.Build, a
+// Harbor task's environment/ with a Dockerfile that RUNs): /app starts as
+// the built image's (a file the RUN step made, not the build folder's
+// copy), the image's root is the built one, and the folder is built once
+// for all its sessions; a Dockerfile whose build fails fails the session
+// with docker's words.
+func TestDockerSessionRealBuild(t *testing.T) {
+	var logs bytes.Buffer
+	sb := openDockerT(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Dockerfile": "FROM " + testenv.DockerBaseImage + "\nWORKDIR /app\nCOPY . /app\nRUN echo built > made.txt && rm Dockerfile && echo os > /etc/marker\n",
+		"in.txt":     "given\n",
+	})
+	for i := range 2 {
+		s, err := OpenSession(context.Background(), sb, SessionSpec{Build: dir, App: dir, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := execT(t, s, shell("ls; cat made.txt in.txt /etc/marker"))
+		if want := "in.txt\nmade.txt\nbuilt\ngiven\nos\n"; string(res.Stdout) != want {
+			t.Errorf("session %d: stdout %q stderr %q, want %q", i, res.Stdout, res.Stderr, want)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logs.String(), "session image built"); n != 1 {
+		t.Errorf("built %d times for two sessions, want once:\n%s", n, logs.String())
+	}
+
+	bad := t.TempDir()
+	writeFiles(t, bad, map[string]string{"Dockerfile": "FROM " + testenv.DockerBaseImage + "\nRUN echo no such step >&2; exit 3\n"})
+	if s, err := OpenSession(context.Background(), sb, SessionSpec{Build: bad}); err == nil {
+		s.Close()
+		t.Error("a failing build opened a session")
+	} else if !strings.Contains(err.Error(), "docker build of "+bad) || !strings.Contains(err.Error(), "returned a non-zero code: 3") {
+		t.Errorf("failing build: %v", err)
+	}
+	noContainersLeft(t)
+}
+
+// Only the docker engine builds a session's image; the others say so.
+func TestSessionBuildRefused(t *testing.T) {
+	sb := openLocalT(t, Config{})
+	_, err := OpenSession(context.Background(), sb, SessionSpec{Build: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "not supported yet: building a session's image") {
+		t.Errorf("local engine, Build: %v", err)
+	}
 }
