@@ -90,7 +90,9 @@ const fakeNelRun = "#!/bin/sh\necho fake\n"
 // nel-run first on PATH and as $NEL_RUN_BIN, $PORT, a free port for a
 // simulated endpoint, $DATASETS, the real benchmark data, and
 // $DUCKDB_QUERY, the script that runs one SQL statement with a real DuckDB
-// (node $DUCKDB_QUERY 'SELECT …', under [need:duckdb]). The command 'expand FILE...' replaces $VAR and ${VAR}
+// (node $DUCKDB_QUERY 'SELECT …', under [need:duckdb]); under
+// [need:docker], 'docker-env' sets $DOCKER_HOST and $DOCKER_IMAGE to a
+// docker daemon and its local base image. The command 'expand FILE...' replaces $VAR and ${VAR}
 // in files with the script's variables (recipes name $PORT so).
 func TestScript(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")

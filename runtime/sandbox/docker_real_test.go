@@ -226,30 +226,45 @@ func TestDockerRealLimits(t *testing.T) {
 }
 
 // A session whose image the docker engine builds (SessionSpec.Build, a
-// Harbor task's environment/ with a Dockerfile that RUNs): /app starts as
-// the built image's (a file the RUN step made, not the build folder's
-// copy), the image's root is the built one, and the folder is built once
-// for all its sessions; a Dockerfile whose build fails fails the session
-// with docker's words.
+// Harbor task's environment/ with a Dockerfile that RUNs, and whose USER
+// is not root, as many task images run): /app starts as the built
+// image's (what the RUN step made, not the build folder's copy), the
+// root is the built one, and the session's folders, made on the host by
+// another user, are the container user's to write, the task's files
+// included. The folder is built once for all its sessions, each starting
+// afresh; Close removes what the user left. A Dockerfile whose build
+// fails fails the session with docker's words.
 func TestDockerSessionRealBuild(t *testing.T) {
 	var logs bytes.Buffer
 	sb := openDockerT(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		"Dockerfile": "FROM " + testenv.DockerBaseImage + "\nWORKDIR /app\nCOPY . /app\nRUN echo built > made.txt && rm Dockerfile && echo os > /etc/marker\n",
-		"in.txt":     "given\n",
+		"Dockerfile": "FROM " + testenv.DockerBaseImage + "\nWORKDIR /app\nCOPY . /app\nRUN mkdir sub && echo deep > sub/f.txt && rm Dockerfile && echo os > /etc/marker\nUSER nobody\n",
+		"given.txt":  "given\n",
 	})
+	tests := t.TempDir()
+	writeFiles(t, tests, map[string]string{"test.sh": "cat /app/given.txt /app/sub/f.txt > /logs/verifier/reward.txt\n"})
 	for i := range 2 {
-		s, err := OpenSession(context.Background(), sb, SessionSpec{Build: dir, App: dir, Timeout: time.Minute})
+		s, err := OpenSession(context.Background(), sb, SessionSpec{Build: dir, App: dir, Tests: tests, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := execT(t, s, shell("ls; cat made.txt in.txt /etc/marker"))
-		if want := "in.txt\nmade.txt\nbuilt\ngiven\nos\n"; string(res.Stdout) != want {
-			t.Errorf("session %d: stdout %q stderr %q, want %q", i, res.Stdout, res.Stderr, want)
+		root := sessionRoot(s)
+		res := execT(t, s, shell("id -u; ls; cat /etc/marker; echo more >> given.txt && echo more >> sub/f.txt && mkdir new && echo t > /tmp/t && echo a > /logs/agent/a"))
+		if want := "65534\ngiven.txt\nsub\nos\n"; res.ExitCode != 0 || string(res.Stdout) != want {
+			t.Errorf("session %d: exit %d stdout %q stderr %q, want %q", i, res.ExitCode, res.Stdout, res.Stderr, want)
+		}
+		if res := execT(t, s, Command{Argv: []string{"sh", "/tests/test.sh"}, WithTests: true}); res.ExitCode != 0 {
+			t.Errorf("session %d: verifier as nobody: exit %d stderr %q", i, res.ExitCode, res.Stderr)
+		}
+		if res := execT(t, s, Command{Argv: []string{"cat", "/logs/verifier/reward.txt"}}); string(res.Stdout) != "given\nmore\ndeep\nmore\n" {
+			t.Errorf("session %d: reward %q", i, res.Stdout)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := os.Stat(root); !os.IsNotExist(err) {
+			t.Errorf("session %d: folder after Close: %v", i, err)
 		}
 	}
 	if n := strings.Count(logs.String(), "session image built"); n != 1 {
