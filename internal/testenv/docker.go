@@ -43,9 +43,7 @@ var dockerd struct {
 	host    string // DOCKER_HOST of the daemon, "" until it answers
 	skip    string // why there is none: the tests skip with it
 	missing *missingPart
-	dir     string // a private daemon's folder, removed at the end
-	cmd     *exec.Cmd
-	exited  <-chan error
+	private *privateDaemon // the daemon this binary started, if any
 }
 
 type missingPart struct{ part, why string }
@@ -157,15 +155,31 @@ func startPrivateDockerd(why error) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%v; and dockerd (Debian package docker.io) is not on PATH", why)
 	}
+	d, host, err := startDaemon(bin, 30*time.Second)
+	dockerd.private = d
+	return host, err
+}
+
+// privateDaemon is a dockerd this process started, in a folder of its own.
+type privateDaemon struct {
+	dir    string
+	cmd    *exec.Cmd
+	exited <-chan error // nil once it has been seen to exit
+}
+
+// startDaemon starts dockerd (bin) in a new temporary folder (vfs, no
+// iptables, no bridge) and waits up to wait for it to answer. The daemon
+// it returns, even with an error, must be stopped: its folder is there.
+func startDaemon(bin string, wait time.Duration) (*privateDaemon, string, error) {
 	// A short path: the daemon's sockets live under it (108 bytes at most).
 	dir, err := os.MkdirTemp("", "nel-dockerd-")
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	dockerd.dir = dir
+	d := &privateDaemon{dir: dir}
 	logf, err := os.Create(filepath.Join(dir, "dockerd.log"))
 	if err != nil {
-		return "", err
+		return d, "", err
 	}
 	defer logf.Close()
 	host := "unix://" + filepath.Join(dir, "docker.sock")
@@ -176,45 +190,50 @@ func startPrivateDockerd(why error) (string, error) {
 	// Tied: a test binary killed by its timeout takes its daemon along.
 	exited, err := serve.StartTied(cmd, serve.Tie{Group: true, Term: true})
 	if err != nil {
-		return "", fmt.Errorf("start dockerd: %w", err)
+		return d, "", fmt.Errorf("start dockerd: %w", err)
 	}
-	dockerd.cmd, dockerd.exited = cmd, exited
-	deadline := time.Now().Add(30 * time.Second)
+	d.cmd, d.exited = cmd, exited
+	deadline := time.Now().Add(wait)
 	for {
 		_, err := dockerInfo(host)
 		if err == nil {
-			return host, nil
+			return d, host, nil
 		}
 		select {
 		case werr := <-exited:
-			dockerd.exited = nil
+			d.exited = nil
 			log, _ := os.ReadFile(filepath.Join(dir, "dockerd.log"))
-			return "", fmt.Errorf("dockerd exited (%v) before it answered: %s", werr, lastLines(log, 3))
+			return d, "", fmt.Errorf("dockerd exited (%v) before it answered: %s", werr, lastLines(log, 3))
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("dockerd did not answer within 30s: %v", err)
+			return d, "", fmt.Errorf("dockerd did not answer within %v: %v", wait, err)
 		}
 	}
 }
 
-// stopDocker stops the private daemon (SIGTERM, which stops its
-// containerd and containers; SIGKILL to its group after 20s) and removes
-// its folder.
+// stopDocker stops the private daemon, if this binary started one.
 func stopDocker() error {
-	if dockerd.cmd != nil && dockerd.exited != nil {
-		dockerd.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-dockerd.exited:
-		case <-time.After(20 * time.Second):
-			syscall.Kill(-dockerd.cmd.Process.Pid, syscall.SIGKILL)
-			<-dockerd.exited
-		}
-	}
-	if dockerd.dir == "" {
+	if dockerd.private == nil {
 		return nil
 	}
-	return os.RemoveAll(dockerd.dir)
+	return dockerd.private.stop()
+}
+
+// stop stops the daemon (SIGTERM, which stops its containerd and
+// containers; SIGKILL to its group after 20s) and removes its folder.
+func (d *privateDaemon) stop() error {
+	if d.exited != nil {
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.exited:
+		case <-time.After(20 * time.Second):
+			syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+			<-d.exited
+		}
+		d.exited = nil
+	}
+	return os.RemoveAll(d.dir)
 }
 
 // baseRootfs is DockerBaseImage's root as a tar: /bin/busybox with a link
