@@ -17,7 +17,8 @@ const buildTimeout = 30 * time.Minute
 
 // builds are the images a docker engine built for sessions, by build
 // folder: each folder is built once per engine (the samples of one task
-// share it), and a failed build fails every session that needs it.
+// share it), and a failed build fails every session that needs it, but
+// one its caller cancelled.
 type builds struct {
 	mu sync.Mutex
 	by map[string]*buildOnce
@@ -42,6 +43,16 @@ func (b *builds) build(ctx context.Context, d *dockerEngine, dir string) (string
 	}
 	b.mu.Unlock()
 	o.once.Do(func() { o.image, o.err = d.buildImage(ctx, dir) })
+	if o.err != nil && ctx.Err() != nil {
+		// The build stopped because this session's caller gave up (its
+		// sample's time budget, say), not because the Dockerfile is
+		// wrong: the next session builds again.
+		b.mu.Lock()
+		if b.by[dir] == o {
+			delete(b.by, dir)
+		}
+		b.mu.Unlock()
+	}
 	return o.image, o.err
 }
 

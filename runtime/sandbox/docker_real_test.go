@@ -290,3 +290,25 @@ func TestSessionBuildRefused(t *testing.T) {
 		t.Errorf("local engine, Build: %v", err)
 	}
 }
+
+// A build its caller gives up on (a sample's time budget) is not the
+// Dockerfile's failure: the next session of the task builds again.
+func TestDockerBuildCancelledRetried(t *testing.T) {
+	sb := openDockerT(t, Config{})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"Dockerfile": "FROM " + testenv.DockerBaseImage + "\nWORKDIR /app\nRUN echo ok > ok.txt\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s, err := OpenSession(ctx, sb, SessionSpec{Build: dir}); err == nil {
+		s.Close()
+		t.Fatal("a cancelled build opened a session")
+	}
+	s, err := OpenSession(context.Background(), sb, SessionSpec{Build: dir, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("the session after a cancelled build: %v", err)
+	}
+	defer s.Close()
+	if res := execT(t, s, shell("cat ok.txt")); string(res.Stdout) != "ok\n" {
+		t.Errorf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+}
