@@ -78,7 +78,8 @@ func (c *ruleChecker) keepHarbor(i int, t plan.HarborTasks) {
 
 // harborImages records why one of ds's tasks has no image that benchmark
 // i's container sandbox (docker, apptainer, ecs_fargate) can run its sessions in
-// (harbor.Task.Image: a Dockerfile that builds, or works outside /app);
+// (harbor.Task.Image: a Dockerfile that builds, which only docker does, or
+// that works outside /app);
 // nel-run would find it on the node and fail each such sample. A task
 // with no environment image at all runs in the sandbox's own.
 func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
@@ -91,6 +92,9 @@ func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
 			continue
 		}
 		img, err := task.Image()
+		if errors.Is(err, harbor.ErrBuild) && sb.Type == "docker" {
+			continue // nel-run's docker sandbox builds it (docker build)
+		}
 		if err == nil && sb.Type == "slurm" && img != sb.Image {
 			// A slurm pool's server is a Pyxis container that cannot start
 			// another per session: every session runs in the pool's image.

@@ -316,14 +316,17 @@ func TestToolSettings(t *testing.T) {
 	}
 }
 
-// TestHarborTaskImageRefused: with a container sandbox, a task whose
-// Dockerfile builds (RUN) is refused at compile, naming the task and its
-// line, rather than each of its samples failing on the node; the local
-// sandbox reads no Dockerfile.
+// TestHarborTaskImageRefused: with a container sandbox that does not
+// build images (apptainer), a task whose Dockerfile builds (RUN) is
+// refused at compile, naming the task and its line, rather than each of
+// its samples failing on the node; the docker sandbox builds it, and
+// refuses only a Dockerfile that works outside /app; the local sandbox
+// reads no Dockerfile.
 func TestHarborTaskImageRefused(t *testing.T) {
 	path := harborDir(t, "")
 	dir := filepath.Dir(path)
-	writeFiles(t, filepath.Join(dir, "harbor_datasets", "nel-smoke", "sort-names", "environment"), map[string]string{
+	env := filepath.Join(dir, "harbor_datasets", "nel-smoke", "sort-names", "environment")
+	writeFiles(t, env, map[string]string{
 		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\n",
 	})
 	s, _, err := loadWithEnv(t, path, nil)
@@ -333,13 +336,28 @@ func TestHarborTaskImageRefused(t *testing.T) {
 	if got := Unsupported(s); len(got) != 0 {
 		t.Errorf("local sandbox: refusals %v", got)
 	}
-	docker := strings.Replace(strings.Replace(harborRecipe, "SOLVER", "", 1), `type: "local"`, `type: "docker"`, 1)
-	writeFiles(t, dir, map[string]string{"r.cue": docker})
-	if s, _, err = loadWithEnv(t, path, nil); err != nil {
-		t.Fatal(err)
+	refusals := func(sandbox string) Errors {
+		t.Helper()
+		r := strings.Replace(strings.Replace(harborRecipe, "SOLVER", "", 1), `type: "local"`, sandbox, 1)
+		writeFiles(t, dir, map[string]string{"r.cue": r})
+		s, _, err := loadWithEnv(t, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Unsupported(s)
 	}
-	got := Unsupported(s)
-	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a docker session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
-		t.Errorf("docker sandbox: refusals %v", got)
+	if got := refusals(`type: "docker"`); len(got) != 0 {
+		t.Errorf("docker sandbox, a Dockerfile with RUN: refusals %v, want none (nel-run builds it)", got)
+	}
+	got := refusals(`type: "apptainer", image: "docker://python:3.12-slim"`)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a apptainer session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
+		t.Errorf("apptainer sandbox: refusals %v", got)
+	}
+	writeFiles(t, env, map[string]string{
+		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\nWORKDIR /testbed\n",
+	})
+	got = refusals(`type: "docker"`)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "(task sort-names: environment/Dockerfile: line 3: not supported yet: WORKDIR /testbed") {
+		t.Errorf("docker sandbox, WORKDIR /testbed: refusals %v", got)
 	}
 }

@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 type cleanupM struct{ m *testing.M }
 
 func (c cleanupM) Run() int {
-	code := c.m.Run()
+	// DockerMain stops the docker daemon [need:docker] may have started.
+	code := testenv.DockerMain(c.m)
 	if nelRunDir != "" {
 		os.RemoveAll(nelRunDir)
 	}
@@ -89,7 +90,9 @@ const fakeNelRun = "#!/bin/sh\necho fake\n"
 // nel-run first on PATH and as $NEL_RUN_BIN, $PORT, a free port for a
 // simulated endpoint, $DATASETS, the real benchmark data, and
 // $DUCKDB_QUERY, the script that runs one SQL statement with a real DuckDB
-// (node $DUCKDB_QUERY 'SELECT …', under [need:duckdb]). The command 'expand FILE...' replaces $VAR and ${VAR}
+// (node $DUCKDB_QUERY 'SELECT …', under [need:duckdb]); under
+// [need:docker], 'docker-env' sets $DOCKER_HOST and $DOCKER_IMAGE to a
+// docker daemon and its local base image. The command 'expand FILE...' replaces $VAR and ${VAR}
 // in files with the script's variables (recipes name $PORT so).
 func TestScript(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
@@ -166,6 +169,7 @@ func TestScript(t *testing.T) {
 			"http":           scripttest.HTTP,
 			"signal-run":     cmdSignalRun,
 			"serve-tools":    cmdServeTools,
+			"docker-env":     cmdDockerEnv,
 		},
 	})
 }
@@ -178,7 +182,7 @@ const (
 )
 
 // needPart is the [need:PART] condition: whether the local sandbox
-// (local-sandbox), the DuckDB reader in duckdb (duckdb: node and its
+// (local-sandbox), a docker daemon (docker: testenv.DockerHost), the DuckDB reader in duckdb (duckdb: node and its
 // @duckdb/node-api), OpenClaw beside it (openclaw) or a tool on PATH is
 // there. A missing part is an error under testenv.Strict, which fails the
 // script.
@@ -203,6 +207,18 @@ func needPart(part, duckdb string) (bool, error) {
 		if why == "" {
 			return true, nil
 		}
+	case "docker":
+		// A daemon (the environment's, or one this binary starts as
+		// root) holding testenv.DockerBaseImage; docker-env points the
+		// script at it. No daemon here is a skip, not a failure.
+		host, missing, reason := testenv.DockerHost()
+		if host != "" {
+			return true, nil
+		}
+		if missing == "" {
+			return false, nil
+		}
+		part, why = missing, reason
 	case "local-sandbox":
 		sb, err := sandbox.Open(context.Background(), sandbox.Config{Type: "local"})
 		if err == nil {
@@ -313,4 +329,18 @@ func cmdSignalRun(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("signal-run: no nel run is recorded in %s", args[1])
 	}
 	ts.Check(syscall.Kill(p.PID, sig))
+}
+
+// cmdDockerEnv: docker-env sets $DOCKER_HOST to the daemon [need:docker]
+// found, and $DOCKER_IMAGE to its base image (testenv.DockerBaseImage).
+func cmdDockerEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: docker-env (after [!need:docker] skip)")
+	}
+	host, _, why := testenv.DockerHost()
+	if host == "" {
+		ts.Fatalf("no docker daemon (%s): guard the script with [!need:docker] skip", why)
+	}
+	ts.Setenv("DOCKER_HOST", host)
+	ts.Setenv("DOCKER_IMAGE", testenv.DockerBaseImage)
 }

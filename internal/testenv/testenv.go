@@ -2,7 +2,7 @@
 // missing from the machine: bubblewrap for the local sandbox, headless
 // Chromium for the HTML report, the DuckDB reader for Parquet, shellcheck
 // for compiled scripts, pdflatex for the LaTeX report, python3 for the
-// programs the sandbox runs.
+// programs the sandbox runs, docker for the docker sandbox.
 //
 // `make test` installs these parts first (.ci/testdeps), so on a machine
 // where it could install them nothing is missing. Where it could not (no
@@ -11,9 +11,13 @@
 // of the run. When CI is set, or NEL_REQUIRE_ALL=1, a missing part fails
 // the test instead: a green run there means every real part was exercised.
 //
-// Engines a machine cannot be given by a package install (a docker daemon,
-// apptainer) are not parts in this sense: tests that need them skip with a
-// plain t.Skip, and the summary lists those too.
+// Engines a machine cannot be given by a package install are not parts in
+// this sense: tests that need them skip with a plain t.Skip, and the
+// summary lists those too. Apptainer is one. A docker daemon is one where
+// none answers and this process is not root (or dockerd will not start):
+// as root, Docker (docker.go) starts a private daemon from docker.io's
+// dockerd, whose CLI and base image's busybox-static and bash-static are
+// parts.
 package testenv
 
 import (

@@ -1,6 +1,7 @@
 package harbor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -13,9 +14,10 @@ import (
 // of environment/Dockerfile when the Dockerfile does no more than the
 // session does itself (copy the environment's files to /app, work there).
 // A Dockerfile that must be built (RUN, ADD, ENV, other COPYs, several
-// stages) is refused with its line: nel does not build task images yet.
-// So is a WORKDIR other than /app (SWE-bench's /testbed): a session keeps
-// only /app, /logs and /tmp between commands.
+// stages) is refused with its line, an error that is ErrBuild: the docker
+// sandbox builds it (docker build of BuildContext), other engines do not.
+// A WORKDIR other than /app (SWE-bench's /testbed) is refused either way:
+// a session keeps only /app, /logs and /tmp between commands.
 // The local sandbox needs no image: it runs the host's programs.
 func (t *Task) Image() (string, error) {
 	if t.Config.DockerImage != "" {
@@ -26,11 +28,55 @@ func (t *Task) Image() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("task %s: no [environment].docker_image in task.toml, and %w", t.Name, err)
 	}
-	img, err := baseImage(string(b))
+	// Built or not, the image must leave the agent's work in /app.
+	img, err := "", builtWorkdir(string(b))
+	if err == nil {
+		img, err = baseImage(string(b))
+	}
 	if err != nil {
 		return "", fmt.Errorf("task %s: environment/Dockerfile: %w", t.Name, err)
 	}
 	return img, nil
+}
+
+// BuildContext is the folder the task's image is built from when Image
+// says it must be (ErrBuild): environment/, with its Dockerfile.
+func (t *Task) BuildContext() string { return filepath.Join(t.Dir, "environment") }
+
+// ErrBuild is Image's error for a Dockerfile that builds more than its
+// base image: only an engine that builds images (docker) runs the task.
+var ErrBuild = errors.New("the task's image must be built")
+
+// buildError is a Dockerfile line that needs a build; it is ErrBuild.
+type buildError struct{ msg string }
+
+func (e *buildError) Error() string        { return e.msg }
+func (e *buildError) Is(target error) bool { return target == ErrBuild }
+
+func needsBuild(format string, a ...any) error { return &buildError{fmt.Sprintf(format, a...)} }
+
+// builtWorkdir refuses a Dockerfile whose last stage works outside /app:
+// a session keeps only /app from one command to the next, so SWE-bench's
+// agent would lose what it changed in /testbed at its next command.
+func builtWorkdir(dockerfile string) error {
+	workdir := "/"
+	var err error // the last stage's last WORKDIR's: what the agent works in
+	for _, in := range dockerfileLines(dockerfile) {
+		word, rest, _ := strings.Cut(in.text, " ")
+		switch strings.ToUpper(word) {
+		case "FROM":
+			workdir, err = "/", nil
+		case "WORKDIR":
+			if !path.IsAbs(rest) {
+				rest = path.Join(workdir, rest)
+			}
+			workdir, err = path.Clean(rest), nil
+			if workdir != "/app" {
+				err = fmt.Errorf("line %d: not supported yet: WORKDIR %s (nel's container sessions keep /app, /logs and /tmp from one command to the next, nothing else: the agent's work in %s would not persist)", in.line, rest, rest)
+			}
+		}
+	}
+	return err
 }
 
 // baseImage reads a Dockerfile that only names its base image and copies
@@ -45,19 +91,15 @@ func baseImage(dockerfile string) (string, error) {
 		switch strings.ToUpper(word) {
 		case "FROM":
 			if from != "" {
-				return "", fmt.Errorf("line %d: not supported yet: a build of several stages (build the image, and give it as [environment].docker_image)", n)
+				return "", needsBuild("line %d: not supported yet: a build of several stages (build the image, and give it as [environment].docker_image)", n)
 			}
 			if len(args) == 0 || strings.HasPrefix(args[0], "--") || strings.Contains(args[0], "$") || strings.EqualFold(args[0], "scratch") {
-				return "", fmt.Errorf("line %d: not supported yet: FROM %s (nel pulls a named image)", n, rest)
+				return "", needsBuild("line %d: not supported yet: FROM %s (nel pulls a named image)", n, rest)
 			}
 			from = args[0]
 		case "WORKDIR":
+			// builtWorkdir has refused any but /app.
 			workdir = rest
-			if path.Clean(workdir) != "/app" {
-				// SWE-bench's tasks work in /testbed: what the agent
-				// changed there would be gone at its next command.
-				return "", fmt.Errorf("line %d: not supported yet: WORKDIR %s (nel's container sessions keep /app, /logs and /tmp from one command to the next, nothing else: the agent's work in %s would not persist)", n, rest, rest)
-			}
 		case "LABEL", "MAINTAINER":
 		case "COPY":
 			if len(args) == 2 && args[0] == "." && copiesToApp(workdir, args[1]) {
@@ -65,7 +107,7 @@ func baseImage(dockerfile string) (string, error) {
 			}
 			fallthrough
 		default:
-			return "", fmt.Errorf("line %d: not supported yet: building a task image (%s; build it, and give it as [environment].docker_image)", n, line)
+			return "", needsBuild("line %d: not supported yet: building a task image (%s; build it, and give it as [environment].docker_image)", n, line)
 		}
 	}
 	if from == "" {

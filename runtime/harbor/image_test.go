@@ -1,6 +1,7 @@
 package harbor
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -45,12 +46,40 @@ func TestBaseImage(t *testing.T) {
 		"FROM python:3.12\nCOPY . .\n":              "line 2: not supported yet: building a task image (COPY . .;",
 		"FROM python:3.12\nENV \\\n  A=1\n":         "line 2: not supported yet: building a task image (ENV A=1;",
 		"FROM scratch\n":                            "line 1: not supported yet: FROM scratch",
-		"FROM swebench/sweb.eval.x86_64.psf_1776_requests-1724:latest\nWORKDIR /testbed\n": "line 2: not supported yet: WORKDIR /testbed (nel's container sessions keep /app, /logs and /tmp",
-		"# nothing\n": "no FROM line",
+		"# nothing\n":                               "no FROM line",
 	}
 	for df, want := range bad {
 		if _, err := baseImage(df); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", df, err, want)
 		}
+	}
+}
+
+// A Dockerfile that must be built is ErrBuild (the docker sandbox builds
+// it), unless its last stage works outside /app, which no build fixes.
+func TestImageBuild(t *testing.T) {
+	for df, want := range map[string]string{
+		"FROM python:3.12\nRUN pip install numpy\nWORKDIR /app\nCOPY . /app\n":             "",
+		"FROM a AS build\nWORKDIR /src\nFROM b\nWORKDIR /app\nRUN true\n":                  "",
+		"FROM python:3.12\nRUN true\nWORKDIR /app\nWORKDIR src\n":                          "line 4: not supported yet: WORKDIR /app/src",
+		"FROM python:3.12\nRUN make\nWORKDIR /testbed\n":                                   "line 3: not supported yet: WORKDIR /testbed",
+		"FROM swebench/sweb.eval.x86_64.psf_1776_requests-1724:latest\nWORKDIR /testbed\n": "line 2: not supported yet: WORKDIR /testbed (nel's container sessions keep /app, /logs and /tmp",
+	} {
+		dir := t.TempDir()
+		writeTask(t, dir, map[string]string{"environment/Dockerfile": df})
+		task := &Task{Name: "x", Dir: dir}
+		_, err := task.Image()
+		if want == "" {
+			if !errors.Is(err, ErrBuild) {
+				t.Errorf("%q: %v, want ErrBuild", df, err)
+			}
+			continue
+		}
+		if err == nil || errors.Is(err, ErrBuild) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q (not ErrBuild)", df, err, want)
+		}
+	}
+	if task := (&Task{Dir: "/d/t"}); task.BuildContext() != "/d/t/environment" {
+		t.Errorf("BuildContext %q", task.BuildContext())
 	}
 }

@@ -29,6 +29,7 @@ type dockerEngine struct {
 	lim    limits
 	slots  slots
 	env    map[string]string
+	builds builds
 }
 
 // probeTimeout bounds an engine's availability check.
@@ -201,7 +202,9 @@ func (d *dockerEngine) run(ctx context.Context, image string, env map[string]str
 // dockerError names what docker run's own failure was.
 func dockerError(name, image string, stderr []byte) error {
 	msg := firstLines(stderr, 4)
-	for _, s := range []string{"pull access denied", "manifest unknown", "not found: manifest", "repository does not exist", "error pulling image", "toomanyrequests"} {
+	// "Unable to find image" opens every failed pull, whatever the
+	// registry's answer (none, when the daemon reaches no registry).
+	for _, s := range []string{"Unable to find image", "pull access denied", "manifest unknown", "not found: manifest", "repository does not exist", "error pulling image", "toomanyrequests"} {
 		if strings.Contains(string(stderr), s) {
 			return fmt.Errorf("sandbox %s: docker: image %q cannot be pulled: %s", name, image, msg)
 		}
@@ -219,9 +222,23 @@ func dockerError(name, image string, stderr []byte) error {
 // long-lived container is left running when nel-run dies. spec.Image, when
 // set, replaces the sandbox's image.
 func (d *dockerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
+	built := spec.Build != ""
+	if built {
+		img, err := d.builds.build(ctx, d, spec.Build)
+		if err != nil {
+			return nil, err
+		}
+		spec.Image, spec.Build, spec.App = img, "", ""
+	}
 	s, image, err := newSession(d.name, d.image, spec, true)
 	if err != nil {
 		return nil, err
+	}
+	if built {
+		if err := d.seedApp(ctx, image, s.dir); err != nil {
+			s.dir.remove()
+			return nil, err
+		}
 	}
 	s.run = func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
 		return d.sessionRun(ctx, image, sd, c)

@@ -52,6 +52,11 @@ type SessionSpec struct {
 	// Image is the container image (docker, apptainer, Pyxis); the local
 	// sandbox ignores it.
 	Image string
+	// Build is a folder with a Dockerfile (a Harbor task's environment/)
+	// that the docker engine builds, once per engine, into the session's
+	// image in place of Image; /app then starts as the built image's /app
+	// (what the Dockerfile put there), not as App. Other engines refuse it.
+	Build string
 	// Timeout is the default per-command wall-clock limit.
 	Timeout time.Duration
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,7 +110,10 @@ func sessionRoundTrip(t *testing.T, sb Sandbox) {
 	}
 	defer s.Close()
 	res, err := s.Exec(context.Background(), shell("cat in.txt && echo 1 > out.txt && ! test -e /tests"))
-	if _, isLocal := sb.(*local); err != nil && !isLocal {
+	// Apptainer pulls python:3.12-slim from Docker Hub, which a machine
+	// may not reach; the local and docker engines' tests run what is
+	// here (docker: testenv's base image), so their errors are failures.
+	if _, isApptainer := sb.(*apptainerEngine); err != nil && isApptainer {
 		t.Skipf("the engine cannot run its image here: %v", err)
 	}
 	if err != nil {
@@ -126,20 +128,6 @@ func sessionRoundTrip(t *testing.T, sb Sandbox) {
 	if res := execT(t, s, Command{Argv: []string{"cat", "/logs/verifier/reward.txt"}}); string(res.Stdout) != "1\n" {
 		t.Errorf("reward %q", res.Stdout)
 	}
-}
-
-func TestDockerSessionReal(t *testing.T) {
-	if _, err := exec.LookPath("docker"); err != nil {
-		t.Skip("docker CLI not installed")
-	}
-	sb, err := Open(context.Background(), Config{Type: "docker", Image: "python:3.12-slim"})
-	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("docker sandbox unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessionRoundTrip(t, sb)
 }
 
 func TestApptainerSessionReal(t *testing.T) {

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -140,6 +141,11 @@ func (r *runner) sampleTask(it *bench.Item) (*harbor.Task, sandbox.SessionSpec, 
 	spec.App, spec.Tests = task.App(), task.Tests()
 	if r.b.Sandbox != nil {
 		img, err := taskImage(r.b.Sandbox.Type, task)
+		if errors.Is(err, harbor.ErrBuild) && r.b.Sandbox.Type == "docker" {
+			// The docker sandbox builds the task's Dockerfile, once per
+			// task, and starts /app from the image's.
+			spec.Build, img, err = task.BuildContext(), "", nil
+		}
 		if err != nil {
 			return nil, spec, err
 		}
