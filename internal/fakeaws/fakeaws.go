@@ -105,7 +105,16 @@ func New(t testing.TB) *ECS {
 	f.ln = ln
 	hs := &http.Server{Handler: http.HandlerFunc(f.serveTask)}
 	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
+	t.Cleanup(func() {
+		hs.Close()
+		// Tasks the test never stopped end with it (their sessions'
+		// folders are in the host's temp dir).
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, tk := range f.tasks {
+			tk.server.CloseSessions()
+		}
+	})
 	return f
 }
 
@@ -172,6 +181,9 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 		arn := body["task"].(string)
 		if tk := f.tasks[arn]; tk != nil {
 			tk.stopped = true
+			// A stopped task's container is gone with its files; the
+			// fake's server keeps its sessions in the host's temp dir.
+			tk.server.CloseSessions()
 		}
 		out = map[string]any{"task": map[string]any{"taskArn": arn, "lastStatus": "STOPPED"}}
 	case "AmazonSSM.GetParameter":

@@ -301,6 +301,6 @@ func Serve(ctx context.Context, ln net.Listener, s *Server, grace time.Duration)
 	}
 	<-done
 	// Sessions outlive their requests: nothing else removes them now.
-	s.closeSessions()
+	s.CloseSessions()
 	return nil
 }

@@ -394,8 +394,10 @@ func (s *Server) takeSlot(ctx context.Context, log *slog.Logger) bool {
 	}
 }
 
-// closeSessions removes every open session (the server is shutting down).
-func (s *Server) closeSessions() {
+// CloseSessions removes every open session: the server is shutting down,
+// or (a test's fake ECS) the task it runs in was stopped, which on ECS
+// takes the container's files with it.
+func (s *Server) CloseSessions() {
 	for _, v := range s.sessions.all() {
 		if err := v.close(s); err != nil {
 			s.log.Warn("session removed with an error", "session", v.id, "err", err)
