@@ -102,14 +102,25 @@ func pendingFor(file string) string {
 // literal of several lines is prose (a command's help, which tells a
 // person where the files are), not a path the code uses, and is left out.
 func goRunFolderLiterals(path string) ([]string, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
 	if err != nil {
 		return nil, err
+	}
+	// A literal that only looks like a run-folder path (an AWS service
+	// named "logs") is marked on its line with notRunPath.
+	exempt := map[int]bool{}
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			if strings.Contains(c.Text, notRunPath) {
+				exempt[fset.Position(c.Pos()).Line] = true
+			}
+		}
 	}
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
 		lit, ok := n.(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
+		if !ok || lit.Kind != token.STRING || exempt[fset.Position(lit.Pos()).Line] {
 			return true
 		}
 		s, err := strconv.Unquote(lit.Value)
@@ -119,6 +130,23 @@ func goRunFolderLiterals(path string) ([]string, error) {
 		return true
 	})
 	return out, nil
+}
+
+// notRunPath, in a comment on a literal's line, says the literal is not a
+// run-folder path.
+const notRunPath = "nel:not-a-run-path"
+
+// The marker exempts its own line only.
+func TestNotRunPathMarker(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.go")
+	src := "package x\n\nconst (\n\ta = \"logs\" // " + notRunPath + ": an AWS service\n\tb = \"logs\"\n)\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := goRunFolderLiterals(path)
+	if err != nil || len(got) != 1 || got[0] != "logs" {
+		t.Errorf("literals %q (err %v), want the unmarked \"logs\" only", got, err)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
 )
@@ -88,7 +87,7 @@ type ecsEngine struct {
 	slots   slots
 	log     *slog.Logger
 	ecs     *ecs.Client
-	logs    *cloudwatchlogs.Client
+	logs    awsJSON // CloudWatch Logs
 	http    *http.Client
 	taskDef string // its ARN
 
@@ -143,11 +142,7 @@ func openECS(ctx context.Context, name string, cfg Config) (*ecsEngine, error) {
 				o.BaseEndpoint = aws.String(c.Endpoint)
 			}
 		}),
-		logs: cloudwatchlogs.NewFromConfig(awsCfg, func(o *cloudwatchlogs.Options) {
-			if c.Endpoint != "" {
-				o.BaseEndpoint = aws.String(c.Endpoint)
-			}
-		}),
+		logs: awsJSON{cfg: awsCfg, service: logsService, target: logsTarget, endpoint: c.Endpoint},
 		// The tasks are on the VPC: no proxy.
 		http: &http.Client{Transport: &http.Transport{Proxy: nil,
 			DialContext: (&net.Dialer{Timeout: dialTimeout}).DialContext}},

@@ -3,14 +3,11 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 )
 
 // NeMo Evaluator's ECS sandbox stack (its Terraform) writes the region's
@@ -52,19 +49,17 @@ func (c ECSConfig) discovers() bool { return c.Region != "" && c.Cluster == "" }
 // discover reads c's SSM parameter and fills in what c leaves unset.
 func (c *ECSConfig) discover(ctx context.Context, awsCfg aws.Config, log *slog.Logger) error {
 	name := ssmParameter(c.SSMProject)
-	client := ssm.NewFromConfig(awsCfg, func(o *ssm.Options) {
-		if c.Endpoint != "" {
-			o.BaseEndpoint = aws.String(c.Endpoint)
-		}
-	})
-	out, err := client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
-	var nf *ssmtypes.ParameterNotFound
+	ssm := awsJSON{cfg: awsCfg, service: ssmService, target: ssmTarget, endpoint: c.Endpoint}
+	var out struct {
+		Parameter *struct{ Value *string }
+	}
+	err := ssm.call(ctx, "GetParameter", map[string]string{"Name": name}, &out)
 	switch {
-	case errors.As(err, &nf):
+	case isAWSError(err, "ParameterNotFound"):
 		return fmt.Errorf("SSM parameter %s not found in %s (the ECS sandbox stack writes it: apply it in this region, set ssm_project to its project, or set cluster, subnets and security_groups in the sandbox)", name, c.Region)
 	case err != nil:
 		return fmt.Errorf("SSM parameter %s in %s: %w", name, c.Region, err)
-	case out.Parameter == nil:
+	case out.Parameter == nil || out.Parameter.Value == nil:
 		return fmt.Errorf("SSM parameter %s in %s: no value", name, c.Region)
 	}
 	var d ecsDiscovered

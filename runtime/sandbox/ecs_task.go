@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
 )
@@ -191,10 +190,13 @@ func (e *ecsEngine) logTail(ctx context.Context, arn string) string {
 	id := arn[strings.LastIndexByte(arn, '/')+1:]
 	// The awslogs driver's stream: PREFIX/CONTAINER/TASK-ID.
 	stream := e.streamPrefix() + "/" + ecsMainContainer + "/" + id
-	out, err := e.logs.GetLogEvents(ctx, &cloudwatchlogs.GetLogEventsInput{
-		LogGroupName: aws.String(e.cfg.LogGroup), LogStreamName: aws.String(stream),
-		Limit: aws.Int32(logTailLines), StartFromHead: aws.Bool(false),
-	})
+	var out struct {
+		Events []struct{ Message *string } `json:"events"`
+	}
+	err := e.logs.call(ctx, "GetLogEvents", map[string]any{
+		"logGroupName": e.cfg.LogGroup, "logStreamName": stream,
+		"limit": logTailLines, "startFromHead": false,
+	}, &out)
 	if err != nil {
 		e.log.Warn("ecs task log", "group", e.cfg.LogGroup, "stream", stream, "err", err)
 		return ""
