@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,11 +15,19 @@ import (
 	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/score"
 )
 
-// refusalRE is NeMo Evaluator's refusal detector for failure analysis
-// (reference §5.4): a wrong answer that reads like this is a refusal.
-var refusalRE = regexp.MustCompile(`(?i)I cannot|I'm unable|I can't|as an AI|I don't have the ability|I apologize`)
+// refusalPattern is NeMo Evaluator's refusal detector for failure
+// analysis (reference §5.4): a wrong answer that reads like this is a
+// refusal. refusalLits are its alternatives as score.ContainsAnyFold
+// takes them (the tests hold the two to each other).
+const refusalPattern = `(?i)I cannot|I'm unable|I can't|as an AI|I don't have the ability|I apologize`
+
+var refusalLits = []string{"i cannot", "i'm unable", "i can't", "as an ai", "i don't have the ability", "i apologize"}
+
+// isRefusal reports whether refusalPattern matches s.
+func isRefusal(s string) bool { return score.ContainsAnyFold(s, refusalLits) }
 
 // sample runs one (item, repeat): ask, release, then conclude.
 // release is called as soon as the model has answered.
@@ -253,7 +260,7 @@ func (r *runner) whyWrong(row *results.Row, resp *model.Response, s bench.Score,
 	case resp.FinishReason == "length":
 		row.ErrorCategory = string(failure.Truncated)
 		return fmt.Sprintf("the answer was cut off (finish_reason length) after %d completion tokens", resp.CompletionTokens)
-	case r.def.Name != "xstest" && refusalRE.MatchString(resp.Content):
+	case r.def.Name != "xstest" && isRefusal(resp.Content):
 		// (XSTest scores refusals; there a refusal is an answer.)
 		row.ErrorCategory = string(failure.Refusal)
 		return "the answer reads as a refusal"
