@@ -12,6 +12,7 @@ import (
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/intercept"
+	"github.com/nel-eval/nel/runtime/jsonany"
 	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/results"
@@ -148,14 +149,30 @@ func (r *runner) modelRequest(it *bench.Item, seed int64) model.Request {
 // requestJSON is the request's JSON for the trajectory. It is made apart
 // from the request, after the answer (conclude): encoding/json's
 // reflection would grow the stack of every goroutine waiting on the model.
+// The bytes are json.Marshal's of {"prompt": …} or of the messages,
+// written without its reflection (issue 23).
 func (r *runner) requestJSON(it *bench.Item) []byte {
-	var b []byte
 	if r.svc.Protocol == "completions" {
-		b, _ = json.Marshal(map[string]string{"prompt": it.Prompt})
-	} else {
-		b, _ = json.Marshal(r.messages(it))
+		b := append(make([]byte, 0, len(it.Prompt)+16), `{"prompt":`...)
+		return append(jsonany.AppendString(b, it.Prompt), '}')
 	}
-	return b
+	msgs := r.messages(it)
+	if msgs == nil {
+		return []byte("null")
+	}
+	n := 2
+	for _, m := range msgs {
+		n += len(m.Role) + len(m.Content) + 32
+	}
+	b := append(make([]byte, 0, n), '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonany.AppendString(append(b, `{"role":`...), m.Role), `,"content":`...)
+		b = append(jsonany.AppendString(b, m.Content), '}')
+	}
+	return append(b, ']')
 }
 
 // messages are the chat messages sent for it. Unlike NeMo Evaluator
@@ -246,7 +263,9 @@ func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response
 	for k, v := range s.Details {
 		details[k] = v
 	}
-	if d, err := json.Marshal(details); err == nil {
+	if d, ok := jsonany.Append(nil, details); ok {
+		traj.ScoringDetails = string(d)
+	} else if d, err := json.Marshal(details); err == nil {
 		traj.ScoringDetails = string(d)
 	}
 	return true
