@@ -65,3 +65,31 @@ func FuzzAppendString(f *testing.F) {
 	f.Add("<é\xff\u2028>")
 	f.Fuzz(func(t *testing.T, s string) { checkAppend(t, s) })
 }
+
+// TestUnquoteMatchesUnmarshal holds Unquote to json.Unmarshal into a
+// string on random tokens of escapes (surrogate pairs and lone halves
+// included), raw runes and malformed pieces: the same string where it
+// says ok, and never ok where encoding/json refuses the token.
+func TestUnquoteMatchesUnmarshal(t *testing.T) {
+	pieces := []string{"a", `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\ud83d`, `\ude00`, `\ud83d\ude00`, `\u2028`,
+		`\x`, `\u12`, "é", "\xff", "\x01", `"`, " ", "<&>"}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 100000 {
+		var b strings.Builder
+		b.WriteByte('"')
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b.WriteByte('"')
+		tok := []byte(b.String())
+		var want string
+		werr := json.Unmarshal(tok, &want)
+		got, ok := Unquote(tok)
+		if ok && (werr != nil || got != want) {
+			t.Fatalf("Unquote(%s) = %q; json.Unmarshal: %q, %v", tok, got, want, werr)
+		}
+		if !ok && werr == nil && !strings.Contains(b.String(), "\xff") {
+			t.Fatalf("Unquote(%s) not ok; json.Unmarshal took it: %q", tok, want)
+		}
+	}
+}

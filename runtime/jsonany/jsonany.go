@@ -339,3 +339,16 @@ func scanNumber(b []byte, i int) (int, bool) {
 	}
 	return i, true
 }
+
+// Unquote decodes tok, one JSON string token quotes included, as
+// encoding/json unquotes it into a string. ok is false where it leaves
+// that to encoding/json (invalid UTF-8, which encoding/json rewrites; a
+// malformed token).
+func Unquote(tok []byte) (s string, ok bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
+	}
+	d := decoder{b: tok}
+	s, end, ok := d.str(1)
+	return s, ok && end == len(tok)
+}
