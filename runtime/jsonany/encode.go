@@ -25,7 +25,7 @@ func Append(dst []byte, v any) (out []byte, ok bool) {
 	case bool:
 		return strconv.AppendBool(dst, v), true
 	case float64:
-		return appendFloat(dst, v)
+		return AppendFloat(dst, v)
 	case int:
 		return strconv.AppendInt(dst, int64(v), 10), true
 	case int64:
@@ -59,7 +59,7 @@ func Append(dst []byte, v any) (out []byte, ok bool) {
 	case map[string]any:
 		return appendMap(dst, v, Append)
 	case map[string]float64:
-		return appendMap(dst, v, appendFloat)
+		return appendMap(dst, v, AppendFloat)
 	}
 	return dst, false
 }
@@ -90,10 +90,11 @@ func appendMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte,
 	return append(dst, '}'), true
 }
 
-// appendFloat writes f as encoding/json's float64 encoder does: the
+// AppendFloat writes f as encoding/json's float64 encoder does: the
 // shortest representation, in exponent form below 1e-6 and from 1e21 on,
-// with a one-digit negative exponent unpadded.
-func appendFloat(dst []byte, f float64) ([]byte, bool) {
+// with a one-digit negative exponent unpadded. ok is false for NaN and
+// ±Inf, which json.Marshal refuses.
+func AppendFloat(dst []byte, f float64) ([]byte, bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return dst, false
 	}
@@ -109,6 +110,12 @@ func appendFloat(dst []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return dst, true
+}
+
+// AppendMap appends m as json.Marshal does (members in the order of
+// their keys), each value by value; ok is false where value says so.
+func AppendMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	return appendMap(dst, m, value)
 }
 
 // AppendString appends s quoted as json.Marshal writes a string: HTML's
