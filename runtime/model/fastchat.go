@@ -38,17 +38,17 @@ func (c *Client) fastChat(ctx context.Context, req Request, w *wire) (r *Respons
 	if err != nil {
 		return nil, err, true
 	}
-	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("Content-Type", "application/json")
-	if c.cfg.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	if _, own := c.transport.base.(*plainTransport); own {
+		hr.Header = c.chatHeader
+	} else {
+		hr.Header = c.chatHeader.Clone()
 	}
 	resp, err := c.transport.base.RoundTrip(hr)
 	if err != nil {
 		// As http.Client says it, so that messages read the same.
 		return nil, &url.Error{Op: "Post", URL: endpoint, Err: err}, true
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	b, err := readBody(resp.Body, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
 		return nil, &url.Error{Op: "Post", URL: endpoint, Err: err}, true
@@ -66,6 +66,28 @@ func (c *Client) fastChat(ctx context.Context, req Request, w *wire) (r *Respons
 	}
 	r, err = decodeChat(b)
 	return r, err, true
+}
+
+// readBody reads body to its end, at most maxBody+1 bytes of it. Where
+// the response said its size, that is read into one buffer of the size
+// (io.ReadAll grows its own from 512 bytes, copying as it goes).
+func readBody(body io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > maxBody {
+		return io.ReadAll(io.LimitReader(body, maxBody+1))
+	}
+	b := make([]byte, 0, size+1) // +1: room for the read that finds the end
+	for {
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		case len(b) == cap(b): // longer than it said: read the rest as before
+			return io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(b), body), maxBody+1))
+		}
+	}
 }
 
 // errorResponse is the error go-openai returns for a failure status: its

@@ -2,7 +2,11 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/nel-eval/nel/runtime/plan"
 )
@@ -127,5 +131,23 @@ func TestScanChatAsJSON(t *testing.T) {
 		if err := scanChat([]byte(body), &got); err == nil {
 			t.Errorf("scanChat accepted %q", body)
 		}
+	}
+}
+
+// readBody reads what io.ReadAll(io.LimitReader(body, maxBody+1)) reads,
+// whatever size the response said: right, unknown, too small, or an error
+// partway.
+func TestReadBody(t *testing.T) {
+	body := strings.Repeat("answer ", 300)
+	for _, size := range []int64{int64(len(body)), -1, 10, 0, maxBody + 1} {
+		got, err := readBody(iotest.OneByteReader(strings.NewReader(body)), size)
+		if err != nil || string(got) != body {
+			t.Fatalf("size %d: %d bytes, %v", size, len(got), err)
+		}
+	}
+	boom := errors.New("boom")
+	got, err := readBody(io.MultiReader(strings.NewReader("part"), iotest.ErrReader(boom)), 100)
+	if !errors.Is(err, boom) || string(got) != "part" {
+		t.Fatalf("error partway: %q, %v", got, err)
 	}
 }

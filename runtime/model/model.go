@@ -162,6 +162,10 @@ type Client struct {
 	transport *hookTransport
 	log       *slog.Logger
 	chatURL   string // where go-openai sends chat completions
+	// chatHeader is the fast path's request header, made once: a request
+	// to nel's own transport shares it (a RoundTripper does not change
+	// its request, and that one only reads it), any other gets a copy.
+	chatHeader http.Header
 }
 
 // New returns a client for cfg.
@@ -221,7 +225,18 @@ func New(cfg Config) (*Client, error) {
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = &hc
 	return &Client{cfg: cfg, oa: openai.NewClientWithConfig(oc), transport: ht, log: log,
-		chatURL: oc.BaseURL + "/chat/completions"}, nil
+		chatURL: oc.BaseURL + "/chat/completions", chatHeader: chatHeader(cfg.APIKey)}, nil
+}
+
+// chatHeader is the header the fast path sends with every chat
+// completion, as go-openai sends it: Accept, Content-Type and, with a key,
+// Authorization.
+func chatHeader(apiKey string) http.Header {
+	h := http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"}}
+	if apiKey != "" {
+		h["Authorization"] = []string{"Bearer " + apiKey}
+	}
+	return h
 }
 
 // newTransport returns a keep-alive transport whose pool holds at most n

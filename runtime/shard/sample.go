@@ -263,7 +263,7 @@ func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response
 	for k, v := range s.Details {
 		details[k] = v
 	}
-	if d, ok := jsonany.Append(nil, details); ok {
+	if d, ok := jsonany.Append(make([]byte, 0, 256), details); ok {
 		traj.ScoringDetails = string(d)
 	} else if d, err := json.Marshal(details); err == nil {
 		traj.ScoringDetails = string(d)
