@@ -216,8 +216,12 @@ func (r *runner) failed(row *results.Row, traj *results.Trajectory, resp *model.
 // ended while scoring.
 func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response, row *results.Row, traj *results.Trajectory) bool {
 	var s bench.Score
-	// Judge calls made while scoring are recorded for the trajectory.
-	jctx, calls := judge.WithRecorder(ctx)
+	// Judge calls made while scoring are recorded for the trajectory
+	// (only a scorer with the environment, or a judge metric, makes one).
+	jctx, calls := ctx, (*judge.Recorder)(nil)
+	if r.def.ScoreEnv != nil || (r.env != nil && len(r.env.Judges) > 0) {
+		jctx, calls = judge.WithRecorder(ctx)
+	}
 	if r.def.ScoreEnv != nil {
 		s = r.def.ScoreEnv(jctx, r.env, it, resp.Content)
 	} else {
@@ -227,7 +231,9 @@ func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response
 	if ctx.Err() != nil {
 		return false
 	}
-	traj.JudgeCalls = judgeCallsJSON(calls)
+	if calls != nil {
+		traj.JudgeCalls = judgeCallsJSON(calls)
+	}
 	// The failure's text is the exemplar reports show.
 	// (Scorers put it in Details under the category's name: judge_error,
 	// sandbox_error, scorer_error.)
