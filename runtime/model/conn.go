@@ -177,7 +177,7 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 	}
 	var resp *http.Response
 	for {
-		resp, err = http.ReadResponse(pc.br, r)
+		resp, err = readResponse(pc.br, r)
 		if err != nil {
 			return fail(err)
 		}
