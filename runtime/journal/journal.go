@@ -275,12 +275,15 @@ func (j *Journal) DoneValue(k Key, v any) error {
 // json.Marshal on every sample). ok false: marshal it with encoding/json.
 type Appender interface {
 	AppendJSON(dst []byte) (out []byte, ok bool)
+	// SizeJSON is about how many bytes AppendJSON writes: the line's
+	// buffer is made that size, once.
+	SizeJSON() int
 }
 
 // doneValueLine is the line DoneValue writes.
 func (j *Journal) doneValueLine(k Key, v any) ([]byte, error) {
 	if a, ok := v.(Appender); ok {
-		line, err := doneLineHead(make([]byte, 0, 2048), k)
+		line, err := doneLineHead(make([]byte, 0, len(k.Item)+48+a.SizeJSON()), k)
 		if err != nil {
 			return nil, fmt.Errorf("journal %s: %w", j.path, err)
 		}

@@ -303,6 +303,8 @@ type appended struct {
 	refuse bool
 }
 
+func (a appended) SizeJSON() int { return len(a.A) + 8 }
+
 func (a appended) AppendJSON(b []byte) ([]byte, bool) {
 	if a.refuse {
 		return append(b, "garbage"...), false

@@ -32,7 +32,7 @@ func (c *Client) fastChat(ctx context.Context, req Request, w *wire) (r *Respons
 	if len(req.Tools) > 0 || slices.ContainsFunc(req.Messages, func(m Message) bool { return len(m.ToolCalls) > 0 }) {
 		return nil, nil, false
 	}
-	body := appendChatBody(make([]byte, 0, 512), c.cfg.Model, req.Messages, w.overlay)
+	body := appendChatBody(make([]byte, 0, chatBodySize(c.cfg.Model, req.Messages, w.overlay)), c.cfg.Model, req.Messages, w.overlay)
 	endpoint := c.chatURL
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -212,6 +212,20 @@ func appendChatBody(dst []byte, model string, msgs []Message, overlay []field) [
 		}
 	}
 	return append(dst, '}')
+}
+
+// chatBodySize is about the length of appendChatBody's body: its texts
+// and what the syntax and escapes add, so that it is written into one
+// buffer.
+func chatBodySize(model string, msgs []Message, overlay []field) int {
+	n := 64 + len(model)
+	for _, m := range msgs {
+		n += 40 + len(m.Role) + len(m.Content) + len(m.Content)/8 + len(m.ToolCallID)
+	}
+	for _, f := range overlay {
+		n += 4 + len(f.key) + len(f.val)
+	}
+	return n
 }
 
 // appendMessages writes messages without tool calls as go-openai does:

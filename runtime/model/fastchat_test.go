@@ -151,3 +151,20 @@ func TestReadBody(t *testing.T) {
 		t.Fatalf("error partway: %q, %v", got, err)
 	}
 }
+
+// chatBodySize is a good guess: a gsm8k request's body, and one with a
+// few escapes in every line, fit the buffer it sizes (text that is mostly
+// escapes grows it once).
+func TestChatBodySize(t *testing.T) {
+	overlay := []field{{"temperature", []byte("0")}, {"seed", []byte("1234567890")}, {"max_tokens", []byte("512")}}
+	for _, content := range []string{
+		"Solve the following math problem step by step. Put your final numerical answer after 'The answer is'.\n\nProblem: " + strings.Repeat("Janet has 16 eggs. ", 20),
+		strings.Repeat("She said \"twelve\" apples.\n", 20),
+	} {
+		msgs := []Message{{Role: "system", Content: "Answer briefly."}, {Role: "user", Content: content}}
+		body := appendChatBody(nil, "nel-sim", msgs, overlay)
+		if n := chatBodySize("nel-sim", msgs, overlay); len(body) > n || n > 2*len(body) {
+			t.Fatalf("chatBodySize %d for a body of %d bytes", n, len(body))
+		}
+	}
+}

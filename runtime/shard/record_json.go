@@ -33,6 +33,18 @@ func (rec *sampleRecord) AppendJSON(b []byte) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// SizeJSON is about the length of rec's JSON (journal.Appender): its
+// texts and what the members' names and numbers take.
+func (rec *sampleRecord) SizeJSON() int {
+	r, t := &rec.Row, &rec.Traj
+	n := len(r.RecipeHash) + len(r.Benchmark) + len(r.ItemID) + len(r.Category) + len(r.Extracted) +
+		len(r.Expected) + len(r.FinishReason) + len(r.ErrorCategory) + len(r.Outcome) + len(r.ErrorMessage) +
+		len(r.Model) + 24*len(r.Scores)
+	n += len(t.RecipeHash) + len(t.Benchmark) + len(t.ItemID) + len(t.Request) + len(t.Response) +
+		len(t.Reasoning) + len(t.ScoringDetails) + len(t.Error) + len(t.Model) + len(t.JudgeCalls)
+	return n + n/8 + 640 // escapes; names, numbers
+}
+
 // appendRow writes a results.Row as json.Marshal does.
 func appendRow(b []byte, r *results.Row) ([]byte, bool) {
 	b = jsonany.AppendString(append(b, `{"RecipeHash":`...), r.RecipeHash)

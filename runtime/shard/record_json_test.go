@@ -91,3 +91,23 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// SizeJSON is a good guess: a realistic record's JSON fits the buffer it
+// sizes, without much to spare.
+func TestRecordSizeJSON(t *testing.T) {
+	c := true
+	rec := sampleRecord{
+		Row: results.Row{RecipeHash: "sha256:" + strings.Repeat("a", 64), Benchmark: "gsm8k", ItemID: "0123456789abcdef",
+			ItemIdx: 1234, Repeat: 3, Reward: 1, Correct: &c, Extracted: "18", Expected: "18", FinishReason: "stop",
+			PromptTokens: 120, CompletionTokens: 80, LatencyMS: 12.345, Attempts: 1, Seed: 1 << 40, Outcome: "scored",
+			Scores: map[string]float64{}, Model: "nel-sim"},
+		Traj: results.Trajectory{RecipeHash: "sha256:" + strings.Repeat("a", 64), Benchmark: "gsm8k", ItemID: "0123456789abcdef",
+			Request:  `[{"role":"user","content":"Solve the following math problem step by step. ` + strings.Repeat("x", 300) + `"}]`,
+			Response: strings.Repeat("Step.\n", 40) + "The answer is 18.", ScoringDetails: `{"extracted":"18","method":"answer_line"}`,
+			Model: "nel-sim", LatencyMS: 12.345},
+	}
+	b, ok := rec.AppendJSON(nil)
+	if n := rec.SizeJSON(); !ok || len(b) > n || n > 2*len(b) {
+		t.Fatalf("SizeJSON %d for %d bytes of JSON", n, len(b))
+	}
+}
