@@ -31,42 +31,39 @@ func Append(dst []byte, v any) (out []byte, ok bool) {
 	case int64:
 		return strconv.AppendInt(dst, v, 10), true
 	case []string:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, s := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, s)
-		}
-		return append(dst, ']'), true
+		return AppendSlice(dst, v, func(dst []byte, s string) ([]byte, bool) { return AppendString(dst, s), true })
 	case []any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, ok = Append(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return AppendSlice(dst, v, Append)
 	case map[string]any:
-		return appendMap(dst, v, Append)
+		return appendMap(dst, v, AppendString, Append)
 	case map[string]float64:
-		return appendMap(dst, v, AppendFloat)
+		return appendMap(dst, v, AppendString, AppendFloat)
 	}
 	return dst, false
 }
 
+// AppendSlice appends s as json.Marshal does, each element by value; ok
+// is false where value says so.
+func AppendSlice[V any](dst []byte, s []V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	if s == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	for i, e := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = value(dst, e); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}
+
 // appendMap writes m's members in the order of their keys, as
-// json.Marshal does.
-func appendMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+// json.Marshal does, each key by key and each value by value.
+func appendMap[V any](dst []byte, m map[string]V, key func([]byte, string) []byte, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
 	if m == nil {
 		return append(dst, "null"...), true
 	}
@@ -81,7 +78,7 @@ func appendMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte,
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(AppendString(dst, k), ':')
+		dst = append(key(dst, k), ':')
 		var ok bool
 		if dst, ok = value(dst, m[k]); !ok {
 			return dst, false
@@ -115,21 +112,32 @@ func AppendFloat(dst []byte, f float64) ([]byte, bool) {
 // AppendMap appends m as json.Marshal does (members in the order of
 // their keys), each value by value; ok is false where value says so.
 func AppendMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
-	return appendMap(dst, m, value)
+	return appendMap(dst, m, AppendString, value)
+}
+
+// AppendMapNoHTML is AppendMap with the keys written by AppendStringNoHTML.
+func AppendMapNoHTML[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	return appendMap(dst, m, AppendStringNoHTML, value)
 }
 
 // AppendString appends s quoted as json.Marshal writes a string: HTML's
 // <, > and & escaped, the short escapes for \b \f \n \r \t " and \,
 // \u00XX for other control bytes, \ufffd for each byte of invalid UTF-8,
 // U+2028 and U+2029 escaped.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+// AppendStringNoHTML is AppendString without HTML's characters escaped,
+// as a json.Encoder writes with SetEscapeHTML(false).
+func AppendStringNoHTML(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+func appendString(dst []byte, s string, html bool) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= ' ' && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if b >= ' ' && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&')) {
 				i++
 				continue
 			}

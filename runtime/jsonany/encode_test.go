@@ -93,3 +93,23 @@ func TestUnquoteMatchesUnmarshal(t *testing.T) {
 		}
 	}
 }
+
+// AppendStringNoHTML writes what a json.Encoder with SetEscapeHTML(false)
+// writes for a string, on random strings of every escape.
+func TestAppendStringNoHTML(t *testing.T) {
+	pieces := []string{"a", "\"", "\\", "<", ">", "&", "\n", "\x01", "\x7f", "é", "\u2028", "\xff", "\xe2\x80", "😀"}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 50000 {
+		var b strings.Builder
+		for range rng.IntN(10) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.Encode(b.String())
+		if got := AppendStringNoHTML(nil, b.String()); string(got)+"\n" != want.String() {
+			t.Fatalf("AppendStringNoHTML(%q) = %s, the encoder %s", b.String(), got, want.String())
+		}
+	}
+}
