@@ -56,7 +56,11 @@ func (r *runner) ask(ctx context.Context, client *model.Client, it *bench.Item, 
 	budget := r.sampleBudget()
 	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	sctx = intercept.WithSample(sctx, intercept.Sample{Benchmark: r.b.Key, Item: it.ID, Repeat: repeat})
+	if len(r.svc.Interceptors) > 0 || r.svc.ModelTraffic != nil || r.o.ModelTransport != nil {
+		// The chain's traffic log and interceptors say which sample a
+		// request is; without a chain nothing reads it.
+		sctx = intercept.WithSample(sctx, intercept.Sample{Benchmark: r.b.Key, Item: it.ID, Repeat: repeat})
+	}
 	start := time.Now()
 	resp, err := client.Complete(sctx, req)
 	latency := time.Since(start)
