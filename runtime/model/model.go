@@ -370,18 +370,20 @@ func (c *Client) attempt(ctx context.Context, req Request, w *wire) (*Response, 
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
 	}
-	return c.once(withWire(ctx, w), req, w)
+	return c.once(ctx, req, w)
 }
 
 // once makes one request.
 func (c *Client) once(ctx context.Context, req Request, w *wire) (*Response, error) {
 	var r *Response
 	var err error
+	// The wire rides in the context to the hook under go-openai; the fast
+	// path is handed it (chat adds it once the fast path declines).
 	switch c.cfg.Protocol {
 	case Completions:
-		r, err = c.completion(ctx, req, w)
+		r, err = c.completion(withWire(ctx, w), req, w)
 	case Responses:
-		r, err = c.response(ctx, req, w)
+		r, err = c.response(withWire(ctx, w), req, w)
 	default:
 		r, err = c.chat(ctx, req, w)
 	}
@@ -396,6 +398,7 @@ func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, err
 		return r, err
 	}
 	*w = wire{overlay: w.overlay} // a redirect: forget its answer
+	ctx = withWire(ctx, w)
 	out, err := c.oa.CreateChatCompletion(ctx, chatRequest(c.cfg.Model, req))
 	if err != nil {
 		return nil, err
