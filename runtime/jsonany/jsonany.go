@@ -10,6 +10,10 @@
 // decoding a 10,000-item dataset that way was most of a shard's start-up,
 // and decoding each model response the same way a large part of the
 // client's CPU per request (issue 23).
+//
+// It also writes plain values (strings, numbers, bools, and maps and
+// slices of them) in the bytes json.Marshal writes, without its
+// reflection, for what nel writes once per sample (encode.go).
 package jsonany
 
 import (
