@@ -2,9 +2,8 @@ package bench
 
 import (
 	"encoding/json"
-	"slices"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/nel-eval/nel/runtime/jsonany"
 )
 
 // appendCanonical appends what canonicalJSON's encoder writes for v, for
@@ -33,20 +32,7 @@ func appendCanonical(dst []byte, v any) ([]byte, bool) {
 		}
 		return append(dst, v...), true
 	case []any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendCanonical(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return jsonany.AppendSlice(dst, v, appendCanonical)
 	case map[string]any:
 		return appendCanonicalMap(dst, v)
 	}
@@ -55,74 +41,12 @@ func appendCanonical(dst []byte, v any) ([]byte, bool) {
 
 // appendCanonicalMap writes m with its keys sorted, as encoding/json does.
 func appendCanonicalMap(dst []byte, m map[string]any) ([]byte, bool) {
-	if m == nil {
-		return append(dst, "null"...), true
-	}
-	var small [8]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(appendJSONString(dst, k), ':')
-		var ok bool
-		if dst, ok = appendCanonical(dst, m[k]); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, '}'), true
+	return jsonany.AppendMapNoHTML(dst, m, appendCanonical)
 }
 
 // appendJSONString writes s quoted as encoding/json does without HTML
-// escaping: the short escapes for \b \f \n \r \t " and \, \u00XX for other
-// control bytes, \ufffd for each byte of invalid UTF-8, \u2028 and \u2029
-// escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const (
-		hex = "0123456789abcdef"
-		// The bytes with a short escape, and the letter of each.
-		escaped = "\"\\\b\f\n\r\t"
-		escapes = "\"\\bfnrt"
-	)
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= ' ' && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			if k := strings.IndexByte(escaped, b); k >= 0 {
-				dst = append(dst, '\\', escapes[k])
-			} else {
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(append(dst, s[start:i]...), `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(append(dst, s[start:]...), '"')
-}
+// escaping.
+func appendJSONString(dst []byte, s string) []byte { return jsonany.AppendStringNoHTML(dst, s) }
 
 // validNumber says whether s is a JSON number, as encoding/json requires
 // of a json.Number it writes.

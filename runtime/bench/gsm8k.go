@@ -19,7 +19,6 @@ const (
 )
 
 func gsm8k() *Benchmark {
-	pat := score.MustCompilePy(GSM8KPattern)
 	target := score.MustCompilePy(`####\s*(.+)`)
 	return &Benchmark{
 		Name:     "gsm8k",
@@ -57,7 +56,7 @@ func gsm8k() *Benchmark {
 			return finish(items, dss...), nil
 		},
 		Score: func(it *Item, response string) Score {
-			r := score.AnswerLine(response, it.Expected, pat)
+			r := score.AnswerLineWith(response, it.Expected, answerIs)
 			return binary("answer_line", r.Correct, r.Extracted, map[string]any{"pattern": GSM8KPattern})
 		},
 		Respond: func(it *Item, correct bool, rng *rand.Rand) string {
@@ -72,4 +71,29 @@ func gsm8k() *Benchmark {
 			return reasoning(rng) + "\nAdding up the quantities described gives the total.\nThe answer is " + ans + "."
 		},
 	}
+}
+
+// answerIs finds group 1 of GSM8KPattern's first match in s, as the
+// pattern compiled by score.MustCompilePy does (FindStringSubmatch), without
+// the regexp engine: leftmost start, then the alternatives in order.
+func answerIs(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] | 0x20 {
+		case 't':
+			if e, ok := score.MatchFoldAt(s, i, "the answer is"); ok {
+				if g, ok := score.RestOfLine(s, e); ok {
+					return g, true
+				}
+			}
+		case 'a':
+			if e, ok := score.MatchFoldAt(s, i, "answer"); ok {
+				if e = score.SkipPySpace(s, e); e < len(s) && s[e] == ':' {
+					if g, ok := score.RestOfLine(s, e+1); ok {
+						return g, true
+					}
+				}
+			}
+		}
+	}
+	return "", false
 }

@@ -270,8 +270,27 @@ func (j *Journal) DoneValue(k Key, v any) error {
 	return j.commit(line)
 }
 
+// An Appender writes itself as JSON, the bytes json.Marshal would write
+// for it, without reflection (issue 23: a sample's record went through
+// json.Marshal on every sample). ok false: marshal it with encoding/json.
+type Appender interface {
+	AppendJSON(dst []byte) (out []byte, ok bool)
+	// SizeJSON is about how many bytes AppendJSON writes: the line's
+	// buffer is made that size, once.
+	SizeJSON() int
+}
+
 // doneValueLine is the line DoneValue writes.
 func (j *Journal) doneValueLine(k Key, v any) ([]byte, error) {
+	if a, ok := v.(Appender); ok {
+		line, err := doneLineHead(make([]byte, 0, len(k.Item)+48+a.SizeJSON()), k)
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: %w", j.path, err)
+		}
+		if line, ok := a.AppendJSON(line); ok {
+			return append(line, "}\n"...), nil
+		}
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", j.path, err)
@@ -328,18 +347,25 @@ func marshalItem(id string) ([]byte, error) {
 // that json.Marshal returned, which is valid, compact JSON without a raw
 // newline already: the same bytes, without compacting data again.
 func marshalledDoneLine(k Key, data []byte) ([]byte, error) {
+	line, err := doneLineHead(make([]byte, 0, len(data)+len(k.Item)+48), k)
+	if err != nil {
+		return nil, err
+	}
+	line = append(line, data...)
+	return append(line, "}\n"...), nil
+}
+
+// doneLineHead appends a done line up to its data.
+func doneLineHead(line []byte, k Key) ([]byte, error) {
 	item, err := marshalItem(k.Item)
 	if err != nil {
 		return nil, err
 	}
-	line := make([]byte, 0, len(data)+len(item)+48)
 	line = append(line, `{"t":"done","i":`...)
 	line = append(line, item...)
 	line = append(line, `,"r":`...)
 	line = strconv.AppendInt(line, int64(k.Repeat), 10)
-	line = append(line, `,"d":`...)
-	line = append(line, data...)
-	return append(line, "}\n"...), nil
+	return append(line, `,"d":`...), nil
 }
 
 func (j *Journal) send(r request) (err error) {

@@ -295,3 +295,34 @@ func TestMarshalItemAsJSON(t *testing.T) {
 		t.Errorf("marshalItem of a hex ID: %v allocations, want 1", n)
 	}
 }
+
+// appended writes itself by hand, as an Appender; refuse makes it leave
+// itself to json.Marshal.
+type appended struct {
+	A      string `json:"a"`
+	refuse bool
+}
+
+func (a appended) SizeJSON() int { return len(a.A) + 8 }
+
+func (a appended) AppendJSON(b []byte) ([]byte, bool) {
+	if a.refuse {
+		return append(b, "garbage"...), false
+	}
+	return append(append(append(b, `{"a":"`...), a.A...), `"}`...), true
+}
+
+// TestDoneValueAppender: a value that writes itself makes the line
+// json.Marshal's value would make; one that declines is marshalled.
+func TestDoneValueAppender(t *testing.T) {
+	j := &Journal{path: "x"}
+	for _, v := range []appended{{A: "v"}, {A: "w", refuse: true}} {
+		got, err := j.doneValueLine(Key{Item: "it", Repeat: 2}, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"t":"done","i":"it","r":2,"d":{"a":"` + v.A + `"}}` + "\n"; string(got) != want {
+			t.Fatalf("line %q, want %q", got, want)
+		}
+	}
+}

@@ -10,6 +10,10 @@
 // decoding a 10,000-item dataset that way was most of a shard's start-up,
 // and decoding each model response the same way a large part of the
 // client's CPU per request (issue 23).
+//
+// It also writes plain values (strings, numbers, bools, and maps and
+// slices of them) in the bytes json.Marshal writes, without its
+// reflection, for what nel writes once per sample (encode.go).
 package jsonany
 
 import (
@@ -338,4 +342,17 @@ func scanNumber(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, true
+}
+
+// Unquote decodes tok, one JSON string token quotes included, as
+// encoding/json unquotes it into a string. ok is false where it leaves
+// that to encoding/json (invalid UTF-8, which encoding/json rewrites; a
+// malformed token).
+func Unquote(tok []byte) (s string, ok bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
+	}
+	d := decoder{b: tok}
+	s, end, ok := d.str(1)
+	return s, ok && end == len(tok)
 }

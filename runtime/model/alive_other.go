@@ -2,7 +2,10 @@
 
 package model
 
-import "net"
+import (
+	"bufio"
+	"net"
+)
 
 // alive cannot peek here: a connection the server closed fails its next
 // request, which is retried.
@@ -10,8 +13,15 @@ func alive(net.Conn) bool { return true }
 
 // readable cannot wait without reading here: the read buffer is taken at
 // once.
-type readable struct{}
+type readable struct{ c net.Conn }
 
-func newReadable(net.Conn) *readable { return &readable{} }
+func newReadable(c net.Conn) *readable { return &readable{c: c} }
 
-func (*readable) wait() error { return nil }
+// take returns a read buffer holding c's first bytes, or the error
+// reading them.
+func (r *readable) take() (*bufio.Reader, error) {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r.c)
+	_, err := br.Peek(1)
+	return br, err
+}

@@ -3,7 +3,11 @@
 package model
 
 import (
+	"bufio"
+	"errors"
+	"io"
 	"net"
+	"os"
 	"syscall"
 )
 
@@ -29,45 +33,92 @@ func alive(c net.Conn) bool {
 // readable waits until c has something to read (bytes, the server's
 // close or an error), without a buffer: a request in flight then holds no
 // read buffer while its answer is computed (issue 23: at 10,000 in flight
-// the 2 KiB buffers were a fifth of the live heap). wait returns c's
-// error, such as the deadline that cancelling sets. One is made per
+// the 2 KiB buffers were a fifth of the live heap). One is made per
 // connection, so that waiting allocates nothing (the socket's RawConn and
 // the callback are made once).
 //
-// Only the first look is a syscall: once the poller reports the socket
-// readable, wait returns without peeking again (issue 23: a third syscall
-// per request). A wake-up with nothing to read after all is rare, and
-// harmless: the read that follows waits in the poller, as any read does,
-// with its buffer taken.
+// Each look is a read: a buffer is taken from the pool and filled by one
+// non-blocking read of the socket; when nothing has come yet, the buffer
+// goes back and the poller waits. An answer already there costs one
+// syscall (a peek and then a read took two; issue 23).
 type readable struct {
-	rc     syscall.RawConn // nil: not a socket, nothing to wait for
-	waited bool
-	look   func(fd uintptr) bool
-	b      [1]byte
+	rc   syscall.RawConn // nil: not a socket, nothing to wait for
+	src  sockSource
+	look func(fd uintptr) bool
+	br   *bufio.Reader // what the last look filled
 }
 
 func newReadable(c net.Conn) *readable {
-	r := &readable{}
+	r := &readable{src: sockSource{c: c}}
 	r.rc, _ = rawConn(c) // an error: the reads will say it
-	r.look = r.peek
+	r.look = r.read
 	return r
 }
 
-func (r *readable) wait() error {
+// take waits until c has something to read and returns a read buffer
+// holding its first bytes, or the error reading them (br is then still
+// the caller's, to give back). err from the wait itself (the deadline
+// that cancelling sets) comes with a nil br.
+func (r *readable) take() (br *bufio.Reader, err error) {
 	if r.rc == nil {
-		return nil
+		br = readers.Get().(*bufio.Reader)
+		br.Reset(r.src.c)
+		_, err = br.Peek(1)
+		return br, err
 	}
-	r.waited = false
-	return r.rc.Read(r.look)
+	r.br = nil
+	if err := r.rc.Read(r.look); err != nil {
+		return nil, err
+	}
+	br, r.br = r.br, nil
+	_, err = br.Peek(1) // the error the look had, or nothing: it is buffered
+	return br, err
 }
 
-func (r *readable) peek(fd uintptr) bool {
-	if r.waited {
-		return true
+func (r *readable) read(fd uintptr) bool {
+	br := readers.Get().(*bufio.Reader)
+	r.src.fd, r.src.raw = int(fd), true
+	br.Reset(&r.src)
+	_, err := br.Peek(1)
+	r.src.raw = false
+	if err == errAgain {
+		br.Reset(nil)
+		readers.Put(br)
+		return false // wait
 	}
-	_, _, err := syscall.Recvfrom(int(fd), r.b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	r.waited = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-	return !r.waited // else wait
+	r.br = br
+	return true
+}
+
+// errAgain is a non-blocking read that found nothing.
+var errAgain = errors.New("nothing to read yet")
+
+// sockSource is what a connection's read buffer reads from: c, but inside
+// the poller's callback (raw) the socket itself, without blocking, with
+// the errors c's Read would give.
+type sockSource struct {
+	c   net.Conn
+	fd  int
+	raw bool
+}
+
+func (s *sockSource) Read(p []byte) (int, error) {
+	if !s.raw {
+		return s.c.Read(p)
+	}
+	n, err := syscall.Read(s.fd, p)
+	for err == syscall.EINTR {
+		n, err = syscall.Read(s.fd, p)
+	}
+	switch {
+	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+		return 0, errAgain
+	case err != nil:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError("read", err)}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // rawConn is c's socket, or nil when c is not one (nil error: a

@@ -63,12 +63,6 @@ const readBufferSize = 2 << 10
 // answer, or an idle connection, holds none.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
-// takeReader gives pc a read buffer for the response about to be read.
-func (pc *plainConn) takeReader() {
-	pc.br = readers.Get().(*bufio.Reader)
-	pc.br.Reset(pc.c)
-}
-
 // dropReader gives pc's read buffer back, if it has one.
 func (pc *plainConn) dropReader() {
 	if pc.br != nil {
@@ -167,17 +161,16 @@ func (t *plainTransport) exchange(ctx context.Context, pc *plainConn, r *http.Re
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
 	}
-	if err := pc.readable.wait(); err != nil {
-		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
-	}
-	pc.takeReader()
-	if _, err := pc.br.Peek(1); err != nil {
-		// The server's close (EOF, a reset) with nothing before it.
+	br, err := pc.readable.take()
+	pc.br = br
+	if err != nil {
+		// The server's close (EOF, a reset) with nothing before it, or
+		// the wait cut short.
 		return fail(fmt.Errorf("%w: %w", errNoAnswer, err))
 	}
 	var resp *http.Response
 	for {
-		resp, err = http.ReadResponse(pc.br, r)
+		resp, err = readResponse(pc.br, r)
 		if err != nil {
 			return fail(err)
 		}

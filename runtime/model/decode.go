@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/nel-eval/nel/runtime/jsonany"
 )
 
 // A chat completion's answer read without reflection (issue 23). Decoded by
@@ -167,6 +169,10 @@ func (s *scanner) str(dst *string) error {
 		return nil
 	}
 	// Escapes or invalid UTF-8: as encoding/json unquotes them.
+	if u, ok := jsonany.Unquote(tok); ok {
+		*dst = u
+		return nil
+	}
 	return json.Unmarshal(tok, dst)
 }
 

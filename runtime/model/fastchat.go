@@ -32,23 +32,23 @@ func (c *Client) fastChat(ctx context.Context, req Request, w *wire) (r *Respons
 	if len(req.Tools) > 0 || slices.ContainsFunc(req.Messages, func(m Message) bool { return len(m.ToolCalls) > 0 }) {
 		return nil, nil, false
 	}
-	body := appendChatBody(make([]byte, 0, 512), c.cfg.Model, req.Messages, w.overlay)
+	body := appendChatBody(make([]byte, 0, chatBodySize(c.cfg.Model, req.Messages, w.overlay)), c.cfg.Model, req.Messages, w.overlay)
 	endpoint := c.chatURL
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err, true
 	}
-	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("Content-Type", "application/json")
-	if c.cfg.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	if _, own := c.transport.base.(*plainTransport); own {
+		hr.Header = c.chatHeader
+	} else {
+		hr.Header = c.chatHeader.Clone()
 	}
 	resp, err := c.transport.base.RoundTrip(hr)
 	if err != nil {
 		// As http.Client says it, so that messages read the same.
 		return nil, &url.Error{Op: "Post", URL: endpoint, Err: err}, true
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	b, err := readBody(resp.Body, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
 		return nil, &url.Error{Op: "Post", URL: endpoint, Err: err}, true
@@ -66,6 +66,28 @@ func (c *Client) fastChat(ctx context.Context, req Request, w *wire) (r *Respons
 	}
 	r, err = decodeChat(b)
 	return r, err, true
+}
+
+// readBody reads body to its end, at most maxBody+1 bytes of it. Where
+// the response said its size, that is read into one buffer of the size
+// (io.ReadAll grows its own from 512 bytes, copying as it goes).
+func readBody(body io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > maxBody {
+		return io.ReadAll(io.LimitReader(body, maxBody+1))
+	}
+	b := make([]byte, 0, size+1) // +1: room for the read that finds the end
+	for {
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		case len(b) == cap(b): // longer than it said: read the rest as before
+			return io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(b), body), maxBody+1))
+		}
+	}
 }
 
 // errorResponse is the error go-openai returns for a failure status: its
@@ -190,6 +212,20 @@ func appendChatBody(dst []byte, model string, msgs []Message, overlay []field) [
 		}
 	}
 	return append(dst, '}')
+}
+
+// chatBodySize is about the length of appendChatBody's body: its texts
+// and what the syntax and escapes add, so that it is written into one
+// buffer.
+func chatBodySize(model string, msgs []Message, overlay []field) int {
+	n := 64 + len(model)
+	for _, m := range msgs {
+		n += 40 + len(m.Role) + len(m.Content) + len(m.Content)/8 + len(m.ToolCallID)
+	}
+	for _, f := range overlay {
+		n += 4 + len(f.key) + len(f.val)
+	}
+	return n
 }
 
 // appendMessages writes messages without tool calls as go-openai does:

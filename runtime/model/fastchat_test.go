@@ -2,7 +2,11 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/nel-eval/nel/runtime/plan"
 )
@@ -126,6 +130,41 @@ func TestScanChatAsJSON(t *testing.T) {
 		}
 		if err := scanChat([]byte(body), &got); err == nil {
 			t.Errorf("scanChat accepted %q", body)
+		}
+	}
+}
+
+// readBody reads what io.ReadAll(io.LimitReader(body, maxBody+1)) reads,
+// whatever size the response said: right, unknown, too small, or an error
+// partway.
+func TestReadBody(t *testing.T) {
+	body := strings.Repeat("answer ", 300)
+	for _, size := range []int64{int64(len(body)), -1, 10, 0, maxBody + 1} {
+		got, err := readBody(iotest.OneByteReader(strings.NewReader(body)), size)
+		if err != nil || string(got) != body {
+			t.Fatalf("size %d: %d bytes, %v", size, len(got), err)
+		}
+	}
+	boom := errors.New("boom")
+	got, err := readBody(io.MultiReader(strings.NewReader("part"), iotest.ErrReader(boom)), 100)
+	if !errors.Is(err, boom) || string(got) != "part" {
+		t.Fatalf("error partway: %q, %v", got, err)
+	}
+}
+
+// chatBodySize is a good guess: a gsm8k request's body, and one with a
+// few escapes in every line, fit the buffer it sizes (text that is mostly
+// escapes grows it once).
+func TestChatBodySize(t *testing.T) {
+	overlay := []field{{"temperature", []byte("0")}, {"seed", []byte("1234567890")}, {"max_tokens", []byte("512")}}
+	for _, content := range []string{
+		"Solve the following math problem step by step. Put your final numerical answer after 'The answer is'.\n\nProblem: " + strings.Repeat("Janet has 16 eggs. ", 20),
+		strings.Repeat("She said \"twelve\" apples.\n", 20),
+	} {
+		msgs := []Message{{Role: "system", Content: "Answer briefly."}, {Role: "user", Content: content}}
+		body := appendChatBody(nil, "nel-sim", msgs, overlay)
+		if n := chatBodySize("nel-sim", msgs, overlay); len(body) > n || n > 2*len(body) {
+			t.Fatalf("chatBodySize %d for a body of %d bytes", n, len(body))
 		}
 	}
 }

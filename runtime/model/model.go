@@ -162,6 +162,10 @@ type Client struct {
 	transport *hookTransport
 	log       *slog.Logger
 	chatURL   string // where go-openai sends chat completions
+	// chatHeader is the fast path's request header, made once: a request
+	// to nel's own transport shares it (a RoundTripper does not change
+	// its request, and that one only reads it), any other gets a copy.
+	chatHeader http.Header
 }
 
 // New returns a client for cfg.
@@ -221,7 +225,18 @@ func New(cfg Config) (*Client, error) {
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	oc.HTTPClient = &hc
 	return &Client{cfg: cfg, oa: openai.NewClientWithConfig(oc), transport: ht, log: log,
-		chatURL: oc.BaseURL + "/chat/completions"}, nil
+		chatURL: oc.BaseURL + "/chat/completions", chatHeader: chatHeader(cfg.APIKey)}, nil
+}
+
+// chatHeader is the header the fast path sends with every chat
+// completion, as go-openai sends it: Accept, Content-Type and, with a key,
+// Authorization.
+func chatHeader(apiKey string) http.Header {
+	h := http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"}}
+	if apiKey != "" {
+		h["Authorization"] = []string{"Bearer " + apiKey}
+	}
+	return h
 }
 
 // newTransport returns a keep-alive transport whose pool holds at most n
@@ -355,18 +370,20 @@ func (c *Client) attempt(ctx context.Context, req Request, w *wire) (*Response, 
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
 	}
-	return c.once(withWire(ctx, w), req, w)
+	return c.once(ctx, req, w)
 }
 
 // once makes one request.
 func (c *Client) once(ctx context.Context, req Request, w *wire) (*Response, error) {
 	var r *Response
 	var err error
+	// The wire rides in the context to the hook under go-openai; the fast
+	// path is handed it (chat adds it once the fast path declines).
 	switch c.cfg.Protocol {
 	case Completions:
-		r, err = c.completion(ctx, req, w)
+		r, err = c.completion(withWire(ctx, w), req, w)
 	case Responses:
-		r, err = c.response(ctx, req, w)
+		r, err = c.response(withWire(ctx, w), req, w)
 	default:
 		r, err = c.chat(ctx, req, w)
 	}
@@ -381,6 +398,7 @@ func (c *Client) chat(ctx context.Context, req Request, w *wire) (*Response, err
 		return r, err
 	}
 	*w = wire{overlay: w.overlay} // a redirect: forget its answer
+	ctx = withWire(ctx, w)
 	out, err := c.oa.CreateChatCompletion(ctx, chatRequest(c.cfg.Model, req))
 	if err != nil {
 		return nil, err

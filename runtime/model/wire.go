@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/nel-eval/nel/runtime/jsonany"
 )
 
 // maxBody bounds a response body; a larger one is an API error, not an
@@ -147,6 +149,10 @@ func (c *Client) overlay(req Request) ([]field, error) {
 	g := req.Generation
 	var fs []field
 	add := func(key string, v any) error {
+		if b, ok := jsonany.Append(nil, v); ok { // json.Marshal's bytes
+			fs = append(fs, field{key, b})
+			return nil
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("generation parameter %s: %w", key, err)

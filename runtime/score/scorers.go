@@ -80,9 +80,20 @@ func MultichoiceRegex(response, expected string, pattern *regexp.Regexp) Result 
 // no match, the last line of the stripped response, and compares it with
 // expected under NormalizeMath.
 func AnswerLine(response, expected string, pattern *regexp.Regexp) Result {
+	return AnswerLineWith(response, expected, func(s string) (string, bool) {
+		if m := pattern.FindStringSubmatch(s); len(m) >= 2 {
+			return m[1], true
+		}
+		return "", false
+	})
+}
+
+// AnswerLineWith is AnswerLine with the pattern's group 1 found by find
+// (a hand-written matcher of a fixed pattern, see fold.go).
+func AnswerLineWith(response, expected string, find func(string) (string, bool)) Result {
 	var ex string
-	if m := pattern.FindStringSubmatch(response); len(m) >= 2 {
-		ex = PyStrip(m[1])
+	if g, ok := find(response); ok {
+		ex = PyStrip(g)
 	} else {
 		s := PyStrip(response)
 		ex = s[strings.LastIndexByte(s, '\n')+1:]

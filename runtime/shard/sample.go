@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,14 +12,23 @@ import (
 	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/failure"
 	"github.com/nel-eval/nel/runtime/intercept"
+	"github.com/nel-eval/nel/runtime/jsonany"
 	"github.com/nel-eval/nel/runtime/judge"
 	"github.com/nel-eval/nel/runtime/model"
 	"github.com/nel-eval/nel/runtime/results"
+	"github.com/nel-eval/nel/runtime/score"
 )
 
-// refusalRE is NeMo Evaluator's refusal detector for failure analysis
-// (reference §5.4): a wrong answer that reads like this is a refusal.
-var refusalRE = regexp.MustCompile(`(?i)I cannot|I'm unable|I can't|as an AI|I don't have the ability|I apologize`)
+// refusalPattern is NeMo Evaluator's refusal detector for failure
+// analysis (reference §5.4): a wrong answer that reads like this is a
+// refusal. refusalLits are its alternatives as score.ContainsAnyFold
+// takes them (the tests hold the two to each other).
+const refusalPattern = `(?i)I cannot|I'm unable|I can't|as an AI|I don't have the ability|I apologize`
+
+var refusalLits = []string{"i cannot", "i'm unable", "i can't", "as an ai", "i don't have the ability", "i apologize"}
+
+// isRefusal reports whether refusalPattern matches s.
+func isRefusal(s string) bool { return score.ContainsAnyFold(s, refusalLits) }
 
 // sample runs one (item, repeat): ask, release, then conclude.
 // release is called as soon as the model has answered.
@@ -48,7 +56,11 @@ func (r *runner) ask(ctx context.Context, client *model.Client, it *bench.Item, 
 	budget := r.sampleBudget()
 	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	sctx = intercept.WithSample(sctx, intercept.Sample{Benchmark: r.b.Key, Item: it.ID, Repeat: repeat})
+	if len(r.svc.Interceptors) > 0 || r.svc.ModelTraffic != nil || r.o.ModelTransport != nil {
+		// The chain's traffic log and interceptors say which sample a
+		// request is; without a chain nothing reads it.
+		sctx = intercept.WithSample(sctx, intercept.Sample{Benchmark: r.b.Key, Item: it.ID, Repeat: repeat})
+	}
 	start := time.Now()
 	resp, err := client.Complete(sctx, req)
 	latency := time.Since(start)
@@ -141,14 +153,30 @@ func (r *runner) modelRequest(it *bench.Item, seed int64) model.Request {
 // requestJSON is the request's JSON for the trajectory. It is made apart
 // from the request, after the answer (conclude): encoding/json's
 // reflection would grow the stack of every goroutine waiting on the model.
+// The bytes are json.Marshal's of {"prompt": …} or of the messages,
+// written without its reflection (issue 23).
 func (r *runner) requestJSON(it *bench.Item) []byte {
-	var b []byte
 	if r.svc.Protocol == "completions" {
-		b, _ = json.Marshal(map[string]string{"prompt": it.Prompt})
-	} else {
-		b, _ = json.Marshal(r.messages(it))
+		b := append(make([]byte, 0, len(it.Prompt)+16), `{"prompt":`...)
+		return append(jsonany.AppendString(b, it.Prompt), '}')
 	}
-	return b
+	msgs := r.messages(it)
+	if msgs == nil {
+		return []byte("null")
+	}
+	n := 2
+	for _, m := range msgs {
+		n += len(m.Role) + len(m.Content) + 32
+	}
+	b := append(make([]byte, 0, n), '[')
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonany.AppendString(append(b, `{"role":`...), m.Role), `,"content":`...)
+		b = append(jsonany.AppendString(b, m.Content), '}')
+	}
+	return append(b, ']')
 }
 
 // messages are the chat messages sent for it. Unlike NeMo Evaluator
@@ -192,8 +220,12 @@ func (r *runner) failed(row *results.Row, traj *results.Trajectory, resp *model.
 // ended while scoring.
 func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response, row *results.Row, traj *results.Trajectory) bool {
 	var s bench.Score
-	// Judge calls made while scoring are recorded for the trajectory.
-	jctx, calls := judge.WithRecorder(ctx)
+	// Judge calls made while scoring are recorded for the trajectory
+	// (only a scorer with the environment, or a judge metric, makes one).
+	jctx, calls := ctx, (*judge.Recorder)(nil)
+	if r.def.ScoreEnv != nil || (r.env != nil && len(r.env.Judges) > 0) {
+		jctx, calls = judge.WithRecorder(ctx)
+	}
 	if r.def.ScoreEnv != nil {
 		s = r.def.ScoreEnv(jctx, r.env, it, resp.Content)
 	} else {
@@ -203,7 +235,9 @@ func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response
 	if ctx.Err() != nil {
 		return false
 	}
-	traj.JudgeCalls = judgeCallsJSON(calls)
+	if calls != nil {
+		traj.JudgeCalls = judgeCallsJSON(calls)
+	}
 	// The failure's text is the exemplar reports show.
 	// (Scorers put it in Details under the category's name: judge_error,
 	// sandbox_error, scorer_error.)
@@ -239,7 +273,9 @@ func (r *runner) score(ctx context.Context, it *bench.Item, resp *model.Response
 	for k, v := range s.Details {
 		details[k] = v
 	}
-	if d, err := json.Marshal(details); err == nil {
+	if d, ok := jsonany.Append(make([]byte, 0, 256), details); ok {
+		traj.ScoringDetails = string(d)
+	} else if d, err := json.Marshal(details); err == nil {
 		traj.ScoringDetails = string(d)
 	}
 	return true
@@ -253,7 +289,7 @@ func (r *runner) whyWrong(row *results.Row, resp *model.Response, s bench.Score,
 	case resp.FinishReason == "length":
 		row.ErrorCategory = string(failure.Truncated)
 		return fmt.Sprintf("the answer was cut off (finish_reason length) after %d completion tokens", resp.CompletionTokens)
-	case r.def.Name != "xstest" && refusalRE.MatchString(resp.Content):
+	case r.def.Name != "xstest" && isRefusal(resp.Content):
 		// (XSTest scores refusals; there a refusal is an answer.)
 		row.ErrorCategory = string(failure.Refusal)
 		return "the answer reads as a refusal"
