@@ -239,6 +239,10 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, getenv func(string)
 	}
 	bars := newProgressUI(out.ui, p, interval)
 	var data shard.DataCache // each benchmark's data is loaded once, for all its shards
+	// One memory limit for the process, counting the requests in flight of
+	// every shard that runs: a limit per shard would count only its own
+	// requests, and the first shard to end would lift it under the others.
+	var mem shard.MemoryLimit
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed, interrupted []string
@@ -251,7 +255,7 @@ func runShards(ctx context.Context, p *plan.Plan, o Options, getenv func(string)
 				res, err := shard.Run(ctx, shard.Options{
 					Plan: p, Benchmark: b.Key, Shard: i, Of: p.Shards,
 					OutDir: p.OutputDir, NelVersion: o.NelVersion, Getenv: getenv, Logger: log,
-					Progress: bars.update, Data: &data, RetryInfra: o.Resume,
+					Progress: bars.update, Data: &data, RetryInfra: o.Resume, Memory: &mem,
 				})
 				t.add(b.Key, res, err)
 				if err == nil {
