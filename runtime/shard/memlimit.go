@@ -40,8 +40,8 @@ import (
 // judge's, an agent's conversation hold more than 12 KB, and a heap that
 // outgrows the limit leaves the GC running back to back at its cap (half
 // the CPU: 2,000 in flight through NeMo's interceptors took 7.7 s of CPU
-// instead of 3.1 s without the limit). So a watcher raises the limit
-// while it runs (see watch).
+// instead of 3.1 s without the limit; their stacks alone were 17 KB a
+// request). So a watcher raises the limit while it runs (see watch).
 const (
 	limitBase        = 48 << 20 // the spool's parts, the Parquet writer, headroom for garbage
 	limitPerInFlight = 12 << 10 // a request in flight: stack, request, connection
@@ -53,12 +53,8 @@ const (
 // cycle, marking all of it, for every limitBase of garbage (a shard of a
 // 1M-item dataset took 15% more CPU).
 func memoryLimit(live uint64, conc int) int64 {
-	return int64(live) + headroom(live) + int64(conc)*limitPerInFlight
+	return int64(live) + max(limitBase, int64(live)) + int64(conc)*limitPerInFlight
 }
-
-// headroom is the garbage the limit leaves room for between two cycles
-// over a live heap of live bytes.
-func headroom(live uint64) int64 { return max(limitBase, int64(live)) }
 
 // MemoryLimit is a process's soft memory limit for the shards it runs,
 // shared by all of them (Options.Memory). The zero value is ready; it sets
@@ -129,19 +125,17 @@ func (m *MemoryLimit) Limit() int64 {
 }
 
 // watch raises the limit, every interval until stop, when the GC has had
-// less room than the limit meant to leave it. The garbage a cycle found
-// room for is what the process allocated between two cycles; when it is
-// under half the headroom the estimate was short (a heap that grew past
-// it), and the limit goes up by the shortfall, so that the next cycles
-// have the headroom again. It never comes down: the GC's cost stays
+// less room than the limit meant to leave it for two intervals in a row
+// (one is the first wave's stacks growing, or a burst; two is a heap that
+// outgrew the estimate). It never comes down: the GC's cost stays
 // bounded, and the memory is what the work holds. runtime.ReadMemStats
 // stops the world for microseconds, once a second (runtime/metrics would
 // not, but adds 29 KB to nel-run, which is near its size budget).
 func (m *MemoryLimit) watch(stop chan struct{}, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	var last runtime.MemStats
-	runtime.ReadMemStats(&last)
+	var g gcWatch
+	runtime.ReadMemStats(&g.last)
 	for {
 		select {
 		case <-stop:
@@ -150,7 +144,7 @@ func (m *MemoryLimit) watch(stop chan struct{}, interval time.Duration) {
 		}
 		var now runtime.MemStats
 		runtime.ReadMemStats(&now)
-		if up := shortfall(last, now); up > 0 {
+		if up := g.next(now); up > 0 {
 			m.mu.Lock()
 			if m.stop == stop { // not released since the reading
 				m.raise += up
@@ -158,27 +152,46 @@ func (m *MemoryLimit) watch(stop chan struct{}, interval time.Duration) {
 			}
 			m.mu.Unlock()
 		}
-		last = now
 	}
 }
 
-// shortfall is how much the limit should go up after the cycles between
-// two readings of the memory statistics: 0 when the GC had the headroom,
-// or ran at most once (no cycle ran back to back).
+// gcWatch follows the GC from one reading of the memory statistics to the
+// next.
+type gcWatch struct {
+	last  runtime.MemStats
+	short bool // the last interval's cycles lacked headroom
+}
+
+// next is how much to raise the limit after the interval ending at now:
+// the shortfall when the interval before was short too, else 0.
+func (g *gcWatch) next(now runtime.MemStats) int64 {
+	up := shortfall(g.last, now)
+	raise := g.short && up > 0
+	g.last, g.short = now, up > 0
+	if raise {
+		return up
+	}
+	return 0
+}
+
+// shortfall is what the GC lacked of the limit's headroom in the cycles
+// between two readings of the memory statistics: 0 unless it ran back to
+// back, at least twice with less than a quarter of limitBase of garbage
+// between two cycles (what the process allocated from one to the next).
+// A quarter: at 10,000 in flight without interceptors a cycle had 22 to
+// 35 MiB of garbage (the trade of GC work for memory the limit makes,
+// 8 to 14 cycles a second), at 2,000 in flight through NeMo's interceptors
+// 5 to 7 MiB (20 to 150 cycles a second, the GC at its cap).
 func shortfall(last, now runtime.MemStats) int64 {
 	cycles := now.NumGC - last.NumGC
 	if cycles < 2 {
 		return 0
 	}
 	garbage := int64(now.TotalAlloc-last.TotalAlloc) / int64(cycles)
-	// The heap is between its live size and that plus a cycle's garbage:
-	// take the lower end, an underestimate only lowers the target.
-	live := max(int64(now.HeapAlloc)-garbage, 0)
-	want := headroom(uint64(live))
-	if garbage >= want/2 {
+	if garbage >= limitBase/4 {
 		return 0
 	}
-	return want - garbage
+	return limitBase - garbage
 }
 
 // heapNow is the heap in use now: what is live and the garbage not yet

@@ -84,28 +84,52 @@ func TestMemoryLimitLeavesAUsersLimit(t *testing.T) {
 	release()
 }
 
-// The watcher raises the limit by what the GC lacked of its headroom when
-// cycles ran with less garbage between them than half of it.
+// The watcher raises the limit by what the GC lacked of its headroom
+// (48 MiB) when cycles ran with less garbage between them than a quarter
+// of it.
 func TestShortfall(t *testing.T) {
 	const mib = 1 << 20
-	stats := func(gcs uint32, alloc, heap uint64) runtime.MemStats {
-		return runtime.MemStats{NumGC: gcs, TotalAlloc: alloc, HeapAlloc: heap}
+	stats := func(gcs uint32, alloc uint64) runtime.MemStats {
+		return runtime.MemStats{NumGC: gcs, TotalAlloc: alloc, HeapAlloc: 100 * mib}
 	}
 	for _, c := range []struct {
 		name      string
 		last, now runtime.MemStats
 		want      int64
 	}{
-		{"one cycle a second", stats(10, 0, 0), stats(11, 500*mib, 100*mib), 0},
-		// 10 cycles, 4 MiB each over a heap of 40 MiB (36 live): 48 − 4.
-		{"back to back", stats(10, 0, 0), stats(20, 40*mib, 40*mib), 44 * mib},
-		// 25 MiB a cycle is more than half of 48.
-		{"room enough", stats(10, 0, 0), stats(14, 100*mib, 40*mib), 0},
-		// 300 MiB live: the headroom is the live heap, 300 − 50.
-		{"a large live heap", stats(0, 0, 0), stats(4, 200*mib, 350*mib), 250 * mib},
+		{"one cycle a second", stats(10, 0), stats(11, 5*mib), 0},
+		// 10 cycles, 4 MiB each: 48 − 4.
+		{"back to back", stats(10, 0), stats(20, 40*mib), 44 * mib},
+		// 22 MiB a cycle is less than 48, but more than a quarter of it.
+		{"room enough", stats(10, 100*mib), stats(14, 188*mib), 0},
+		{"just short", stats(0, 0), stats(2, 2*(12*mib-1)), 36*mib + 1},
 	} {
 		if got := shortfall(c.last, c.now); got != c.want {
-			t.Errorf("%s: shortfall %d MiB, want %d MiB", c.name, got/mib, c.want/mib)
+			t.Errorf("%s: shortfall %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// The watcher raises the limit on the second short interval in a row, by
+// that interval's shortfall, and not on one alone.
+func TestGCWatch(t *testing.T) {
+	const mib = 1 << 20
+	short := func(gcs uint32) runtime.MemStats { // 10 MiB a cycle: 38 short
+		return runtime.MemStats{NumGC: gcs, TotalAlloc: uint64(gcs) * 10 * mib, HeapAlloc: 40 * mib}
+	}
+	g := gcWatch{last: short(0)}
+	for i, c := range []struct {
+		now  runtime.MemStats
+		want int64
+	}{
+		{short(4), 0}, // the first short interval
+		{runtime.MemStats{NumGC: 4, TotalAlloc: 40 * mib}, 0}, // no cycle
+		{short(8), 0}, // short again, but not twice in a row
+		{short(12), 38 * mib},
+		{short(16), 38 * mib},
+	} {
+		if got := g.next(c.now); got != c.want {
+			t.Errorf("reading %d: raise %d MiB, want %d MiB", i, got/mib, c.want/mib)
 		}
 	}
 }
