@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -40,6 +41,9 @@ type Request struct {
 	// Sample is the evaluation sample the request belongs to, when the
 	// caller said (WithSample); zero for a proxy client.
 	Sample Sample
+
+	url     *url.URL // Transport's: the URL whose path Path replaces
+	readLen int      // the length of the body as read
 }
 
 // bodyValue is the body as a JSON value: the decoded object, or the raw

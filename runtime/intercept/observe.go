@@ -66,7 +66,7 @@ func newObserver(name string, raw []byte, log *slog.Logger) (Interceptor, error)
 func (o *observer) Wrap(next Handler) Handler {
 	return func(ctx context.Context, req *Request) (*Response, error) {
 		if o.name == "logging" {
-			o.log.Info("model request", "method", req.Method, "path", req.Path, "body", preview(req))
+			o.logRequest(req)
 		}
 		start := time.Now()
 		resp, err := next(ctx, req)
@@ -76,6 +76,15 @@ func (o *observer) Wrap(next Handler) Handler {
 		o.observe(resp, time.Since(start))
 		return resp, nil
 	}
+}
+
+// logRequest is the logging link's line for req. Not inlined: its locals
+// would be in Wrap's frame, which waits on the model (see
+// Transport.RoundTrip).
+//
+//go:noinline
+func (o *observer) logRequest(req *Request) {
+	o.log.Info("model request", "method", req.Method, "path", req.Path, "body", preview(req))
 }
 
 func (o *observer) observe(resp *Response, took time.Duration) {
