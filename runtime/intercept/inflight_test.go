@@ -91,3 +91,27 @@ func TestInflightRetention(t *testing.T) {
 		t.Errorf("the chain holds %.0f bytes more per request in flight, want at most 2048", chained-plain)
 	}
 }
+
+// The links that read an answer share one decoding of it; an edit that
+// encodes the body again is what the next link reads, and a body a link
+// replaced is decoded again.
+func TestResponseDecodedOnce(t *testing.T) {
+	resp := &Response{Status: 200, Body: []byte(inflightAnswer)}
+	first := resp.bodyJSON()
+	if first == nil || fmt.Sprintf("%p", first) != fmt.Sprintf("%p", resp.bodyJSON()) {
+		t.Fatalf("a second read decoded the body again")
+	}
+	if err := editResponse(resp, func(_ *Response, body map[string]any) bool {
+		body["model"] = "edited"
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.bodyJSON()["model"]; got != "edited" || !bytes.Contains(resp.Body, []byte(`"model":"edited"`)) {
+		t.Errorf("after an edit: model %v, body %s", got, resp.Body)
+	}
+	resp.Body = []byte(`{"model":"replaced"}`)
+	if got := resp.bodyJSON()["model"]; got != "replaced" {
+		t.Errorf("after the body was replaced: model %v, want the new body's", got)
+	}
+}

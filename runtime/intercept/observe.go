@@ -88,7 +88,7 @@ func (o *observer) logRequest(req *Request) {
 }
 
 func (o *observer) observe(resp *Response, took time.Duration) {
-	body := decodeBody(resp.Body)
+	body := resp.bodyJSON()
 	u, _ := body["usage"].(map[string]any)
 	p, _ := intOf(u["prompt_tokens"])
 	c, _ := intOf(u["completion_tokens"])

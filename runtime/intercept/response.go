@@ -72,13 +72,13 @@ func (f responseEdit) Wrap(next Handler) Handler {
 //
 //go:noinline
 func editResponse(resp *Response, edit responseEdit) error {
-	body := decodeBody(resp.Body)
+	body := resp.bodyJSON()
 	if edit(resp, body) && body != nil {
 		b, err := encodeJSON(body)
 		if err != nil {
 			return err
 		}
-		resp.Body = b
+		resp.Body, resp.decoded, resp.decodedOf = b, body, b
 	}
 	return nil
 }

@@ -42,18 +42,25 @@ import (
 // the CPU: 2,000 in flight through NeMo's interceptors took 7.7 s of CPU
 // instead of 3.1 s without the limit; their stacks alone were 17 KB a
 // request). So a watcher raises the limit while it runs (see watch).
+//
+// A request through an interceptor chain (or a traffic log) is counted
+// at 24 KiB: measured at 2,000 in flight through NeMo's chain, its
+// goroutine's stack was 16 KiB instead of 8 (the chain's frames, waiting
+// on the model, take it past a quarter of 8 KiB, below which a stack is
+// shrunk), and its heap 1 KiB more (TestInflightRetention).
 const (
-	limitBase        = 48 << 20 // the spool's parts, the Parquet writer, headroom for garbage
-	limitPerInFlight = 12 << 10 // a request in flight: stack, request, connection
+	limitBase           = 48 << 20 // the spool's parts, the Parquet writer, headroom for garbage
+	limitPerInFlight    = 12 << 10 // a request in flight: stack, request, connection
+	limitPerIntercepted = 24 << 10 // the same through an interceptor chain
 )
 
 // memoryLimit is the limit for a process holding live bytes of heap before
-// conc requests are in flight. The headroom is at least the live heap, as
+// requests that hold inflight bytes are in flight. The headroom is at least the live heap, as
 // GOGC=100 gives: a shard holding a large dataset would otherwise run a GC
 // cycle, marking all of it, for every limitBase of garbage (a shard of a
 // 1M-item dataset took 15% more CPU).
-func memoryLimit(live uint64, conc int) int64 {
-	return int64(live) + max(limitBase, int64(live)) + int64(conc)*limitPerInFlight
+func memoryLimit(live uint64, inflight int64) int64 {
+	return int64(live) + max(limitBase, int64(live)) + inflight
 }
 
 // MemoryLimit is a process's soft memory limit for the shards it runs,
@@ -64,15 +71,16 @@ type MemoryLimit struct {
 	mu    sync.Mutex
 	users int  // shards whose samples run
 	off   bool // a limit was set before the first: left alone
-	conc  int  // the requests in flight the running shards allow
+	inflight int64 // what the requests the running shards allow in flight hold
 	live  uint64
 	raise int64 // what watch added to the estimate
 	prev  int64
 	stop  chan struct{} // the running watcher's; nil when none runs
 }
 
-// hold counts conc more requests in flight toward the limit until release.
-func (m *MemoryLimit) hold(conc int) (release func()) {
+// hold counts conc more requests in flight, each holding per bytes, toward
+// the limit until release.
+func (m *MemoryLimit) hold(conc int, per int64) (release func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.users == 0 {
@@ -85,16 +93,16 @@ func (m *MemoryLimit) hold(conc int) (release func()) {
 		}
 	}
 	m.users++
-	m.conc += conc
+	m.inflight += int64(conc) * per
 	m.apply()
-	return sync.OnceFunc(func() { m.release(conc) })
+	return sync.OnceFunc(func() { m.release(int64(conc) * per) })
 }
 
-func (m *MemoryLimit) release(conc int) {
+func (m *MemoryLimit) release(inflight int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.users--
-	m.conc -= conc
+	m.inflight -= inflight
 	if m.users > 0 || m.off {
 		m.apply()
 		return
@@ -110,7 +118,7 @@ func (m *MemoryLimit) apply() {
 	if m.off || m.users == 0 {
 		return
 	}
-	debug.SetMemoryLimit(memoryLimit(m.live, m.conc) + m.raise)
+	debug.SetMemoryLimit(memoryLimit(m.live, m.inflight) + m.raise)
 }
 
 // Limit is the limit in force while shards run (0 when none is set by m):
@@ -121,13 +129,13 @@ func (m *MemoryLimit) Limit() int64 {
 	if m.off || m.users == 0 {
 		return 0
 	}
-	return memoryLimit(m.live, m.conc) + m.raise
+	return memoryLimit(m.live, m.inflight) + m.raise
 }
 
 // watch raises the limit, every interval until stop, when the GC has had
-// less room than the limit meant to leave it for two intervals in a row
-// (one is the first wave's stacks growing, or a burst; two is a heap that
-// outgrew the estimate). It never comes down: the GC's cost stays
+// less room than the limit meant to leave it for three intervals in a row
+// (at 10,000 in flight, the first wave's stacks growing took two: the
+// limit's trade at its peak; three is a heap that outgrew the estimate). It never comes down: the GC's cost stays
 // bounded, and the memory is what the work holds. runtime.ReadMemStats
 // stops the world for microseconds, once a second (runtime/metrics would
 // not, but adds 29 KB to nel-run, which is near its size budget).
@@ -159,19 +167,22 @@ func (m *MemoryLimit) watch(stop chan struct{}, interval time.Duration) {
 // next.
 type gcWatch struct {
 	last  runtime.MemStats
-	short bool // the last interval's cycles lacked headroom
+	short int // how many intervals in a row lacked headroom
 }
 
 // next is how much to raise the limit after the interval ending at now:
-// the shortfall when the interval before was short too, else 0.
+// the shortfall when the two intervals before were short too, else 0.
 func (g *gcWatch) next(now runtime.MemStats) int64 {
 	up := shortfall(g.last, now)
-	raise := g.short && up > 0
-	g.last, g.short = now, up > 0
-	if raise {
-		return up
+	g.last = now
+	if up == 0 {
+		g.short = 0
+		return 0
 	}
-	return 0
+	if g.short++; g.short < 3 {
+		return 0
+	}
+	return up
 }
 
 // shortfall is what the GC lacked of the limit's headroom in the cycles

@@ -20,7 +20,7 @@ func TestMemoryLimit(t *testing.T) {
 		{10 << 20, 10000, 183697408},           // 10485760 + 50331648 + 122880000
 		{2 << 30, 256, 2*2147483648 + 3145728}, // headroom: the live heap again
 	} {
-		if got := memoryLimit(c.live, c.conc); got != c.want {
+		if got := memoryLimit(c.live, int64(c.conc)*limitPerInFlight); got != c.want {
 			t.Errorf("memoryLimit(%d, %d) = %d, want %d", c.live, c.conc, got, c.want)
 		}
 	}
@@ -41,19 +41,19 @@ func limitNow() int64 { return debug.SetMemoryLimit(-1) }
 func TestMemoryLimitShared(t *testing.T) {
 	noLimit(t)
 	var m MemoryLimit
-	a := m.hold(1000)
+	a := m.hold(1000, limitPerInFlight)
 	one := limitNow()
-	if one < memoryLimit(0, 1000) || one == math.MaxInt64 || one != m.Limit() {
-		t.Fatalf("one shard of 1000: limit %d (Limit() %d), want at least %d", one, m.Limit(), memoryLimit(0, 1000))
+	if min := memoryLimit(0, 1000*limitPerInFlight); one < min || one == math.MaxInt64 || one != m.Limit() {
+		t.Fatalf("one shard of 1000: limit %d (Limit() %d), want at least %d", one, m.Limit(), min)
 	}
-	b := m.hold(3000)
-	if two := limitNow(); two-one != 3000*limitPerInFlight {
-		t.Errorf("two shards: limit %d, want the first's %d + 3000 × %d", two, one, limitPerInFlight)
+	b := m.hold(3000, limitPerIntercepted) // through interceptors
+	if two := limitNow(); two-one != 3000*limitPerIntercepted {
+		t.Errorf("two shards: limit %d, want the first's %d + 3000 × %d", two, one, limitPerIntercepted)
 	}
 	a()
 	a() // a release is once
-	if got := limitNow(); got-one != 2000*limitPerInFlight {
-		t.Errorf("after the first ends: limit %d, want %d (the second's 3000 requests)", got, one+2000*limitPerInFlight)
+	if got, want := limitNow(), one+3000*limitPerIntercepted-1000*limitPerInFlight; got != want {
+		t.Errorf("after the first ends: limit %d, want %d (the second's 3000 requests)", got, want)
 	}
 	b()
 	if got := limitNow(); got != math.MaxInt64 || m.Limit() != 0 {
@@ -67,7 +67,7 @@ func TestMemoryLimitLeavesAUsersLimit(t *testing.T) {
 	noLimit(t)
 	var m MemoryLimit
 	debug.SetMemoryLimit(1 << 30)
-	release := m.hold(10000)
+	release := m.hold(10000, limitPerInFlight)
 	if got := limitNow(); got != 1<<30 || m.Limit() != 0 {
 		t.Errorf("a limit already set: %d while held (Limit() %d), want %d", got, m.Limit(), 1<<30)
 	}
@@ -77,7 +77,7 @@ func TestMemoryLimitLeavesAUsersLimit(t *testing.T) {
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
 	t.Setenv("GOMEMLIMIT", "1GiB")
-	release = m.hold(10000)
+	release = m.hold(10000, limitPerInFlight)
 	if got := limitNow(); got != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT in the environment: limit %d, want none set", got)
 	}
@@ -110,8 +110,8 @@ func TestShortfall(t *testing.T) {
 	}
 }
 
-// The watcher raises the limit on the second short interval in a row, by
-// that interval's shortfall, and not on one alone.
+// The watcher raises the limit on the third short interval in a row, by
+// that interval's shortfall, and not on one or two.
 func TestGCWatch(t *testing.T) {
 	const mib = 1 << 20
 	short := func(gcs uint32) runtime.MemStats { // 10 MiB a cycle: 38 short
@@ -124,9 +124,10 @@ func TestGCWatch(t *testing.T) {
 	}{
 		{short(4), 0}, // the first short interval
 		{runtime.MemStats{NumGC: 4, TotalAlloc: 40 * mib}, 0}, // no cycle
-		{short(8), 0}, // short again, but not twice in a row
-		{short(12), 38 * mib},
+		{short(8), 0},  // short again, but not three times in a row
+		{short(12), 0}, // twice
 		{short(16), 38 * mib},
+		{short(20), 38 * mib},
 	} {
 		if got := g.next(c.now); got != c.want {
 			t.Errorf("reading %d: raise %d MiB, want %d MiB", i, got/mib, c.want/mib)

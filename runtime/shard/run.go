@@ -501,7 +501,11 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	if len(todo) > 0 {
 		if r.o.Memory != nil {
 			// Kept until the shard's files are joined from the spool.
-			defer r.o.Memory.hold(max(r.b.MaxConcurrent, 1))()
+			per := int64(limitPerInFlight)
+			if len(r.svc.Interceptors) > 0 || r.svc.ModelTraffic != nil {
+				per = limitPerIntercepted
+			}
+			defer r.o.Memory.hold(max(r.b.MaxConcurrent, 1), per)()
 		}
 		if err := r.runSamples(ctx, client, j, st, items, todo); err != nil {
 			return nil, err
