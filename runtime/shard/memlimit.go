@@ -66,16 +66,16 @@ func memoryLimit(live uint64, inflight int64) int64 {
 // MemoryLimit is a process's soft memory limit for the shards it runs,
 // shared by all of them (Options.Memory). The zero value is ready; it sets
 // nothing until a shard's samples start, and restores the process's
-// earlier setting when the last running shard's end.
+// earlier setting when the last running shard's samples end.
 type MemoryLimit struct {
-	mu    sync.Mutex
-	users int  // shards whose samples run
-	off   bool // a limit was set before the first: left alone
+	mu       sync.Mutex
+	users    int   // shards whose samples run
+	off      bool  // a limit was set before the first: left alone
 	inflight int64 // what the requests the running shards allow in flight hold
-	live  uint64
-	raise int64 // what watch added to the estimate
-	prev  int64
-	stop  chan struct{} // the running watcher's; nil when none runs
+	live     uint64
+	raise    int64 // what watch added to the estimate
+	prev     int64
+	stop     chan struct{} // the running watcher's; nil when none runs
 }
 
 // hold counts conc more requests in flight, each holding per bytes, toward

@@ -7,19 +7,27 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nel-eval/nel/runtime/plan"
 	"github.com/nel-eval/nel/runtime/shard"
 	"github.com/nel-eval/nel/runtime/sim"
 )
+
+// unlimited is a plan of items in shards against an in-process simulator,
+// in a process with no memory limit until the test ends.
+func unlimited(t *testing.T, items, shards int) *plan.Plan {
+	t.Setenv("GOMEMLIMIT", "")
+	prev := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	data := writeGSM8K(t, t.TempDir(), items)
+	srv := simServer(t, sim.Config{Accuracy: 0.7, Seed: 1}, "gsm8k", data)
+	return testPlan(srv.URL, data, shards, 1, nil, nil)
+}
 
 // A shard leaves the process's memory settings alone unless its caller
 // gives it a limit: a library that set one for its own requests would
 // govern every other shard and server of the process.
 func TestShardLeavesMemoryLimitAlone(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	data := writeGSM8K(t, t.TempDir(), 50)
-	srv := simServer(t, sim.Config{Accuracy: 0.7, Seed: 1}, "gsm8k", data)
-	p := testPlan(srv.URL, data, 1, 1, nil, nil)
+	p := unlimited(t, 50, 1)
 	var mu sync.Mutex
 	var seen []int64
 	progress := func(pr shard.Progress) {
@@ -48,11 +56,7 @@ func TestShardLeavesMemoryLimitAlone(t *testing.T) {
 // has one too; shard 1 then looks at the limit, waits until shard 0 has
 // ended, and looks again.
 func TestShardsShareMemoryLimit(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	data := writeGSM8K(t, t.TempDir(), 200)
-	srv := simServer(t, sim.Config{Accuracy: 0.7, Seed: 1}, "gsm8k", data)
-	p := testPlan(srv.URL, data, 2, 1, nil, nil)
+	p := unlimited(t, 200, 2)
 	p.Benchmarks[0].MaxConcurrent = 4000 // 47 MiB of requests a shard: more than the base
 	var mem shard.MemoryLimit
 	out := t.TempDir()
