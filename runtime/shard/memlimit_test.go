@@ -84,9 +84,9 @@ func TestMemoryLimitLeavesAUsersLimit(t *testing.T) {
 	release()
 }
 
-// The watcher raises the limit by what the GC lacked of its headroom
-// (48 MiB) when cycles ran with less garbage between them than a quarter
-// of it.
+// The watcher raises the limit by what the GC lacked of half its
+// headroom (24 MiB) when cycles ran with less garbage between them than a
+// quarter of it (12 MiB).
 func TestShortfall(t *testing.T) {
 	const mib = 1 << 20
 	stats := func(gcs uint32, alloc uint64) runtime.MemStats {
@@ -98,11 +98,11 @@ func TestShortfall(t *testing.T) {
 		want      int64
 	}{
 		{"one cycle a second", stats(10, 0), stats(11, 5*mib), 0},
-		// 10 cycles, 4 MiB each: 48 − 4.
-		{"back to back", stats(10, 0), stats(20, 40*mib), 44 * mib},
+		// 10 cycles, 4 MiB each: 24 − 4.
+		{"back to back", stats(10, 0), stats(20, 40*mib), 20 * mib},
 		// 22 MiB a cycle is less than 48, but more than a quarter of it.
 		{"room enough", stats(10, 100*mib), stats(14, 188*mib), 0},
-		{"just short", stats(0, 0), stats(2, 2*(12*mib-1)), 36*mib + 1},
+		{"just short", stats(0, 0), stats(2, 2*(12*mib-1)), 12*mib + 1},
 	} {
 		if got := shortfall(c.last, c.now); got != c.want {
 			t.Errorf("%s: shortfall %d, want %d", c.name, got, c.want)
@@ -114,7 +114,7 @@ func TestShortfall(t *testing.T) {
 // that interval's shortfall, and not on one or two.
 func TestGCWatch(t *testing.T) {
 	const mib = 1 << 20
-	short := func(gcs uint32) runtime.MemStats { // 10 MiB a cycle: 38 short
+	short := func(gcs uint32) runtime.MemStats { // 10 MiB a cycle: 14 short
 		return runtime.MemStats{NumGC: gcs, TotalAlloc: uint64(gcs) * 10 * mib, HeapAlloc: 40 * mib}
 	}
 	g := gcWatch{last: short(0)}
@@ -126,8 +126,8 @@ func TestGCWatch(t *testing.T) {
 		{runtime.MemStats{NumGC: 4, TotalAlloc: 40 * mib}, 0}, // no cycle
 		{short(8), 0},  // short again, but not three times in a row
 		{short(12), 0}, // twice
-		{short(16), 38 * mib},
-		{short(20), 38 * mib},
+		{short(16), 14 * mib},
+		{short(20), 14 * mib},
 	} {
 		if got := g.next(c.now); got != c.want {
 			t.Errorf("reading %d: raise %d MiB, want %d MiB", i, got/mib, c.want/mib)
