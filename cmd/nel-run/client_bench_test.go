@@ -63,6 +63,14 @@ func runMeasured(b *testing.B, cmd *exec.Cmd) procCost {
 // dataPath, with the extra flags, and returns its base URL (…/v1).
 func startSim(b *testing.B, bin, dataPath string, flags ...string) string {
 	b.Helper()
+	url, _ := startSimProcess(b, bin, dataPath, flags...)
+	return url
+}
+
+// startSimProcess is startSim, and the simulator's process (its CPU time
+// is read from /proc while it runs).
+func startSimProcess(b *testing.B, bin, dataPath string, flags ...string) (string, *os.Process) {
+	b.Helper()
 	args := append([]string{"sim-server", "--addr", "127.0.0.1:0", "--benchmark", "gsm8k=" + dataPath, "--accuracy", "0.7"}, flags...)
 	srv := exec.Command(bin, args...)
 	stderr, err := srv.StderrPipe()
@@ -89,7 +97,7 @@ func startSim(b *testing.B, bin, dataPath string, flags ...string) string {
 			}
 		}
 	}()
-	return m[1]
+	return m[1], srv.Process
 }
 
 // benchPlan is a one-shard gsm8k plan against url: items from dataPath,
@@ -252,10 +260,7 @@ func BenchmarkEfficiencyCapped(b *testing.B) {
 			data := writeGSM8KData(b, dir, samples)
 			url := startSim(b, bin, data, "--latency", latency.String(), "--max-concurrent", fmt.Sprint(conc))
 			p := benchPlan(url, data, 1, conc)
-			p.Services[0].Interceptors = []plan.Interceptor{
-				{Name: "system_message", Config: map[string]any{"system_message": "Answer briefly."}},
-				{Name: "reasoning"}, {Name: "finish_reason"}, {Name: "response_stats"},
-			}
+			p.Services[0].Interceptors = nemoChain()
 			py := peer(b)
 			var bodies string
 			if py != "" {

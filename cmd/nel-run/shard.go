@@ -97,6 +97,8 @@ func (o *shardOptions) run(ctx context.Context, e *env) int {
 		Logger:     e.log,
 		Progress:   prog.update,
 		RetryInfra: o.resume,
+		// One shard a process: the limit is this process's.
+		Memory: new(shard.MemoryLimit),
 	}
 	if o.metricsAddr != "" {
 		stop, err := serveMetrics(ctx, e, o.metricsAddr, &opts)

@@ -32,9 +32,13 @@ func Rows() []Row {
 	return []Row{
 		{Label: "shard end to end, 0 latency, 128 in flight", Bench: "BenchmarkShardThroughput", Unit: "samples/s", Shown: "samples/s", Op: ">=", Target: 5000},
 		{Label: "  CPU per sample (client + simulator)", Bench: "BenchmarkShardThroughput", Unit: "cpu-us/sample", Shown: "us"},
-		{Label: "efficiency, 2000 in flight, 1 s, steady", Bench: "BenchmarkShardEfficiency2000", Unit: "%steady", Shown: "%", Op: ">=", Target: 99},
-		{Label: "  whole run: start-up, ramp, tail, Parquet", Bench: "BenchmarkShardEfficiency2000", Unit: "%efficiency", Shown: "%"},
-		{Label: "  CPU per sample (client + simulator)", Bench: "BenchmarkShardEfficiency2000", Unit: "cpu-us/sample", Shown: "us"},
+		// nel-run shard and nel-run sim-server, each its own process.
+		{Label: "efficiency, 2000 in flight, 1 s, steady", Bench: "BenchmarkNelRunEfficiency2000/chain=none", Unit: "%steady", Shown: "%", Op: ">=", Target: 99},
+		{Label: "  whole run: start-up, ramp, tail, Parquet", Bench: "BenchmarkNelRunEfficiency2000/chain=none", Unit: "%efficiency", Shown: "%"},
+		{Label: "  CPU per sample, nel-run shard", Bench: "BenchmarkNelRunEfficiency2000/chain=none", Unit: "client-cpu-us/sample", Shown: "us"},
+		{Label: "  CPU per sample, the simulator", Bench: "BenchmarkNelRunEfficiency2000/chain=none", Unit: "sim-cpu-us/sample", Shown: "us"},
+		{Label: "  steady, through NeMo's interceptors", Bench: "BenchmarkNelRunEfficiency2000/chain=nemo", Unit: "%steady", Shown: "%"},
+		{Label: "  CPU per sample, nel-run shard, interceptors", Bench: "BenchmarkNelRunEfficiency2000/chain=nemo", Unit: "client-cpu-us/sample", Shown: "us"},
 		{Label: "  steady state, latency 1 s +- 300 ms", Bench: "BenchmarkShardEfficiency2000Jitter", Unit: "%steady", Shown: "%"},
 
 		// Issue 23, target 1: a shard's memory does not grow with its samples.

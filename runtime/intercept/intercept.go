@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -40,6 +41,9 @@ type Request struct {
 	// Sample is the evaluation sample the request belongs to, when the
 	// caller said (WithSample); zero for a proxy client.
 	Sample Sample
+
+	url     *url.URL // Transport's: the URL whose path Path replaces
+	readLen int      // the length of the body as read
 }
 
 // bodyValue is the body as a JSON value: the decoded object, or the raw
@@ -59,6 +63,24 @@ type Response struct {
 	// Cached says a link answered from its store without calling the
 	// model.
 	Cached bool
+
+	// decoded is Body decoded by bodyJSON, while Body is still decodedOf.
+	decoded   map[string]any
+	decodedOf []byte
+}
+
+// bodyJSON is Body decoded (see decodeBody), once for the links that
+// read or edit it: three of NeMo's usual chain (reasoning, finish_reason,
+// response_stats) each decoded every answer. A link that changes the
+// decoded object sets Body to its encoding (editResponse), and one that
+// sets Body otherwise makes the next call decode the new one. Links that
+// keep a body beyond the call (pairs, traffic, caching) decode their own.
+func (r *Response) bodyJSON() map[string]any {
+	if len(r.Body) > 0 && len(r.decodedOf) == len(r.Body) && &r.decodedOf[0] == &r.Body[0] {
+		return r.decoded
+	}
+	r.decoded, r.decodedOf = decodeBody(r.Body), r.Body
+	return r.decoded
 }
 
 // OK says the status is 2xx.

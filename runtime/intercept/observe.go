@@ -66,7 +66,7 @@ func newObserver(name string, raw []byte, log *slog.Logger) (Interceptor, error)
 func (o *observer) Wrap(next Handler) Handler {
 	return func(ctx context.Context, req *Request) (*Response, error) {
 		if o.name == "logging" {
-			o.log.Info("model request", "method", req.Method, "path", req.Path, "body", preview(req))
+			o.logRequest(req)
 		}
 		start := time.Now()
 		resp, err := next(ctx, req)
@@ -78,8 +78,17 @@ func (o *observer) Wrap(next Handler) Handler {
 	}
 }
 
+// logRequest is the logging link's line for req. Not inlined: its locals
+// would be in Wrap's frame, which waits on the model (see
+// Transport.RoundTrip).
+//
+//go:noinline
+func (o *observer) logRequest(req *Request) {
+	o.log.Info("model request", "method", req.Method, "path", req.Path, "body", preview(req))
+}
+
 func (o *observer) observe(resp *Response, took time.Duration) {
-	body := decodeBody(resp.Body)
+	body := resp.bodyJSON()
 	u, _ := body["usage"].(map[string]any)
 	p, _ := intOf(u["prompt_tokens"])
 	c, _ := intOf(u["completion_tokens"])

@@ -131,7 +131,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProxyError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	req := &Request{Method: r.Method, Path: r.URL.Path, Header: forwardHeader(r.Header), Raw: raw, Body: decodeBody(raw)}
+	req := &Request{Method: r.Method, Path: r.URL.Path, Header: forwardHeader(r.Header), Raw: raw, Body: decodeBody(raw), readLen: len(raw)}
 	if m := sessionRE.FindStringSubmatch(req.Path); m != nil {
 		req.Sample.Item, req.Path = "session:"+m[1], m[2]
 	}

@@ -29,8 +29,18 @@ func decodeBody(b []byte) map[string]any {
 }
 
 // encodeJSON encodes v without HTML escaping (a model's "<think>" stays
-// readable in logs and caches).
-func encodeJSON(v any) ([]byte, error) {
+// readable in logs and caches). A body as decodeBody returns it, edited
+// by links, is written without encoding/json's reflection (once or twice
+// a request: issue 23); what jsonany does not write (a config's float64,
+// a struct) goes to encoding/json, which writes the same bytes.
+func encodeJSON(v any) ([]byte, error) { return appendJSON(nil, v) }
+
+// appendJSON is encodeJSON into dst's space (a new buffer when
+// encoding/json writes it).
+func appendJSON(dst []byte, v any) ([]byte, error) {
+	if b, ok := jsonany.AppendValue(dst, v); ok {
+		return b, nil
+	}
 	var buf bytes.Buffer
 	e := json.NewEncoder(&buf)
 	e.SetEscapeHTML(false)
@@ -50,16 +60,27 @@ func (f responseEdit) Wrap(next Handler) Handler {
 		if err != nil || resp == nil {
 			return resp, err
 		}
-		body := decodeBody(resp.Body)
-		if f(resp, body) && body != nil {
-			b, err := encodeJSON(body)
-			if err != nil {
-				return nil, err
-			}
-			resp.Body = b
+		if err := editResponse(resp, f); err != nil {
+			return nil, err
 		}
 		return resp, nil
 	}
+}
+
+// editResponse runs edit on resp's JSON body and encodes it again when
+// edit changed it. Not inlined: see finishReason.relabel.
+//
+//go:noinline
+func editResponse(resp *Response, edit responseEdit) error {
+	body := resp.bodyJSON()
+	if edit(resp, body) && body != nil {
+		b, err := encodeJSON(body)
+		if err != nil {
+			return err
+		}
+		resp.Body, resp.decoded, resp.decodedOf = b, body, b
+	}
+	return nil
 }
 
 // responseOnly builds a config-less response link.
@@ -111,27 +132,40 @@ type finishReason struct{ log *slog.Logger }
 
 func (f finishReason) Wrap(next Handler) Handler {
 	return func(ctx context.Context, req *Request) (*Response, error) {
-		cap := tokenCap(req.Body)
-		return responseEdit(func(_ *Response, body map[string]any) bool {
-			changed := false
-			choices := choicesOf(body)
-			for _, ch := range choices {
-				gen, ok := intOf(usageTokens(ch))
-				if !ok && len(choices) == 1 {
-					gen, ok = intOf(usageTokens(body))
-				}
-				if cap > 0 && ok && gen >= cap && ch["finish_reason"] == "stop" {
-					ch["finish_reason"] = "length"
-					changed = true
-					f.log.Warn("finish_reason relabelled stop -> length: the completion reached max_tokens", "tokens", gen, "max_tokens", cap)
-				}
-				if emptyChoice(ch) {
-					f.log.Warn("empty generation", "finish_reason", ch["finish_reason"])
-				}
-			}
-			return changed
-		}).Wrap(next)(ctx, req)
+		cap := tokenCap(req.Body) // the request as this link passes it on
+		resp, err := next(ctx, req)
+		if err != nil || resp == nil {
+			return resp, err
+		}
+		return f.relabel(resp, cap)
 	}
+}
+
+// relabel is finishReason's edit of a response to a request capped at cap
+// tokens. Not inlined: its locals would be in Wrap's frame, which waits
+// on the model (see Transport.RoundTrip).
+//
+//go:noinline
+func (f finishReason) relabel(resp *Response, cap int64) (*Response, error) {
+	return resp, editResponse(resp, func(_ *Response, body map[string]any) bool {
+		changed := false
+		choices := choicesOf(body)
+		for _, ch := range choices {
+			gen, ok := intOf(usageTokens(ch))
+			if !ok && len(choices) == 1 {
+				gen, ok = intOf(usageTokens(body))
+			}
+			if cap > 0 && ok && gen >= cap && ch["finish_reason"] == "stop" {
+				ch["finish_reason"] = "length"
+				changed = true
+				f.log.Warn("finish_reason relabelled stop -> length: the completion reached max_tokens", "tokens", gen, "max_tokens", cap)
+			}
+			if emptyChoice(ch) {
+				f.log.Warn("empty generation", "finish_reason", ch["finish_reason"])
+			}
+		}
+		return changed
+	})
 }
 
 // tokenCap is the request's max_completion_tokens or max_tokens (0: none).

@@ -90,6 +90,10 @@ type Options struct {
 	// samples that ended in infra_error (nel run --resume); its scored and
 	// model_error samples are kept as they are.
 	RetryInfra bool
+	// Memory, when set, is the process's soft memory limit, which counts
+	// this shard's requests in flight while its samples run (see
+	// MemoryLimit); nil leaves the process's memory settings alone.
+	Memory *MemoryLimit
 	// RampRate is how many requests per second the first max_concurrent
 	// launches are paced at; 0 means 1,500 per CPU, negative means no
 	// pacing. See runSamples.
@@ -495,8 +499,14 @@ func (r *runner) run(ctx context.Context) (res *Result, err error) {
 	r.report()
 
 	if len(todo) > 0 {
-		// Kept until the shard's files are joined from the spool.
-		defer limitMemory(max(r.b.MaxConcurrent, 1))()
+		if r.o.Memory != nil {
+			// Kept until the shard's files are joined from the spool.
+			per := int64(limitPerInFlight)
+			if len(r.svc.Interceptors) > 0 || r.svc.ModelTraffic != nil {
+				per = limitPerIntercepted
+			}
+			defer r.o.Memory.hold(max(r.b.MaxConcurrent, 1), per)()
+		}
 		if err := r.runSamples(ctx, client, j, st, items, todo); err != nil {
 			return nil, err
 		}
