@@ -126,3 +126,60 @@ func TestSpoolMissingSample(t *testing.T) {
 		t.Errorf("finish: %v", err)
 	}
 }
+
+// Once fewer than a part's samples are left to come, parts are cut at
+// tailMax samples, so that what finish still has to write is less than
+// tailMax samples; the shard's rows are the same.
+func TestSpoolTail(t *testing.T) {
+	const n = 25
+	var order []journal.Key
+	for i := range n {
+		k, _ := spoolRecord(i)
+		order = append(order, k)
+	}
+	dir := t.TempDir()
+	s, err := newSpool(filepath.Join(dir, ".spool"), order, false, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.partMax, s.tailMax = 10, 3
+	for i := range n {
+		k, rec := spoolRecord(i)
+		if err := s.add(k, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Samples 0-9 make a full part; from sample 15 on fewer than 10 are
+	// left: 10-15 (6 waiting), 16-18, 19-21, 22-24. (The parts are on
+	// disk once the writer stopped.)
+	s.mu.Lock()
+	err = s.close()
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for i := range s.parts {
+		rows, err := results.ReadRowsPart(s.partPath(i, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(rows))
+	}
+	if want := []int{10, 6, 3, 3, 3}; !slices.Equal(sizes, want) || len(s.buf) != 0 {
+		t.Errorf("parts of %v samples and %d left for finish, want %v and 0", sizes, len(s.buf), want)
+	}
+	final := filepath.Join(dir, "s.parquet")
+	if rows, err := s.finish(final, filepath.Join(dir, "t.parquet"), "", nil); err != nil || rows != n {
+		t.Fatalf("finish: %d rows, %v", rows, err)
+	}
+	got, _, err := results.ReadRows(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, rec := spoolRecord(i); got[i].ItemID != rec.Row.ItemID || got[i].Repeat != rec.Row.Repeat {
+			t.Fatalf("row %d: %s/%d, want sample %d", i, got[i].ItemID, got[i].Repeat, i)
+		}
+	}
+}
