@@ -72,12 +72,12 @@ const (
 	partBytes   = 8 << 20
 )
 
-// tailSamples bounds a part once fewer than partSamples samples are left
-// to come: the part written after the shard's last sample is what keeps
-// the shard from ending, and at partSamples it took 25-40 ms to encode on
-// 2 CPUs (issue 23). Cut smaller, the tail's parts are written while its
-// last samples are in flight, and the last one is quick.
-const tailSamples = 128
+// tailSamples bounds the last part: the part written after the shard's
+// last sample is what keeps the shard from ending, and at partSamples it
+// took 25-40 ms to encode on 2 CPUs (issue 23). Cut smaller (see push),
+// the tail's parts are written while its last samples are in flight, and
+// the last one is quick.
+const tailSamples = 256
 
 // newSpool prepares dir for the parts of a shard whose samples are order
 // (in row order), removing what an earlier run left there. maxPending
@@ -200,8 +200,12 @@ func (s *spool) push(rec *sampleRecord) error {
 	s.buf = append(s.buf, rec)
 	s.bufBytes += recordBytes(rec)
 	limit := s.partMax
-	if len(s.order)-s.next < s.partMax {
-		limit = min(limit, s.tailMax)
+	if left := len(s.order) - s.next; left < s.partMax {
+		// The tail: a part as large as what is left to come, so that
+		// parts halve (1,024, 512, 256 ...) down to tailMax, and what
+		// finish writes is less than tailMax; a few more parts, not
+		// partMax/tailMax more (each is two files to join and remove).
+		limit = min(limit, max(left, s.tailMax))
 	}
 	if len(s.buf) < limit && s.bufBytes < partBytes {
 		return nil

@@ -127,11 +127,12 @@ func TestSpoolMissingSample(t *testing.T) {
 	}
 }
 
-// Once fewer than a part's samples are left to come, parts are cut at
-// tailMax samples, so that what finish still has to write is less than
-// tailMax samples; the shard's rows are the same.
+// Once fewer than a part's samples are left to come, a part is cut when
+// it holds as many as are left (halving down to tailMax), so that what
+// finish still has to write is less than tailMax samples; the shard's
+// rows are the same.
 func TestSpoolTail(t *testing.T) {
-	const n = 25
+	const n = 40
 	var order []journal.Key
 	for i := range n {
 		k, _ := spoolRecord(i)
@@ -142,16 +143,17 @@ func TestSpoolTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.partMax, s.tailMax = 10, 3
+	s.partMax, s.tailMax = 16, 3
 	for i := range n {
 		k, rec := spoolRecord(i)
 		if err := s.add(k, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Samples 0-9 make a full part; from sample 15 on fewer than 10 are
-	// left: 10-15 (6 waiting), 16-18, 19-21, 22-24. (The parts are on
-	// disk once the writer stopped.)
+	// Samples 0-15 make a full part; from sample 24 on fewer than 16 are
+	// left: 16-27 (12, as many as left after 27: 28-39), 28-33 (6), then
+	// parts of tailMax: 34-36, 37-39. (The parts are on disk once the
+	// writer stopped.)
 	s.mu.Lock()
 	err = s.close()
 	s.mu.Unlock()
@@ -166,7 +168,7 @@ func TestSpoolTail(t *testing.T) {
 		}
 		sizes = append(sizes, len(rows))
 	}
-	if want := []int{10, 6, 3, 3, 3}; !slices.Equal(sizes, want) || len(s.buf) != 0 {
+	if want := []int{16, 12, 6, 3, 3}; !slices.Equal(sizes, want) || len(s.buf) != 0 {
 		t.Errorf("parts of %v samples and %d left for finish, want %v and 0", sizes, len(s.buf), want)
 	}
 	final := filepath.Join(dir, "s.parquet")
