@@ -1,9 +1,9 @@
 package results
 
 import (
-	"io"
-
-	"github.com/nel-eval/nel/runtime/atomicfile"
+	"bufio"
+	"fmt"
+	"os"
 )
 
 // A file written while its rows are produced (a running shard's) is
@@ -33,10 +33,29 @@ func WriteTrajectoriesPart(path string, ts []Trajectory) error {
 // WriteTurnsPart writes turns to path as a part.
 func WriteTurnsPart(path string, turns []Turn) error { return writePart(path, turnFields(), turns) }
 
-func writePart[T any](path string, fields []field[T], items []T) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
-		return encodeWith(w, fields, len(items), sliceGroups(items), nil, &columnBuffers{}, partLevel)
-	})
+// writePart writes a part without fsync (two per file: its data and its
+// folder's rename), which was most of what a part cost at the end of a
+// shard (issue 23): a part is no record of anything, the shard's journal
+// is, and a shard that starts again deletes the parts an earlier run left.
+// A part that failed is removed.
+func writePart[T any](path string, fields []field[T], items []T) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = encodeWith(bw, fields, len(items), sliceGroups(items), nil, &columnBuffers{}, partLevel)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // ReadRowsPart reads a part written by WriteRowsPart, as it was written.

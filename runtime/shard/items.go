@@ -116,6 +116,11 @@ func (r *runner) selection(ctx context.Context, s dataset.Stream) (*selection, e
 	return sel, nil
 }
 
+// all says every record of the dataset is selected.
+func (s *selection) all() bool {
+	return s.limit < 0 || s.ranks != nil && s.limit >= len(s.ranks)
+}
+
 func (s *selection) rank(index int) int {
 	switch {
 	case s.ranks != nil && index < len(s.ranks):

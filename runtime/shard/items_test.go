@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/nel-eval/nel/runtime/bench"
 	"github.com/nel-eval/nel/runtime/dataset"
 	"github.com/nel-eval/nel/runtime/plan"
 )
@@ -173,6 +175,55 @@ func TestStreamedShardItems(t *testing.T) {
 					t.Errorf("%s max=%v seed=%v: %d shards hold %d items, %d selected", data, deref(c.max), deref(c.seed), of, sum, want.selected)
 				}
 			}
+		}
+	}
+}
+
+// A shard that keeps every record reads each once: by windows through
+// the benchmark's Load, not by its Key and then whole again (issue 23);
+// one that drops records reads them by the Key. The items are the
+// whole-set path's either way (TestStreamedShardItems).
+func TestStreamReadsKeptRecordsOnce(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "one.jsonl")
+	writeData(t, data, strings.Join(gsm8kLines(1000), "\n")+"\n")
+	ptr := func(n int) *int { return &n }
+	seed := func(n int64) *int64 { return &n }
+	for _, c := range []struct {
+		name     string
+		of       int
+		max      *int
+		seed     *int64
+		windowed bool // Load is called once a window, not once a record
+	}{
+		{"all", 1, nil, nil, true},
+		{"all shuffled", 1, ptr(5000), seed(3), true},
+		{"max_problems", 1, ptr(250), nil, false},
+		{"3 shards", 3, nil, nil, false},
+	} {
+		o := Options{Plan: itemsPlan(data, c.of, c.max, c.seed), Benchmark: "gsm8k", Shard: 0, Of: c.of, OutDir: t.TempDir(),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		r, err := newRunner(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.window = 100
+		def, calls := *r.def, 0
+		load := def.Load
+		def.Load = func(ctx context.Context, l bench.Loader, params map[string]any) (*bench.Set, error) {
+			calls++
+			return load(ctx, l, params)
+		}
+		r.def = &def
+		d, err := r.shardItems(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.streamed || len(d.mine) == 0 {
+			t.Fatalf("%s: streamed=%v, %d items", c.name, d.streamed, len(d.mine))
+		}
+		if windowed := calls <= 10; windowed != c.windowed {
+			t.Errorf("%s: Load called %d times for 1,000 records in windows of 100 (keyed %d)", c.name, calls, d.keyed)
 		}
 	}
 }

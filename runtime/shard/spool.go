@@ -47,6 +47,7 @@ type spool struct {
 	parts      []string // results part files, in row order
 	written    int      // samples in parts
 	partMax    int      // samples a part holds at most: partSamples but in tests
+	tailMax    int      // the same in the shard's tail: tailSamples but in tests
 
 	// The parts are encoded and written by one goroutine of their own, so
 	// that samples finishing meanwhile are not held up (they would each
@@ -71,6 +72,13 @@ const (
 	partBytes   = 8 << 20
 )
 
+// tailSamples bounds the last part: the part written after the shard's
+// last sample is what keeps the shard from ending, and at partSamples it
+// took 25-40 ms to encode on 2 CPUs (issue 23). Cut smaller (see push),
+// the tail's parts are written while its last samples are in flight, and
+// the last one is quick.
+const tailSamples = 256
+
 // newSpool prepares dir for the parts of a shard whose samples are order
 // (in row order), removing what an earlier run left there. maxPending
 // bounds the samples held back behind an unfinished one.
@@ -82,7 +90,7 @@ func newSpool(dir string, order []journal.Key, agentic bool, maxPending int) (*s
 		return nil, fmt.Errorf("spool: %w", err)
 	}
 	s := &spool{
-		dir: dir, agentic: agentic, order: order, maxPending: max(maxPending, 1), partMax: partSamples,
+		dir: dir, agentic: agentic, order: order, maxPending: max(maxPending, 1), partMax: partSamples, tailMax: tailSamples,
 		pending: map[journal.Key]*sampleRecord{}, late: map[journal.Key]bool{},
 		jobs: make(chan partJob, 1), werr: make(chan error, 1),
 	}
@@ -191,7 +199,15 @@ func (s *spool) drain() error {
 func (s *spool) push(rec *sampleRecord) error {
 	s.buf = append(s.buf, rec)
 	s.bufBytes += recordBytes(rec)
-	if len(s.buf) < s.partMax && s.bufBytes < partBytes {
+	limit := s.partMax
+	if left := len(s.order) - s.next; left < s.partMax {
+		// The tail: a part as large as what is left to come, so that
+		// parts halve (1,024, 512, 256 ...) down to tailMax, and what
+		// finish writes is less than tailMax; a few more parts, not
+		// partMax/tailMax more (each is two files to join and remove).
+		limit = min(limit, max(left, s.tailMax))
+	}
+	if len(s.buf) < limit && s.bufBytes < partBytes {
 		return nil
 	}
 	return s.flush()
