@@ -29,7 +29,7 @@ func checkAppend(t *testing.T, v any) {
 func TestAppendCases(t *testing.T) {
 	for _, v := range []any{
 		nil, "", "plain", "<a href=\"x\">&amp;</a>", "tab\tnl\nret\r\b\f\x00\x1f\x7f", "é中😀",
-		"\xff\xfe", "a\u2028b\u2029c", "\\", true, false, 0.0, -0.0, 1.0, 0.5, 1e-6, 9.99e-7, 1e-9, -1e-9,
+		"\xff\xfe", "a\u2028b\u2029c", "\\", true, false, 0.0, math.Copysign(0, -1), 1.0, 0.5, 1e-6, 9.99e-7, 1e-9, -1e-9,
 		1e20, 1e21, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64, math.NaN(), math.Inf(1),
 		3, int64(-7), []string{"a", "<"}, []string(nil), []any{1.5, "x", nil, []any{}},
 		map[string]any{"method": "answer_line", "extracted": "$18.", "pattern": `(?i)\s*`, "z": map[string]any{"n": 1.0}},
