@@ -115,7 +115,7 @@ func BenchmarkShardThroughput(b *testing.B) {
 // Target: ≥ 99% of the ideal throughput with 2,000 in flight at 1 s latency:
 // 20,000 samples, ideal 10 s. The steady-state figure is the throughput;
 // the whole run adds start-up, the paced first wave (Options.RampRate:
-// about 0.35 s of lost time on 2 CPUs), the last round's stragglers and
+// about 0.17 s of lost time on 2 CPUs), the last round's stragglers and
 // writing the Parquet files.
 func BenchmarkShardEfficiency2000(b *testing.B) {
 	if testing.Short() {
