@@ -259,7 +259,7 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 			spread = distances(*h.Value, iv)
 			row.CI = pct1(iv.Lo) + "–" + pct1(iv.Hi)
 			switch iv.Method {
-			case "clt", "t", "wilson", "wilson_ends", "wilson_effective", "korn_graubard", "jeffreys_effective":
+			case "clt", "t", "wilson", "wilson_ends", "wilson_effective", "korn_graubard", "jeffreys_effective", "jeffreys_betabinomial":
 			case "clt_clustered", "wilson_clustered", "korn_graubard_clustered":
 				s.clustered = true
 				row.CI += " (clustered)"

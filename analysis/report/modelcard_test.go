@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nel-eval/nel/analysis/report/internal/view"
 	"github.com/nel-eval/nel/runtime/metrics"
 	prov "github.com/nel-eval/nel/runtime/provenance"
 	"github.com/nel-eval/nel/runtime/rundir"
@@ -232,5 +233,21 @@ func TestModelCardDates(t *testing.T) {
 	c := BuildModelCard([]*metrics.Bundle{suite[0], &b}, ModelCardOptions{})
 	if last := c.Footer[len(c.Footer)-1]; last != "2025-05-01 – 2025-05-03" {
 		t.Errorf("date range %q, want 2025-05-01 – 2025-05-03 (UTC)", last)
+	}
+}
+
+// pass@k's Beta-binomial interval (a recipe whose primary metric is
+// pass@k) is an interval over items like pass@1's: no method in
+// brackets, no footnote naming it.
+func TestModelCardBetaBinomialHeadline(t *testing.T) {
+	gsm := testSuite()[0]
+	h := view.HeadlineScore(gsm)
+	if h.CLT == nil {
+		t.Fatal("the fixture's headline has no interval")
+	}
+	h.CLT.Method = "jeffreys_betabinomial"
+	got := renderCard(t, []*metrics.Bundle{gsm}, ModelCard, ModelCardOptions{})
+	if !strings.Contains(got, "| gsm8k | 81.2 ± 2.1 | 79.1–83.3 | 500 × 4 |") || strings.Contains(got, "jeffreys_betabinomial") {
+		t.Errorf("model card:\n%s", got)
 	}
 }
