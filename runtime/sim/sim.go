@@ -44,6 +44,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nel-eval/nel/runtime/bench"
+	"github.com/nel-eval/nel/runtime/jsonany"
 )
 
 // DefaultModel is the model id the simulator serves by default.
@@ -715,48 +716,9 @@ func (s *Server) body(chat, empty bool, answer, finish string, promptLen int) []
 // tokens approximates a token count as a quarter of the characters.
 func tokens(n int) int { return (n + 3) / 4 }
 
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString appends s as a JSON string (jsonany's writer: the bytes an
+// Encoder without HTML escaping writes).
+func appendString(b []byte, s string) []byte { return jsonany.AppendStringNoHTML(b, s) }
 
 // truncate cuts s to at most n bytes, at a rune boundary.
 func truncate(s string, n int) string {
