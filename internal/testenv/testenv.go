@@ -13,7 +13,9 @@
 //
 // Engines a machine cannot be given by a package install are not parts in
 // this sense: tests that need them skip with a plain t.Skip, and the
-// summary lists those too. Apptainer is one. A docker daemon is one where
+// summary lists those too. Apptainer is a part: .ci/testdeps builds
+// SingularityCE, its sibling, from the Go module proxy (apptainer.go).
+// A docker daemon is an engine where
 // none answers and this process is not root (or dockerd will not start):
 // as root, Docker (docker.go) starts a private daemon from docker.io's
 // dockerd, whose CLI and base image's busybox-static and bash-static are
