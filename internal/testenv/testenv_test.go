@@ -60,7 +60,7 @@ func TestTestdepsCannotInstall(t *testing.T) {
 		t.Fatalf("outside CI: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"testdeps: cannot install bash-static bubblewrap busybox-static chromium coreutils docker.io git haproxy make nodejs npm python3 shellcheck texlive-latex-base util-linux (no apt-get).",
+		"testdeps: cannot install bash-static bubblewrap busybox-static chromium coreutils docker.io git haproxy make nodejs npm python3 shellcheck squashfs-tools texlive-latex-base util-linux (no apt-get).",
 		"the tests that need them will skip, listed at the end of the run",
 		"chromium    MISSING",
 	} {
