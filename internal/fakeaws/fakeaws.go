@@ -48,6 +48,10 @@ type ECS struct {
 	OnSessionExec func(arn string, n int)
 	// LogLines are every log stream's events.
 	LogLines []string
+	// Errors are error answers, by operation ("RunTask"): each call of the
+	// operation takes the next one ("TYPE: message"; status 400, or 500
+	// for a type ending in "Exception500"), until none is left.
+	Errors map[string][]string
 	// Parameters are the SSM parameters' values, by name; GetParameter
 	// answers ParameterNotFound for any other name.
 	Parameters map[string]string
@@ -165,6 +169,19 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, Call{Target: target, Auth: r.Header.Get("Authorization"), Body: body})
+	_, op, _ := strings.Cut(target, ".")
+	if errs := f.Errors[op]; len(errs) > 0 {
+		f.Errors[op] = errs[1:]
+		typ, msg, _ := strings.Cut(errs[0], ": ")
+		status := http.StatusBadRequest
+		if strings.HasSuffix(typ, "Exception500") {
+			typ, status = strings.TrimSuffix(typ, "500"), http.StatusInternalServerError
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.ecs#" + typ, "message": msg})
+		return
+	}
 	var out any
 	switch target {
 	case "AmazonEC2ContainerServiceV20141113.RegisterTaskDefinition":

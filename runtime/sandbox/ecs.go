@@ -16,10 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
 )
 
 // The ecs_fargate engine runs each job as an ECS Fargate task of its own
@@ -86,7 +83,7 @@ type ecsEngine struct {
 	lim     limits
 	slots   slots
 	log     *slog.Logger
-	ecs     *ecs.Client
+	ecs     awsJSON // ECS (ecs_api.go)
 	logs    awsJSON // CloudWatch Logs
 	http    *http.Client
 	taskDef string // its ARN
@@ -136,22 +133,17 @@ func openECS(ctx context.Context, name string, cfg Config) (*ecsEngine, error) {
 	}
 	e := &ecsEngine{
 		name: name, cfg: c, env: cfg.Env, lim: limitsOf(cfg), slots: make(slots, concurrency(cfg)),
-		log: log,
-		ecs: ecs.NewFromConfig(awsCfg, func(o *ecs.Options) {
-			if c.Endpoint != "" {
-				o.BaseEndpoint = aws.String(c.Endpoint)
-			}
-		}),
+		log:  log,
+		ecs:  awsJSON{cfg: awsCfg, service: ecsService, target: ecsTarget, endpoint: c.Endpoint},
 		logs: awsJSON{cfg: awsCfg, service: logsService, target: logsTarget, endpoint: c.Endpoint},
 		// The tasks are on the VPC: no proxy.
 		http: &http.Client{Transport: &http.Transport{Proxy: nil,
 			DialContext: (&net.Dialer{Timeout: dialTimeout}).DialContext}},
 	}
-	out, err := e.ecs.RegisterTaskDefinition(ctx, e.taskDefinition(cfg.Image))
+	e.taskDef, err = e.registerTaskDefinition(ctx, e.taskDefinition(cfg.Image))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: ecs_fargate: register task definition: %w", name, err)
 	}
-	e.taskDef = aws.ToString(out.TaskDefinition.TaskDefinitionArn)
 	e.log.Info("ecs task definition", "arn", e.taskDef, "cluster", c.Cluster, "region", c.Region)
 	return e, nil
 }
@@ -180,7 +172,7 @@ var familyChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // taskDefinition is the task every job runs: a first container copies
 // nel-run into a volume the task's containers share, then the job's
 // image runs it as the exec server.
-func (e *ecsEngine) taskDefinition(image string) *ecs.RegisterTaskDefinitionInput {
+func (e *ecsEngine) taskDefinition(image string) *ecsTaskDefinitionInput {
 	c := e.cfg
 	// One slot: a job, or one sample's session, which the server never
 	// removes for idleness (--session-idle 0): an agent may think longer
@@ -189,50 +181,44 @@ func (e *ecsEngine) taskDefinition(image string) *ecs.RegisterTaskDefinitionInpu
 		"--listen", ":" + strconv.Itoa(c.ExecServerPort), "--slots", "1", "--session-idle", "0",
 		"--token-env", TokenEnv, "--max-lifetime", c.MaxTaskLifetime.String(),
 		"--timeout", e.lim.timeout.String()}
-	install := types.ContainerDefinition{
-		Name: aws.String(ecsInstallContainer), Image: aws.String(c.NelRunImage), Essential: aws.Bool(false),
-		User: aws.String("0"), EntryPoint: []string{"nel-run"},
+	install := ecsContainerDefinition{
+		Name: ecsInstallContainer, Image: c.NelRunImage, Essential: false,
+		User: "0", EntryPoint: []string{"nel-run"},
 		Command:          []string{"sandbox-serve", "--install", ecsNelRun},
-		MountPoints:      []types.MountPoint{{SourceVolume: aws.String(ecsVolume), ContainerPath: aws.String("/nel")}},
+		MountPoints:      []ecsMountPoint{{SourceVolume: ecsVolume, ContainerPath: "/nel"}},
 		LogConfiguration: e.logConfig(),
 	}
-	main := types.ContainerDefinition{
-		Name: aws.String(ecsMainContainer), Image: aws.String(image), Essential: aws.Bool(true),
+	main := ecsContainerDefinition{
+		Name: ecsMainContainer, Image: image, Essential: true,
 		EntryPoint: []string{ecsNelRun}, Command: serve,
-		DependsOn: []types.ContainerDependency{{ContainerName: aws.String(ecsInstallContainer),
-			Condition: types.ContainerConditionSuccess}},
-		MountPoints: []types.MountPoint{{SourceVolume: aws.String(ecsVolume), ContainerPath: aws.String("/nel"),
-			ReadOnly: aws.Bool(true)}},
-		PortMappings:     []types.PortMapping{{ContainerPort: aws.Int32(int32(c.ExecServerPort)), Protocol: types.TransportProtocolTcp}},
+		DependsOn:        []ecsDependency{{ContainerName: ecsInstallContainer, Condition: "SUCCESS"}},
+		MountPoints:      []ecsMountPoint{{SourceVolume: ecsVolume, ContainerPath: "/nel", ReadOnly: true}},
+		PortMappings:     []ecsPortMapping{{ContainerPort: c.ExecServerPort, Protocol: "tcp"}},
 		LogConfiguration: e.logConfig(),
 	}
-	in := &ecs.RegisterTaskDefinitionInput{
-		Family:                  aws.String("nel-sandbox-" + familyChars.ReplaceAllString(e.name, "-")),
-		NetworkMode:             types.NetworkModeAwsvpc,
-		RequiresCompatibilities: []types.Compatibility{types.CompatibilityFargate},
-		Cpu:                     aws.String(c.CPU),
-		Memory:                  aws.String(c.Memory),
-		ContainerDefinitions:    []types.ContainerDefinition{install, main},
-		Volumes:                 []types.Volume{{Name: aws.String(ecsVolume)}},
-	}
-	if c.ExecutionRoleARN != "" {
-		in.ExecutionRoleArn = aws.String(c.ExecutionRoleARN)
-	}
-	if c.TaskRoleARN != "" {
-		in.TaskRoleArn = aws.String(c.TaskRoleARN)
+	in := &ecsTaskDefinitionInput{
+		Family:                  "nel-sandbox-" + familyChars.ReplaceAllString(e.name, "-"),
+		NetworkMode:             "awsvpc",
+		RequiresCompatibilities: []string{"FARGATE"},
+		CPU:                     c.CPU,
+		Memory:                  c.Memory,
+		ContainerDefinitions:    []ecsContainerDefinition{install, main},
+		Volumes:                 []ecsVolumeDef{{Name: ecsVolume}},
+		ExecutionRoleArn:        c.ExecutionRoleARN,
+		TaskRoleArn:             c.TaskRoleARN,
 	}
 	if c.EphemeralStorageGiB > 0 {
-		in.EphemeralStorage = &types.EphemeralStorage{SizeInGiB: int32(c.EphemeralStorageGiB)}
+		in.EphemeralStorage = &ecsEphemeralStorage{SizeInGiB: c.EphemeralStorageGiB}
 	}
 	return in
 }
 
 // logConfig sends a container's output to the log group, if there is one.
-func (e *ecsEngine) logConfig() *types.LogConfiguration {
+func (e *ecsEngine) logConfig() *ecsLogConfiguration {
 	if e.cfg.LogGroup == "" {
 		return nil
 	}
-	return &types.LogConfiguration{LogDriver: types.LogDriverAwslogs, Options: map[string]string{
+	return &ecsLogConfiguration{LogDriver: "awslogs", Options: map[string]string{
 		"awslogs-group": e.cfg.LogGroup, "awslogs-region": e.cfg.Region, "awslogs-stream-prefix": e.streamPrefix(),
 	}}
 }

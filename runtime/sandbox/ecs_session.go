@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 // An ecs_fargate session is one task per sample: RunTask from the
@@ -96,11 +94,10 @@ func (e *ecsEngine) taskDefFor(ctx context.Context, image string) (string, error
 	if arn, ok := e.defs[image]; ok {
 		return arn, nil
 	}
-	out, err := e.ecs.RegisterTaskDefinition(ctx, e.taskDefinition(image))
+	arn, err := e.registerTaskDefinition(ctx, e.taskDefinition(image))
 	if err != nil {
 		return "", fmt.Errorf("register the task definition of image %s: %w", image, err)
 	}
-	arn := aws.ToString(out.TaskDefinition.TaskDefinitionArn)
 	if e.defs == nil {
 		e.defs = map[string]string{}
 	}

@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
 )
 
 // The lifecycle of one job's task: RunTask, DescribeTasks until RUNNING,
@@ -20,32 +16,32 @@ import (
 var capacityFailures = []string{"capacity is unavailable", "rate exceeded", "throttl", "too many concurrent"}
 
 // runTask starts the job's task, retrying capacity failures until
-// StartupTimeout (the SDK retries throttled calls itself).
+// StartupTimeout (awsJSON retries throttled calls itself).
 func (e *ecsEngine) runTask(ctx context.Context, taskDef, token string) (string, error) {
 	c := e.cfg
-	in := &ecs.RunTaskInput{
-		Cluster: aws.String(c.Cluster), TaskDefinition: aws.String(taskDef),
-		LaunchType: types.LaunchTypeFargate, Count: aws.Int32(1), StartedBy: aws.String("nel"),
-		NetworkConfiguration: &types.NetworkConfiguration{AwsvpcConfiguration: &types.AwsVpcConfiguration{
-			Subnets: c.Subnets, SecurityGroups: c.SecurityGroups, AssignPublicIp: types.AssignPublicIpDisabled,
+	in := &ecsRunTaskInput{
+		Cluster: c.Cluster, TaskDefinition: taskDef,
+		LaunchType: "FARGATE", Count: 1, StartedBy: "nel",
+		NetworkConfiguration: ecsNetwork{AwsvpcConfiguration: ecsAwsVpc{
+			Subnets: c.Subnets, SecurityGroups: c.SecurityGroups, AssignPublicIP: "DISABLED",
 		}},
 		// The token is made for this task alone and dies with it.
-		Overrides: &types.TaskOverride{ContainerOverrides: []types.ContainerOverride{{
-			Name: aws.String(ecsMainContainer), Environment: []types.KeyValuePair{{Name: aws.String(TokenEnv), Value: aws.String(token)}},
+		Overrides: ecsOverrides{ContainerOverrides: []ecsContainerOverride{{
+			Name: ecsMainContainer, Environment: []ecsKeyValue{{Name: TokenEnv, Value: token}},
 		}}},
 	}
 	if c.AssignPublicIP == nil || *c.AssignPublicIP {
-		in.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIp = types.AssignPublicIpEnabled
+		in.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIP = "ENABLED"
 	}
 	deadline := time.Now().Add(c.StartupTimeout)
 	wait := c.PollInterval
 	for {
-		out, err := e.ecs.RunTask(ctx, in)
-		if err != nil {
+		var out ecsTasksOutput
+		if err := e.ecs.call(ctx, "RunTask", in, &out); err != nil {
 			return "", fmt.Errorf("run task on cluster %s: %w", c.Cluster, err)
 		}
 		if len(out.Failures) == 0 && len(out.Tasks) > 0 {
-			arn := aws.ToString(out.Tasks[0].TaskArn)
+			arn := out.Tasks[0].TaskArn
 			e.log.Debug("ecs task started", "task", arn)
 			return arn, nil
 		}
@@ -66,11 +62,11 @@ func (e *ecsEngine) runTask(ctx context.Context, taskDef, token string) (string,
 	}
 }
 
-func failureReasons(fs []types.Failure) string {
+func failureReasons(fs []ecsFailure) string {
 	var parts []string
 	for _, f := range fs {
-		s := aws.ToString(f.Reason)
-		if d := aws.ToString(f.Detail); d != "" {
+		s := f.Reason
+		if d := f.Detail; d != "" {
 			s += " (" + d + ")"
 		}
 		parts = append(parts, s)
@@ -97,7 +93,7 @@ func (e *ecsEngine) waitRunning(ctx context.Context, arn string) (string, error)
 		if err != nil {
 			return "", err
 		}
-		last = aws.ToString(t.LastStatus)
+		last = t.LastStatus
 		switch last {
 		case "STOPPED", "DEACTIVATING", "STOPPING", "DEPROVISIONING":
 			return "", fmt.Errorf("stopped before it ran: %s%s", stopReason(t), e.logTail(ctx, arn))
@@ -114,8 +110,9 @@ func (e *ecsEngine) waitRunning(ctx context.Context, arn string) (string, error)
 	}
 }
 
-func (e *ecsEngine) describe(ctx context.Context, arn string) (*types.Task, error) {
-	out, err := e.ecs.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(e.cfg.Cluster), Tasks: []string{arn}})
+func (e *ecsEngine) describe(ctx context.Context, arn string) (*ecsTask, error) {
+	var out ecsTasksOutput
+	err := e.ecs.call(ctx, "DescribeTasks", map[string]any{"cluster": e.cfg.Cluster, "tasks": []string{arn}}, &out)
 	if err != nil {
 		return nil, fmt.Errorf("describe task: %w", err)
 	}
@@ -126,14 +123,14 @@ func (e *ecsEngine) describe(ctx context.Context, arn string) (*types.Task, erro
 }
 
 // privateIP is the address of the task's network interface (awsvpc).
-func privateIP(t *types.Task) string {
+func privateIP(t *ecsTask) string {
 	for _, a := range t.Attachments {
-		if aws.ToString(a.Type) != "ElasticNetworkInterface" {
+		if a.Type != "ElasticNetworkInterface" {
 			continue
 		}
 		for _, d := range a.Details {
-			if aws.ToString(d.Name) == "privateIPv4Address" {
-				return aws.ToString(d.Value)
+			if d.Name == "privateIPv4Address" {
+				return d.Value
 			}
 		}
 	}
@@ -142,24 +139,24 @@ func privateIP(t *types.Task) string {
 
 // stopReason is why ECS stopped a task, with its containers' own reasons
 // and exit codes.
-func stopReason(t *types.Task) string {
-	s := aws.ToString(t.StoppedReason)
+func stopReason(t *ecsTask) string {
+	s := t.StoppedReason
 	if s == "" {
 		s = "no reason given"
 	}
 	if t.StopCode != "" {
-		s = string(t.StopCode) + ": " + s
+		s = t.StopCode + ": " + s
 	}
 	for _, c := range t.Containers {
 		var parts []string
-		if r := aws.ToString(c.Reason); r != "" {
+		if r := c.Reason; r != "" {
 			parts = append(parts, r)
 		}
 		if c.ExitCode != nil {
 			parts = append(parts, fmt.Sprintf("exit code %d", *c.ExitCode))
 		}
 		if len(parts) > 0 {
-			s += fmt.Sprintf("; container %s: %s", aws.ToString(c.Name), strings.Join(parts, ", "))
+			s += fmt.Sprintf("; container %s: %s", c.Name, strings.Join(parts, ", "))
 		}
 	}
 	return s
@@ -172,7 +169,7 @@ func (e *ecsEngine) whyStopped(ctx context.Context, arn string) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	t, err := e.describe(ctx, arn)
-	if err != nil || aws.ToString(t.LastStatus) == "RUNNING" {
+	if err != nil || t.LastStatus == "RUNNING" {
 		return ""
 	}
 	return "; the task stopped: " + stopReason(t) + e.logTail(ctx, arn)
@@ -191,7 +188,9 @@ func (e *ecsEngine) logTail(ctx context.Context, arn string) string {
 	// The awslogs driver's stream: PREFIX/CONTAINER/TASK-ID.
 	stream := e.streamPrefix() + "/" + ecsMainContainer + "/" + id
 	var out struct {
-		Events []struct{ Message *string } `json:"events"`
+		Events []struct {
+			Message string `json:"message"`
+		} `json:"events"`
 	}
 	err := e.logs.call(ctx, "GetLogEvents", map[string]any{
 		"logGroupName": e.cfg.LogGroup, "logStreamName": stream,
@@ -203,7 +202,7 @@ func (e *ecsEngine) logTail(ctx context.Context, arn string) string {
 	}
 	var lines []string
 	for _, ev := range out.Events {
-		lines = append(lines, strings.TrimRight(aws.ToString(ev.Message), "\n"))
+		lines = append(lines, strings.TrimRight(ev.Message, "\n"))
 	}
 	if len(lines) == 0 {
 		return ""
@@ -221,8 +220,7 @@ func (e *ecsEngine) stopTask(ctx context.Context, arn string) {
 func (e *ecsEngine) stopTaskFor(ctx context.Context, arn, reason string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	_, err := e.ecs.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(e.cfg.Cluster), Task: aws.String(arn),
-		Reason: aws.String(reason)})
+	err := e.ecs.call(ctx, "StopTask", map[string]string{"cluster": e.cfg.Cluster, "task": arn, "reason": reason}, nil)
 	if err != nil {
 		e.log.Warn("ecs stop task failed: it stops itself at max_task_lifetime_sec", "task", arn, "err", err)
 		return

@@ -237,3 +237,45 @@ func TestECSOpenErrors(t *testing.T) {
 	}
 	_ = logs
 }
+
+// ECS's error answers: a client error fails at once, naming the call and
+// ECS's own type and message; throttling and server errors are retried.
+func TestECSErrorAnswers(t *testing.T) {
+	t.Run("client error", func(t *testing.T) {
+		f := fakeaws.New(t)
+		f.Errors = map[string][]string{"RegisterTaskDefinition": {"ClientException: Role is not valid"}}
+		_, err := sandbox.Open(context.Background(), sandbox.Config{
+			Name: "py", Type: "ecs_fargate", Image: "python:3.12-slim",
+			ECS: &sandbox.ECSConfig{Region: "us-west-2", Cluster: "nel-test", Subnets: []string{"subnet-1"},
+				ExecServerPort: f.Port(), NelRunImage: "nel:test", Endpoint: f.URL()},
+			Logger: slog.New(slog.DiscardHandler),
+		})
+		if err == nil {
+			t.Fatal("Open succeeded though ECS refused the task definition")
+		}
+		for _, want := range []string{"register task definition", "RegisterTaskDefinition", "HTTP 400", "ClientException: Role is not valid"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+		if n := len(f.Called("RegisterTaskDefinition")); n != 1 {
+			t.Errorf("RegisterTaskDefinition called %d times: a client error is not retried", n)
+		}
+	})
+	t.Run("throttled, then a server error", func(t *testing.T) {
+		f := fakeaws.New(t)
+		f.Errors = map[string][]string{"DescribeTasks": {"ThrottlingException: Rate exceeded", "ServerException500: try again"}}
+		sb := openFakeECS(t, f, new(bytes.Buffer), nil)
+		res, err := sb.Run(context.Background(), sandbox.Job{Command: []string{"sh", "-c", "echo ok"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(res.Stdout) != "ok\n" {
+			t.Errorf("stdout %q", res.Stdout)
+		}
+		if n := len(f.Called("DescribeTasks")); n < 3 {
+			t.Errorf("DescribeTasks called %d times: both errors should have been retried", n)
+		}
+		f.CheckAllStopped("nel-test", 1)
+	})
+}
