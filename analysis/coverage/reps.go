@@ -58,8 +58,8 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		if !ok || s.CLT == nil || s.Bootstrap == nil {
 			continue
 		}
-		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
-		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
+		acc.interval(s.Metric+" "+string(s.CLT.Method), s.CLT.Lo, s.CLT.Hi, truth)
+		acc.interval(s.Metric+" "+string(s.Bootstrap.Method), s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
 		effectiveReference(s, truth, acc)
 		uStatisticCap(c, s, truth, acc)
 		passKReferences(c, s, rs, truth, acc)
@@ -98,11 +98,11 @@ func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
 	}
 	q := stats.TQuantile((1+level)/2, float64(ci.DF))
 	v := *s.Value
-	switch ci.Method {
-	case "jeffreys_effective", "jeffreys_ratio", "jeffreys_betabinomial":
+	switch ci.Method.Family() {
+	case metrics.FamilyJeffreys:
 		lo, hi := stats.KornGraubard(v, ci.EffectiveN, q, level)
 		acc.interval(s.Metric+" reference: Clopper–Pearson on n*", lo, hi, truth)
-	case "korn_graubard_clustered":
+	case metrics.FamilyClopperPearson:
 		lo, hi := stats.KornGraubardJeffreys(v, ci.EffectiveN, q, level)
 		acc.interval(s.Metric+" reference: Jeffreys on n*", lo, hi, truth)
 	}

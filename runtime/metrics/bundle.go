@@ -154,7 +154,7 @@ type Interval struct {
 	// ("bootstrap_cluster", the plain percentile ends, in bundles of
 	// before it was expanded); bundles written
 	// before nel chose intervals by coverage also say "clt" (normal, z).
-	Method string  `json:"method"`
+	Method Method  `json:"method"`
 	Level  float64 `json:"level"` // 0.95
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
