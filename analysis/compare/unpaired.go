@@ -78,14 +78,14 @@ func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI 
 		cl, ch, cj := moverLimits(md.Candidate, c, level)
 		lo := md.Delta - math.Hypot(md.Candidate-cl, bh-md.Baseline)
 		hi := md.Delta + math.Hypot(ch-md.Candidate, md.Baseline-bl)
-		method := "unpaired_mover"
+		method := DeltaUnpairedMOVER
 		if bj && cj {
-			method = "unpaired_mover_jeffreys"
+			method = DeltaUnpairedMOVERJeffreys
 		}
 		return &DeltaCI{Method: method, Level: level, Lo: lo, Hi: hi, SE: se}
 	}
 	z := stats.NormalQuantile(1 - (1-level)/2)
-	return &DeltaCI{Method: "unpaired_normal", Level: level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
+	return &DeltaCI{Method: DeltaUnpairedNormal, Level: level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
 }
 
 // moverLimits are the limits MOVER combines for one side: for a

@@ -48,9 +48,9 @@ func TestUnpairedMOVERByMethod(t *testing.T) {
 		ci := unpairedCI(md, b, c, 0.95)
 		bl, bh := b.Lo, b.Hi
 		cl, ch := c.Lo, c.Hi
-		want := "unpaired_mover"
+		want := DeltaUnpairedMOVER
 		if slices.Contains(jeffreys, string(m)) {
-			want = "unpaired_mover_jeffreys"
+			want = DeltaUnpairedMOVERJeffreys
 			bl, bh = stats.Jeffreys(0.7, 50, 0.95)
 			cl, ch = stats.Jeffreys(0.8, 50, 0.95)
 		}

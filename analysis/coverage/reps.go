@@ -160,7 +160,7 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		return err
 	}
 	ci := rep.Metrics[0].CI
-	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	acc.interval("delta "+string(ci.Method), ci.Lo, ci.Hi, -c.Effect)
 	if ci.Clusters == 0 {
 		deltaReferences(c, pair, acc)
 	}
@@ -232,7 +232,7 @@ func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		return err
 	}
 	md := rep.Metrics[0]
-	acc.interval("delta "+md.CI.Method, md.CI.Lo, md.CI.Hi, -c.Effect)
+	acc.interval("delta "+string(md.CI.Method), md.CI.Lo, md.CI.Hi, -c.Effect)
 	// Newcombe's method 10 as before: MOVER on the headlines' own limits
 	// (wilson_ends; Brown, Cai & DasGupta's modified Wilson before it).
 	b, cd := base.Bundle.Headline.CLT, cand.Bundle.Headline.CLT
