@@ -376,7 +376,7 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 	r.DeltaCILower, r.DeltaCIUpper = &lo, &hi
 	r.CIMethod = string(ci.Method)
 	if ci.Method == compare.DeltaClustered {
-		r.CIMethod = fmt.Sprintf("clt_clustered (%d categories)", ci.Clusters)
+		r.CIMethod = fmt.Sprintf("%s (%d categories)", ci.Method, ci.Clusters)
 	}
 	// The tests are the interval's: about its centre (the adjusted
 	// interval's is shrunk towards 0), so each rejects exactly when the

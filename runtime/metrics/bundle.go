@@ -141,7 +141,8 @@ type Score struct {
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "t", "clt_clustered", "wilson_ends" ("wilson" in older
+	// Method is one of the vocabulary's (method.go, Methods): "t",
+	// "clt_clustered", "wilson_ends" ("wilson" in older
 	// bundles), "jeffreys_effective",
 	// "jeffreys_betabinomial" (pass@k at k < repeats over items),
 	// "korn_graubard_clustered",
