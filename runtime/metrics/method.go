@@ -104,7 +104,7 @@ func methodTable() []methodInfo {
 			CardPlain, MOVERStated, FamilyT, false},
 		{MethodCLTClustered, true, "Student t on the standard error clustered by category, G−1 df",
 			CardClustered, MOVERStated, FamilyT, false},
-		{MethodWilsonEnds, true, "Wilson's score interval on the items' 0/1 values, exact one-sided at all right or all wrong",
+		{MethodWilsonEnds, true, "Wilson's score interval on the items' 0/1 values, with the exact one-sided bound at 0 or n right and Jeffreys' at 1 or n−1",
 			CardPlain, MOVERJeffreys, FamilyWilson, true},
 		{MethodJeffreysEffective, true, "Jeffreys' interval on Korn & Graubard's effective sample size over items with repeats",
 			CardPlain, MOVERJeffreys, FamilyJeffreys, false},
