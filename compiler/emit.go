@@ -717,7 +717,7 @@ func checkMakeSafe(s *Source, j *job) error {
 	}
 	for _, name := range sortedKeys(s.Recipe.Sandboxes) {
 		if sb := s.Recipe.Sandboxes[name]; isSandboxPool(sb) {
-			return Errors{{File: s.Path, Path: "sandboxes." + name + ".type", Msg: "a " + sb.Type + " sandbox on a node pool is a pool of servers in a SLURM job: compile with -t slurm"}}
+			return Errors{{File: s.Path, Path: "sandboxes." + name + ".type", Msg: article(sb.Type) + " sandbox on a node pool is a pool of servers in a SLURM job: compile with -t slurm"}}
 		}
 	}
 	return nil

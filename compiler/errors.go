@@ -9,6 +9,16 @@ import (
 	"cuelang.org/go/cue/token"
 )
 
+// article is word after "a" or "an" as its first letter sounds for the
+// type names a message puts it before ("a docker sandbox", "an apptainer
+// sandbox"): "an" before a vowel.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
 // Error is one problem in a recipe: where it is, which field, and what was
 // expected and found. Line and Column are 0 when the problem has no place in
 // the file (a missing section, an -O override).

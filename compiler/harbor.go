@@ -179,10 +179,10 @@ func harborUnsupported(no func(string, ...any), s *Source, i int, b *Benchmark) 
 		no(fmt.Sprintf("a Harbor dataset that is not on this machine (looked in %s; nel does not download Harbor datasets for its own loop: put the task folders there, or set $%s; or use solver type harbor, whose CLI fetches NAME@VERSION from Harbor's registry in the job)", dir, harbor.EnvDatasetsDir), "benchmarks", i, "name")
 	}
 	if err := s.harborImage[i]; err != nil {
-		no(fmt.Sprintf("a task image nel cannot pull by name for a %s session (%v)", resolveSandbox(s.Recipe, b).Type, err), "benchmarks", i, "sandbox")
+		no(fmt.Sprintf("a task image nel cannot pull by name for %s session (%v)", article(resolveSandbox(s.Recipe, b).Type), err), "benchmarks", i, "sandbox")
 	}
 	if b.Solver.Type != "tool_calling" && b.Solver.Type != "harbor" && b.Solver.Type != "openclaw" {
-		no(fmt.Sprintf("harbor:// tasks with a %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true, or openclaw)", b.Solver.Type), "benchmarks", i, "solver", "type")
+		no(fmt.Sprintf("harbor:// tasks with %s solver (an agent solves them in a sandbox: use solver type tool_calling with sandbox_tools: true, or openclaw)", article(b.Solver.Type)), "benchmarks", i, "solver", "type")
 	}
 	if b.Solver.Type == "tool_calling" && !b.Solver.SandboxTools {
 		no("harbor:// tasks without sandbox_tools (the agent works on /app through the sandbox tools; set sandbox_tools: true)", "benchmarks", i, "solver", "sandbox_tools")

@@ -30,7 +30,7 @@ func TestHarborECSSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := Unsupported(s)
-	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a ecs_fargate session (task sort-names: environment/Dockerfile: line 2") {
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for an ecs_fargate session (task sort-names: environment/Dockerfile: line 2") {
 		t.Errorf("a Dockerfile that builds: refusals %v", got)
 	}
 }

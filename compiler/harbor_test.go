@@ -350,7 +350,7 @@ func TestHarborTaskImageRefused(t *testing.T) {
 		t.Errorf("docker sandbox, a Dockerfile with RUN: refusals %v, want none (nel-run builds it)", got)
 	}
 	got := refusals(`type: "apptainer", image: "docker://python:3.12-slim"`)
-	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for a apptainer session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for an apptainer session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
 		t.Errorf("apptainer sandbox: refusals %v", got)
 	}
 	writeFiles(t, env, map[string]string{

@@ -171,7 +171,7 @@ func harborUnsupportedSolver(no func(string, ...any), r *Recipe, b *Benchmark, a
 	case sb.Type == "ecs_fargate":
 		no("solver type harbor in an ecs_fargate sandbox (the Harbor CLI starts task containers through a docker daemon on the node; nel-run starts no docker in its ecs_fargate tasks: use sandbox type docker, or solver type tool_calling, whose sessions run in ecs_fargate tasks)", at("sandbox")...)
 	default:
-		no(fmt.Sprintf("solver type harbor in a %s sandbox (the Harbor CLI starts task containers through a docker daemon on the node: use sandbox type docker, or the tool_calling solver in this sandbox)", sb.Type), at("sandbox")...)
+		no(fmt.Sprintf("solver type harbor in %s sandbox (the Harbor CLI starts task containers through a docker daemon on the node: use sandbox type docker, or the tool_calling solver in this sandbox)", article(sb.Type)), at("sandbox")...)
 	}
 	if s.CmdTimeout != nil {
 		no("cmd_timeout with solver type harbor (NeMo Evaluator patches the OpenHands SDK in the sandbox for it; the Harbor CLI has no such setting: drop it with cmd_timeout: null)", at("solver", "cmd_timeout")...)

@@ -128,7 +128,7 @@ func TestHarborSolverRefusals(t *testing.T) {
 		edit []string
 		want string
 	}{
-		{[]string{"type: docker", "type: apptainer"}, "benchmarks[0].sandbox: not supported yet: solver type harbor in a apptainer sandbox"},
+		{[]string{"type: docker", "type: apptainer"}, "benchmarks[0].sandbox: not supported yet: solver type harbor in an apptainer sandbox"},
 		{[]string{"timeout: 600.0", "timeout: 600.0\n      image: python:3.12"}, "benchmarks[0].sandbox: not supported yet: sandbox image with solver type harbor"},
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      cmd_timeout: 60"}, "benchmarks[0].solver.cmd_timeout: not supported yet: cmd_timeout with solver type harbor"},
 		{[]string{"agent: terminus-2", "agent: terminus-2\n      timeout_strategy: max"}, "benchmarks[0].solver.timeout_strategy: not supported yet: timeout_strategy max with solver type harbor"},

@@ -64,7 +64,7 @@ var compatFeatureIssue = map[string]string{
 	"codebuild_build_timeout":                      "none",
 	"solver type harbor in an ecs_fargate sandbox": "none",
 	// The Harbor CLI starts task containers through a docker daemon.
-	"solver type harbor in a apptainer sandbox": "none",
+	"solver type harbor in an apptainer sandbox": "none",
 	// Gym's native protocol: items from a local JSONL, the agent's
 	// responses API; nel speaks the evaluator protocol.
 	"gym:// query parameters other than protocol=evaluator": "issue 21",
@@ -97,7 +97,7 @@ var compatConfigs = []struct {
 	{"loader_forms.yaml", nil, nil},
 	{"slurm_fragments.yaml", []string{"remote submission"}, nil},
 	{"agentic_hosted.yaml", []string{"an ecs_fargate sandbox without image", "an ecs_fargate sandbox without nel_run_image", "cmd_timeout with solver type harbor", "codebuild_build_timeout", "ecr_repository", "instruction_template with solver type harbor", "skill and skill_dir with solver type harbor", "solver type harbor in an ecs_fargate sandbox", "solver type harbor on a benchmark other than harbor:// tasks", "stateful sandboxes", "terminal-bench-hard without a pinned commit", "terminal-bench-v1 without a pinned commit", "timeout_strategy max with solver type harbor"}, nil},
-	{"agentic_slurm.yaml", []string{"solver type harbor in a apptainer sandbox"}, nil},
+	{"agentic_slurm.yaml", []string{"solver type harbor in an apptainer sandbox"}, nil},
 	{"gym_tools.yaml", []string{"an ecs_fargate sandbox without nel_run_image", "gym:// query parameters other than protocol=evaluator", "solver type harbor on a benchmark other than harbor:// tasks", "the openclaw solver in a sandbox of type ecs_fargate", "the pinchbench benchmark", "web_search_provider on the openclaw solver"}, nil},
 	{"vision.yaml", nil, nil},
 	{"unknown_names.yaml", nil, []string{

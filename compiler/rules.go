@@ -186,7 +186,7 @@ func (c *ruleChecker) benchmarks() {
 	for i, b := range c.r.Benchmarks {
 		sv := b.Solver
 		if sv.Type != "oracle" && sv.Type != "custom" || sv.Service != "" {
-			c.serviceRef(sv.Service, modelServiceTypes, "a "+sv.Type+" solver", "benchmarks", i, "solver", "service")
+			c.serviceRef(sv.Service, modelServiceTypes, article(sv.Type)+" solver", "benchmarks", i, "solver", "service")
 		}
 		if sv.ResourceService != "" {
 			c.serviceRef(sv.ResourceService, []string{"gym"}, "resource_service", "benchmarks", i, "solver", "resource_service")

@@ -50,7 +50,7 @@ func (c *ruleChecker) toolCallingAnswers(i int, b *Benchmark) {
 	if !b.Solver.SandboxTools || sb == nil || (sb.Type != "docker" && sb.Type != "apptainer") || sb.Image != "" {
 		return
 	}
-	c.at(fmt.Sprintf("the sandbox tools of %s run in a %s session of the sandbox's image, and it has none (a task names its own image; this benchmark's items do not): set image", b.Name, sb.Type), sandboxPath(b, i, "image")...)
+	c.at(fmt.Sprintf("the sandbox tools of %s run in %s session of the sandbox's image, and it has none (a task names its own image; this benchmark's items do not): set image", b.Name, article(sb.Type)), sandboxPath(b, i, "image")...)
 }
 
 // toolCallingUnsupported refuses what a tool_calling benchmark scored by

@@ -27,7 +27,7 @@ func TestToolCallingAnswers(t *testing.T) {
 			`r.cue:3:2: benchmarks[0].sandbox.image: the sandbox tools of gsm8k run in a docker session of the sandbox's image, and it has none (a task names its own image; this benchmark's items do not): set image`, ""},
 		{"named apptainer without image", head + `sandboxes: sif: {type: "apptainer"}
 benchmarks: [{name: "gsm8k", solver: {type: "tool_calling", service: "m", sandbox_tools: true}, sandbox: "sif"}]`,
-			`r.cue:2:12: sandboxes.sif.image: the sandbox tools of gsm8k run in a apptainer session of the sandbox's image, and it has none`, ""},
+			`r.cue:2:12: sandboxes.sif.image: the sandbox tools of gsm8k run in an apptainer session of the sandbox's image, and it has none`, ""},
 		{"completions service", `services: m: {type: "api", url: "https://h/v1/completions", model: "m", protocol: "completions"}
 benchmarks: [{name: "gsm8k", sandbox: {type: "local"}, solver: {type: "tool_calling", service: "m", sandbox_tools: true}}]`,
 			`r.cue:2:96: benchmarks[0].solver.service: a tool_calling solver speaks chat_completions (messages, tools, tool_calls), and service "m" is protocol completions`, ""},

@@ -181,7 +181,7 @@ type MetricDelta struct {
 
 // DeltaCI is an interval on a mean paired difference.
 type DeltaCI struct {
-	// Method is "adjusted_wald" (Bonett & Price's interval for 0/1
+	// Method (DeltaMethod) is "adjusted_wald" (Bonett & Price's interval for 0/1
 	// rewards, one repeat), "adjusted_t" (Student t on the per-item
 	// differences with two pseudo-differences ±h, PairedCI; "t" without
 	// them in reports written before),
@@ -194,29 +194,29 @@ type DeltaCI struct {
 	// combined by MOVER, Newcombe 1998), or
 	// "unpaired_normal" (normal, the two runs' standard errors combined as
 	// independent samples: runs whose items cannot be paired).
-	Method   string  `json:"method"`
-	Level    float64 `json:"level"`
-	Lo       float64 `json:"lo"`
-	Hi       float64 `json:"hi"`
-	SE       float64 `json:"se"`
-	DF       int     `json:"df,omitempty"`
-	Clusters int     `json:"clusters,omitempty"`
+	Method   DeltaMethod `json:"method"`
+	Level    float64     `json:"level"`
+	Lo       float64     `json:"lo"`
+	Hi       float64     `json:"hi"`
+	SE       float64     `json:"se"`
+	DF       int         `json:"df,omitempty"`
+	Clusters int         `json:"clusters,omitempty"`
 }
 
 // Label says which interval it is.
 func (c *DeltaCI) Label() string {
 	switch c.Method {
-	case "clt_clustered":
+	case DeltaClustered:
 		return fmt.Sprintf("clustered by category, %d clusters", c.Clusters)
-	case "unpaired_normal":
+	case DeltaUnpairedNormal:
 		return "unpaired, normal"
-	case "unpaired_mover":
+	case DeltaUnpairedMOVER:
 		return "unpaired, from the two intervals"
-	case "unpaired_mover_jeffreys":
+	case DeltaUnpairedMOVERJeffreys:
 		return "unpaired, from the two intervals (Jeffreys)"
-	case "adjusted_t":
+	case DeltaAdjustedT:
 		return fmt.Sprintf("adjusted t, %d df", c.DF)
-	case "adjusted_wald":
+	case DeltaAdjustedWald:
 		return "adjusted Wald (Bonett–Price)"
 	}
 	return fmt.Sprintf("t, %d df", c.DF)
@@ -460,16 +460,16 @@ func PairedCI(deltas []float64, clusters []int, nClusters int, level, h float64)
 		if g >= 2 {
 			se = max(se, math.Sqrt2*h/(n+2))
 			q := stats.TQuantile(1-(1-level)/2, float64(g-1))
-			return &DeltaCI{Method: "clt_clustered", Level: level, Lo: m - q*se, Hi: m + q*se, SE: se, Clusters: max(g, nClusters), DF: g - 1}
+			return &DeltaCI{Method: DeltaClustered, Level: level, Lo: m - q*se, Hi: m + q*se, SE: se, Clusters: max(g, nClusters), DF: g - 1}
 		}
 	}
 	center, se := stats.AdjustedPaired(n, m, stats.Variance(deltas)*(n-1)/n, h)
 	if h == 1 && !slices.ContainsFunc(deltas, func(d float64) bool { return d != 0 && d != 1 && d != -1 }) {
 		z := stats.NormalQuantile(1 - (1-level)/2)
-		return &DeltaCI{Method: "adjusted_wald", Level: level, Lo: center - z*se, Hi: center + z*se, SE: se}
+		return &DeltaCI{Method: DeltaAdjustedWald, Level: level, Lo: center - z*se, Hi: center + z*se, SE: se}
 	}
 	q := stats.TQuantile(1-(1-level)/2, n-1)
-	return &DeltaCI{Method: "adjusted_t", Level: level, Lo: center - q*se, Hi: center + q*se, SE: se, DF: len(deltas) - 1}
+	return &DeltaCI{Method: DeltaAdjustedT, Level: level, Lo: center - q*se, Hi: center + q*se, SE: se, DF: len(deltas) - 1}
 }
 
 func metricDelta(name string, bv, cv []float64, pr *Paired, level float64) MetricDelta {

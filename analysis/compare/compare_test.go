@@ -466,7 +466,7 @@ func TestIdenticalRunsNotZeroWidth(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		b, c   []results.Row
-		method string
+		method DeltaMethod
 		half   float64
 	}{
 		{"1 repeat", rows(one, nil), rows(one, nil), "adjusted_wald", 1.959963984540054 * math.Sqrt2 / 302},

@@ -78,19 +78,19 @@ func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI 
 		cl, ch, cj := moverLimits(md.Candidate, c, level)
 		lo := md.Delta - math.Hypot(md.Candidate-cl, bh-md.Baseline)
 		hi := md.Delta + math.Hypot(ch-md.Candidate, md.Baseline-bl)
-		method := "unpaired_mover"
+		method := DeltaUnpairedMOVER
 		if bj && cj {
-			method = "unpaired_mover_jeffreys"
+			method = DeltaUnpairedMOVERJeffreys
 		}
 		return &DeltaCI{Method: method, Level: level, Lo: lo, Hi: hi, SE: se}
 	}
 	z := stats.NormalQuantile(1 - (1-level)/2)
-	return &DeltaCI{Method: "unpaired_normal", Level: level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
+	return &DeltaCI{Method: DeltaUnpairedNormal, Level: level, Lo: md.Delta - z*se, Hi: md.Delta + z*se, SE: se}
 }
 
 // moverLimits are the limits MOVER combines for one side: for a
-// proportion over independent items or repeats (a "wilson_ends", "wilson"
-// or "jeffreys_effective" headline, which states its effective sample size)
+// proportion over independent items or repeats (a headline whose method's
+// MOVER is metrics.MOVERJeffreys, which states its effective sample size)
 // Jeffreys' limits on that size, df-adjusted as Korn & Graubard
 // (Newcombe 2011's MOVER-J; Zou & Donner 2008); jeffreys reports that.
 // MOVER on Brown, Cai & DasGupta's modified Wilson limits (the "wilson"
@@ -98,12 +98,7 @@ func unpairedCI(md MetricDelta, b, c *metrics.Interval, level float64) *DeltaCI 
 // Poisson bounds near the end are far out. Any other
 // interval (clustered, t) is taken as the bundle states it.
 func moverLimits(value float64, iv *metrics.Interval, level float64) (lo, hi float64, jeffreys bool) {
-	switch iv.Method {
-	case "wilson_ends", "wilson", "jeffreys_effective":
-	default:
-		return iv.Lo, iv.Hi, false
-	}
-	if !(iv.EffectiveN > 0) || value < 0 || value > 1 {
+	if iv.Method.MOVER() != metrics.MOVERJeffreys || !(iv.EffectiveN > 0) || value < 0 || value > 1 {
 		return iv.Lo, iv.Hi, false
 	}
 	n := iv.EffectiveN

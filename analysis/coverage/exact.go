@@ -54,8 +54,8 @@ func exactRows(c Case) (method string, pointwise, local Result, err error) {
 			return "", Result{}, Result{}, fmt.Errorf("exact coverage: no interval for %s at %d of %d", metric, x, c.Items)
 		}
 		if method == "" {
-			method = metric + " " + s.CLT.Method
-		} else if method != metric+" "+s.CLT.Method {
+			method = metric + " " + string(s.CLT.Method)
+		} else if method != metric+" "+string(s.CLT.Method) {
 			return "", Result{}, Result{}, fmt.Errorf("exact coverage: %s changes method to %s at %d of %d", method, s.CLT.Method, x, c.Items)
 		}
 		lo[x], hi[x] = s.CLT.Lo, s.CLT.Hi

@@ -58,8 +58,8 @@ func unpairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		if !ok || s.CLT == nil || s.Bootstrap == nil {
 			continue
 		}
-		acc.interval(s.Metric+" "+s.CLT.Method, s.CLT.Lo, s.CLT.Hi, truth)
-		acc.interval(s.Metric+" "+s.Bootstrap.Method, s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
+		acc.interval(s.Metric+" "+string(s.CLT.Method), s.CLT.Lo, s.CLT.Hi, truth)
+		acc.interval(s.Metric+" "+string(s.Bootstrap.Method), s.Bootstrap.Lo, s.Bootstrap.Hi, truth)
 		effectiveReference(s, truth, acc)
 		uStatisticCap(c, s, truth, acc)
 		passKReferences(c, s, rs, truth, acc)
@@ -98,11 +98,11 @@ func effectiveReference(s metrics.Score, truth float64, acc *accumulator) {
 	}
 	q := stats.TQuantile((1+level)/2, float64(ci.DF))
 	v := *s.Value
-	switch ci.Method {
-	case "jeffreys_effective", "jeffreys_ratio", "jeffreys_betabinomial":
+	switch ci.Method.Family() {
+	case metrics.FamilyJeffreys:
 		lo, hi := stats.KornGraubard(v, ci.EffectiveN, q, level)
 		acc.interval(s.Metric+" reference: Clopper–Pearson on n*", lo, hi, truth)
-	case "korn_graubard_clustered":
+	case metrics.FamilyClopperPearson:
 		lo, hi := stats.KornGraubardJeffreys(v, ci.EffectiveN, q, level)
 		acc.interval(s.Metric+" reference: Jeffreys on n*", lo, hi, truth)
 	}
@@ -160,7 +160,7 @@ func pairedRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		return err
 	}
 	ci := rep.Metrics[0].CI
-	acc.interval("delta "+ci.Method, ci.Lo, ci.Hi, -c.Effect)
+	acc.interval("delta "+string(ci.Method), ci.Lo, ci.Hi, -c.Effect)
 	if ci.Clusters == 0 {
 		deltaReferences(c, pair, acc)
 	}
@@ -232,7 +232,7 @@ func moverRep(c Case, cfg Config, r *rand.Rand, acc *accumulator) error {
 		return err
 	}
 	md := rep.Metrics[0]
-	acc.interval("delta "+md.CI.Method, md.CI.Lo, md.CI.Hi, -c.Effect)
+	acc.interval("delta "+string(md.CI.Method), md.CI.Lo, md.CI.Hi, -c.Effect)
 	// Newcombe's method 10 as before: MOVER on the headlines' own limits
 	// (wilson_ends; Brown, Cai & DasGupta's modified Wilson before it).
 	b, cd := base.Bundle.Headline.CLT, cand.Bundle.Headline.CLT

@@ -374,9 +374,9 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 	r.paired = ps
 	lo, hi := ci.Lo, ci.Hi
 	r.DeltaCILower, r.DeltaCIUpper = &lo, &hi
-	r.CIMethod = ci.Method
-	if ci.Method == "clt_clustered" {
-		r.CIMethod = fmt.Sprintf("clt_clustered (%d categories)", ci.Clusters)
+	r.CIMethod = string(ci.Method)
+	if ci.Method == compare.DeltaClustered {
+		r.CIMethod = fmt.Sprintf("%s (%d categories)", ci.Method, ci.Clusters)
 	}
 	// The tests are the interval's: about its centre (the adjusted
 	// interval's is shrunk towards 0), so each rejects exactly when the
@@ -393,11 +393,11 @@ func evaluate(rule Resolved, pr compare.Pair, opts Options) *Result {
 // testName names the test behind a paired interval's p-values.
 func testName(ci *compare.DeltaCI) string {
 	switch ci.Method {
-	case "adjusted_wald":
+	case compare.DeltaAdjustedWald:
 		return "adjusted Wald test (Bonett–Price)"
-	case "adjusted_t":
+	case compare.DeltaAdjustedT:
 		return fmt.Sprintf("adjusted paired t test (%d df)", ci.DF)
-	case "t":
+	case compare.DeltaT:
 		return fmt.Sprintf("paired t test (%d df)", ci.DF)
 	}
 	if ci.DF > 0 {
@@ -438,7 +438,7 @@ func pAbove(damage, maxDrop float64, ci *compare.DeltaCI) float64 {
 // (more items do not add clusters), else normal.
 func quantile(ci *compare.DeltaCI, df int, level float64) float64 {
 	switch {
-	case ci.Method == "t" || ci.Method == "adjusted_t":
+	case ci.Method.ItemsT():
 		return stats.TQuantile(1-(1-level)/2, float64(max(df, 1)))
 	case ci.DF > 0:
 		return stats.TQuantile(1-(1-level)/2, float64(ci.DF))
@@ -660,7 +660,7 @@ func NeededItems(deltas []float64, h, sign, maxDrop float64, ci *compare.DeltaCI
 	n := float64(len(deltas))
 	m := stats.Mean(deltas)
 	z := stats.NormalQuantile(1 - (1-level)/2)
-	if ci.Method != "adjusted_t" && ci.Method != "adjusted_wald" {
+	if !ci.Method.Adjusted() {
 		gap := math.Abs(sign*m - maxDrop)
 		return math.Ceil(n * (z * ci.SE / gap) * (z * ci.SE / gap))
 	}
@@ -668,7 +668,7 @@ func NeededItems(deltas []float64, h, sign, maxDrop float64, ci *compare.DeltaCI
 	clears := func(np float64) bool {
 		c, s := stats.AdjustedPaired(np, m, v, h)
 		q := z
-		if ci.Method == "adjusted_t" {
+		if ci.Method.ItemsT() {
 			q = stats.TQuantile(1-(1-level)/2, np-1)
 		}
 		d := sign * c

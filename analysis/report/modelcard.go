@@ -183,8 +183,8 @@ func BuildModelCard(suite []*metrics.Bundle, o ModelCardOptions) *ModelCardData 
 type cardSources struct {
 	hashes, nels, scorings, served []string
 	first, last                    time.Time
-	clustered                      bool     // a row's interval is clustered
-	otherMethods                   []string // interval methods besides the t, Wilson and clustered ones
+	clustered                      bool             // a row's interval is clustered
+	otherMethods                   []metrics.Method // interval methods the card names in brackets
 }
 
 // add notes one bundle's provenance.
@@ -258,14 +258,16 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 		if iv := h.CLT; iv != nil {
 			spread = distances(*h.Value, iv)
 			row.CI = pct1(iv.Lo) + "–" + pct1(iv.Hi)
-			switch iv.Method {
-			case "clt", "t", "wilson", "wilson_ends", "wilson_effective", "korn_graubard", "jeffreys_effective", "jeffreys_betabinomial":
-			case "clt_clustered", "wilson_clustered", "korn_graubard_clustered":
+			switch iv.Method.Card() {
+			case metrics.CardPlain:
+			case metrics.CardClustered:
 				s.clustered = true
 				row.CI += " (clustered)"
 			default:
-				s.otherMethods = addDistinct(s.otherMethods, iv.Method)
-				row.CI += " (" + iv.Method + ")"
+				if !slices.Contains(s.otherMethods, iv.Method) {
+					s.otherMethods = append(s.otherMethods, iv.Method)
+				}
+				row.CI += " (" + string(iv.Method) + ")"
 			}
 		}
 		row.Score += spread
@@ -303,8 +305,9 @@ func distances(v float64, iv *metrics.Interval) string {
 }
 
 // footnote explains the table's columns for a card whose intervals are at
-// level ("95% CI"), marking clustered ones and other methods.
-func footnote(level string, clustered bool, otherMethods []string) string {
+// level ("95% CI"), marking clustered ones, and describing the other
+// methods the rows name in brackets.
+func footnote(level string, clustered bool, otherMethods []metrics.Method) string {
 	pct := strings.TrimSuffix(level, "CI") // "95% "
 	n := "Score is the headline (pass@1 for binary scores, mean reward otherwise) in percent; " +
 		"± is the half-width of the " + pct + "interval over items (repeats stay with their item; " +
@@ -314,7 +317,14 @@ func footnote(level string, clustered bool, otherMethods []string) string {
 		n += " (clustered) marks a clustered standard error, used where the benchmark's items have clusters."
 	}
 	if len(otherMethods) > 0 {
-		n += " A method in brackets (" + strings.Join(otherMethods, ", ") + ") marks an interval computed otherwise."
+		described := make([]string, len(otherMethods))
+		for i, m := range otherMethods {
+			described[i] = string(m)
+			if d := m.Description(); d != "" {
+				described[i] += " is " + d
+			}
+		}
+		n += " A method in brackets marks an interval computed otherwise: " + strings.Join(described, "; ") + "."
 	}
 	return n
 }

@@ -236,6 +236,29 @@ func TestModelCardDates(t *testing.T) {
 	}
 }
 
+// A row whose interval is neither over items nor clustered names its
+// method in brackets, and the footnote says what each such method is; a
+// name this nel does not know is named without a description.
+func TestModelCardNamedMethods(t *testing.T) {
+	all := testSuite()
+	suite := []*metrics.Bundle{all[0], all[2]} // gsm8k, math: valid, with intervals
+	for i, m := range []metrics.Method{"jeffreys_ratio", "wilson_someday"} {
+		h := view.HeadlineScore(suite[i])
+		if h.CLT == nil {
+			t.Fatalf("fixture %d's headline has no interval", i)
+		}
+		h.CLT.Method = m
+	}
+	c := BuildModelCard(suite, ModelCardOptions{})
+	if !strings.HasSuffix(c.Rows[0].CI, " (jeffreys_ratio)") || !strings.HasSuffix(c.Rows[1].CI, " (wilson_someday)") {
+		t.Errorf("rows' CI %q, %q", c.Rows[0].CI, c.Rows[1].CI)
+	}
+	want := " A method in brackets marks an interval computed otherwise: jeffreys_ratio is Jeffreys' interval on Korn & Graubard's effective sample size of a ratio of sums over items (the delta method's standard error); wilson_someday."
+	if !strings.HasSuffix(c.Footnote, want) {
+		t.Errorf("footnote %q\nwant it to end %q", c.Footnote, want)
+	}
+}
+
 // pass@k's Beta-binomial interval (a recipe whose primary metric is
 // pass@k) is an interval over items like pass@1's: no method in
 // brackets, no footnote naming it.

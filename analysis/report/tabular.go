@@ -72,7 +72,7 @@ func renderCSV(w io.Writer, suite []*metrics.Bundle) error {
 				if x.iv == nil {
 					continue
 				}
-				*x.out = [3]string{x.iv.Method, csvFloat(&x.iv.Lo), csvFloat(&x.iv.Hi)}
+				*x.out = [3]string{string(x.iv.Method), csvFloat(&x.iv.Lo), csvFloat(&x.iv.Hi)}
 				if level == "" {
 					level = strconv.FormatFloat(x.iv.Level, 'g', -1, 64)
 				}

@@ -141,7 +141,8 @@ type Score struct {
 
 // Interval is a labelled confidence interval.
 type Interval struct {
-	// Method is "t", "clt_clustered", "wilson_ends" ("wilson" in older
+	// Method is one of the vocabulary's (method.go, Methods): "t",
+	// "clt_clustered", "wilson_ends" ("wilson" in older
 	// bundles), "jeffreys_effective",
 	// "jeffreys_betabinomial" (pass@k at k < repeats over items),
 	// "korn_graubard_clustered",
@@ -154,7 +155,7 @@ type Interval struct {
 	// ("bootstrap_cluster", the plain percentile ends, in bundles of
 	// before it was expanded); bundles written
 	// before nel chose intervals by coverage also say "clt" (normal, z).
-	Method string  `json:"method"`
+	Method Method  `json:"method"`
 	Level  float64 `json:"level"` // 0.95
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`

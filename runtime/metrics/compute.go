@@ -233,10 +233,10 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 	// Student's t on the item means (n−1 df), or with the clustered
 	// standard error on G−1 df: z under-covers with few items (93% at 50)
 	// or few clusters.
-	ci := &Interval{Method: "t", Level: c.in.Level, SE: se, DF: len(vals) - 1}
+	ci := &Interval{Method: MethodT, Level: c.in.Level, SE: se, DF: len(vals) - 1}
 	if cluster != nil {
 		if cse, g := stats.ClusteredSE(vals, cluster); g >= 2 {
-			ci = &Interval{Method: "clt_clustered", Level: c.in.Level, SE: cse, Clusters: g, DF: g - 1}
+			ci = &Interval{Method: MethodCLTClustered, Level: c.in.Level, SE: cse, Clusters: g, DF: g - 1}
 		}
 	}
 	q := stats.TQuantile((1+c.in.Level)/2, float64(ci.DF))
@@ -250,7 +250,7 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 		// [1, 1] when every item is right). Its variance is p(1−p), not
 		// estimated, so z. ("wilson" in older bundles: Brown, Cai &
 		// DasGupta's Poisson bounds within 2–3 counts of an end.)
-		ci.Method, ci.DF, ci.EffectiveN = "wilson_ends", 0, float64(len(vals))
+		ci.Method, ci.DF, ci.EffectiveN = MethodWilsonEnds, 0, float64(len(vals))
 		x := int(math.Round(mean * float64(len(vals))))
 		ci.Lo, ci.Hi = stats.WilsonCounts(x, len(vals), c.in.Level)
 	case trials > 0:
@@ -265,10 +265,10 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 		ci.EffectiveN = stats.EffectiveN(mean, ci.SE, trials, len(vals))
 		if ci.Clusters > 0 {
 			ci.Lo, ci.Hi = stats.KornGraubard(mean, ci.EffectiveN, q, c.in.Level)
-			ci.Method = "korn_graubard_clustered"
+			ci.Method = MethodKornGraubardClustered
 		} else {
 			ci.Lo, ci.Hi = stats.KornGraubardJeffreys(mean, ci.EffectiveN, q, c.in.Level)
-			ci.Method = "jeffreys_effective"
+			ci.Method = MethodJeffreysEffective
 		}
 	}
 	// A t interval can reach past the scale (0.99 ± 0.02 on a score);
@@ -287,7 +287,7 @@ func (c *computer) score(metric string, vals []float64, cluster []int, trials fl
 // for few clusters, else (g = 0: no clusters, or one) NeMo Evaluator's
 // over items.
 func (c *computer) bootstrap(vals []float64, cluster []int, g int) *Interval {
-	iv := &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed, Parity: true}
+	iv := &Interval{Method: MethodBootstrapPercentile, Level: c.in.Level, Resamples: c.in.Resamples, Seed: c.in.Seed, Parity: true}
 	if g == 0 {
 		iv.Lo, iv.Hi = stats.Bootstrap(vals, c.in.Resamples, c.in.Seed, c.in.Level)
 		return iv
@@ -295,7 +295,7 @@ func (c *computer) bootstrap(vals []float64, cluster []int, g int) *Interval {
 	// Few clusters: read the percentiles at Hesterberg's expanded level
 	// (the t(G−1) width the clustered analytic interval has); the plain
 	// percentile ends covered 87–94% at 10–30 clusters.
-	iv.Method = "bootstrap_cluster_expanded"
+	iv.Method = MethodBootstrapClusterExpanded
 	iv.Lo, iv.Hi = stats.ClusterBootstrap(vals, cluster, c.in.Resamples, c.in.Seed, stats.ExpandedLevel(c.in.Level, g))
 	return iv
 }
@@ -371,7 +371,7 @@ func (c *computer) passAt(k int) Score {
 	// (docs/statistics.md). At k = n each item holds one 0/1 value, and
 	// score gives Wilson's interval on the items.
 	s := c.score(fmt.Sprintf("pass@%d", k), vals, cl, float64(blocks))
-	if ci := s.CLT; ci != nil && ci.Clusters == 0 && ci.Method != "wilson_ends" {
+	if ci := s.CLT; ci != nil && ci.Clusters == 0 && !ci.Method.OneValuePerItem() {
 		c.passAtBetaBinomial(ci, *s.Value, ns, cs, k, samples)
 	}
 	return s
@@ -390,7 +390,7 @@ func (c *computer) passAt(k int) Score {
 // the items at hand (docs/statistics.md, "pass@k": items of other shapes
 // than the Beta).
 func (c *computer) passAtBetaBinomial(ci *Interval, v float64, ns, cs []int, k, samples int) {
-	ci.Method = "jeffreys_betabinomial"
+	ci.Method = MethodJeffreysBetaBinomial
 	ci.EffectiveN = stats.EffectiveN(v, ci.SE, float64(samples), len(ns))
 	if v > 0 && v < 1 {
 		model := stats.FitBetaBinomial(ns, cs).PassAtKModelTrials(ns, k)
@@ -471,7 +471,7 @@ func (c *computer) ratio(name string) Score {
 	// as the item means' interval (z under-covers with few items).
 	_, se, _, _ := stats.RatioCLT(num, den, c.in.Level)
 	q := stats.TQuantile((1+c.in.Level)/2, float64(len(num)-1))
-	s.CLT = &Interval{Method: "clt_ratio", Level: c.in.Level, Lo: r - q*se, Hi: r + q*se, SE: se, DF: len(num) - 1}
+	s.CLT = &Interval{Method: MethodCLTRatio, Level: c.in.Level, Lo: r - q*se, Hi: r + q*se, SE: se, DF: len(num) - 1}
 	unit := true
 	total := 0.0
 	for i := range num {
@@ -486,12 +486,12 @@ func (c *computer) ratio(name string) Score {
 		// r ± t·SE covered 85–90% (n = 30–100 items at 0.95 in nel's
 		// suite); the trials are the instructions. Jeffreys' interval on
 		// it, as over items: Clopper–Pearson's covered 96–99%.
-		s.CLT.Method = "jeffreys_ratio"
+		s.CLT.Method = MethodJeffreysRatio
 		s.CLT.EffectiveN = stats.EffectiveN(r, se, total, len(num))
 		s.CLT.Lo, s.CLT.Hi = stats.KornGraubardJeffreys(r, s.CLT.EffectiveN, q, c.in.Level)
 	}
 	blo, bhi := stats.BootstrapRatio(num, den, c.in.Resamples, c.in.Seed, c.in.Level)
-	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed, Parity: true}
+	s.Bootstrap = &Interval{Method: MethodBootstrapPercentile, Level: c.in.Level, Lo: blo, Hi: bhi, Resamples: c.in.Resamples, Seed: c.in.Seed, Parity: true}
 	return s
 }
 

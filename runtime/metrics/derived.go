@@ -72,7 +72,7 @@ func (c *computer) simpleqaFScore() (Score, bool) {
 	slices.Sort(fs)
 	alpha := 1 - c.in.Level
 	lo, hi := stats.Percentile(fs, 100*alpha/2), stats.Percentile(fs, 100*(1-alpha/2))
-	s.Bootstrap = &Interval{Method: "bootstrap_percentile", Level: c.in.Level, Lo: lo, Hi: hi, Resamples: c.in.Resamples, Seed: seed, Parity: true}
+	s.Bootstrap = &Interval{Method: MethodBootstrapPercentile, Level: c.in.Level, Lo: lo, Hi: hi, Resamples: c.in.Resamples, Seed: seed, Parity: true}
 	return s, true
 }
 

@@ -113,9 +113,9 @@ func rate(x float64) string {
 // methodName is an interval method's short label.
 func methodName(iv *metrics.Interval) string {
 	switch iv.Method {
-	case "bootstrap_percentile":
+	case metrics.MethodBootstrapPercentile:
 		return "bootstrap"
-	case "clt_clustered":
+	case metrics.MethodCLTClustered:
 		if iv.Clusters > 0 {
 			return fmt.Sprintf("clt clustered (%d clusters)", iv.Clusters)
 		}
@@ -123,7 +123,7 @@ func methodName(iv *metrics.Interval) string {
 	case "":
 		return "interval"
 	}
-	return iv.Method
+	return string(iv.Method)
 }
 
 // levelLabel is "95% CI" for a level of 0.95.
@@ -642,7 +642,7 @@ func IVCell(iv *metrics.Interval) string {
 	if iv == nil {
 		return NA
 	}
-	if iv.Method == "clt_clustered" || iv.Method == "wilson_clustered" || iv.Method == "korn_graubard_clustered" {
+	if iv.Method.Clustered() {
 		return rangeStr(iv) + " (clustered)"
 	}
 	return rangeStr(iv)
@@ -698,8 +698,8 @@ func builtinScorer(b *metrics.Bundle) string {
 func IntervalHeads(level string, scores []metrics.Score) (analytic, bootstrap string) {
 	var a, b []string
 	add := func(to *[]string, iv *metrics.Interval) {
-		if iv != nil && iv.Method != "" && !slices.Contains(*to, iv.Method) {
-			*to = append(*to, iv.Method)
+		if iv != nil && iv.Method != "" && !slices.Contains(*to, string(iv.Method)) {
+			*to = append(*to, string(iv.Method))
 		}
 	}
 	for _, s := range scores {

@@ -65,7 +65,7 @@ func TestScorerNotes(t *testing.T) {
 // An interval column's header names the methods it holds, each once, in
 // the order met; a column with none keeps the generic name.
 func TestIntervalHeads(t *testing.T) {
-	iv := func(m string) *metrics.Interval { return &metrics.Interval{Method: m, Level: 0.95} }
+	iv := func(m metrics.Method) *metrics.Interval { return &metrics.Interval{Method: m, Level: 0.95} }
 	scores := []metrics.Score{
 		{CLT: iv("wilson"), Bootstrap: iv("bootstrap_percentile")},
 		{CLT: iv("t"), Bootstrap: iv("bootstrap_percentile")},
