@@ -1,0 +1,250 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
+)
+
+// openApptainerT opens an apptainer sandbox of testenv's base SIF
+// (busybox and a static bash, no prlimit) on the real CLI (apptainer or
+// SingularityCE's singularity). It sets nothing in the environment, so
+// that the tests run in parallel.
+func openApptainerT(t *testing.T, cfg Config) Sandbox {
+	t.Helper()
+	_, sif := testenv.Apptainer(t)
+	cfg.Type = "apptainer"
+	if cfg.Image == "" {
+		cfg.Image = sif
+	}
+	sb, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+// noProcessLeft fails the test when a process whose command line holds
+// marker still runs: the kill on timeout must reach the container's
+// processes, not only the CLI.
+func noProcessLeft(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := processesWith(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after the test: %q", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func processesWith(marker string) []string {
+	pids, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var left []string
+	for _, p := range pids {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, marker) {
+			left = append(left, filepath.Base(filepath.Dir(p))+": "+cmd)
+		}
+	}
+	return left
+}
+
+// A job on the real CLI: output, exit status, stdin and environment come
+// back; the job's files are at /work and the collected ones return; the
+// image's root is read-only, /tmp private, the host's files unseen, and
+// nothing the job writes outside /work survives on the host.
+func TestApptainerRealJob(t *testing.T) {
+	t.Parallel()
+	sb := openApptainerT(t, Config{Name: "ap", Env: map[string]string{"FROM_CONFIG": "cfg"}})
+	hostDir := t.TempDir()
+	secret := filepath.Join(hostDir, "secret")
+	if err := os.WriteFile(secret, []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("nel-apptainer-test-%d", time.Now().UnixNano())
+	res, err := sb.Run(context.Background(), Job{
+		Command: []string{"bash", "-c", `read -r line; echo "$line $GREETING $FROM_CONFIG $HOME $PWD"; cat in.txt; echo; echo oops >&2
+test -e ` + secret + ` && echo host-visible
+touch /etc/evil 2>/dev/null && echo root-writable
+for d in /tmp /var/tmp /dev/shm /root; do { echo x > $d/` + mark + `; } 2>/dev/null; done
+echo made > out.txt; echo tmp > /tmp/t && cat /tmp/t; exit 3`},
+		Stdin:   []byte("hello\n"),
+		Env:     map[string]string{"GREETING": "world"},
+		Files:   map[string][]byte{"in.txt": []byte("given")},
+		Collect: []string{"out.txt", "in.txt"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "hello world cfg /work /work\ngiven\ntmp\n"; res.ExitCode != 3 || string(res.Stdout) != want || string(res.Stderr) != "oops\n" || res.Limit != LimitNone {
+		t.Errorf("exit %d limit %q stdout %q stderr %q; want exit 3, stdout %q, stderr \"oops\\n\"", res.ExitCode, res.Limit, res.Stdout, res.Stderr, want)
+	}
+	if string(res.Files["out.txt"]) != "made\n" || string(res.Files["in.txt"]) != "given" {
+		t.Errorf("files %q", res.Files)
+	}
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/root"} {
+		if _, err := os.Stat(filepath.Join(d, mark)); err == nil {
+			os.Remove(filepath.Join(d, mark))
+			t.Errorf("the job wrote the host's %s", d)
+		}
+	}
+}
+
+// The container has loopback only: a listener on the host's 127.0.0.1
+// is not reachable from inside.
+func TestApptainerRealNoNetwork(t *testing.T) {
+	t.Parallel()
+	sb := openApptainerT(t, Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	res, err := sb.Run(context.Background(), Job{Command: []string{"bash", "-c",
+		fmt.Sprintf(`ls /sys/class/net; (echo hi > /dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached`, port)},
+		Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "lo\n" {
+		t.Errorf("stdout %q (stderr %q), want only the loopback device and no connection", res.Stdout, res.Stderr)
+	}
+	select {
+	case <-accepted:
+		t.Error("the host's listener accepted a connection from the container")
+	default:
+	}
+}
+
+// A job past its timeout is killed with everything it started in the
+// container, and its result says timeout.
+func TestApptainerRealTimeout(t *testing.T) {
+	t.Parallel()
+	sb := openApptainerT(t, Config{})
+	// A sleep of a length no other test uses, to find it among processes.
+	marker := "sleep 61.25"
+	start := time.Now()
+	res, err := sb.Run(context.Background(), Job{Command: []string{"sh", "-c", "echo started; " + marker + " & " + marker}, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Limit != LimitTimeout || string(res.Stdout) != "started\n" {
+		t.Errorf("limit %q stdout %q (exit %d, signal %q, stderr %q), want timeout after the first line", res.Limit, res.Stdout, res.ExitCode, res.Signal, res.Stderr)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the job took %v: the kill did not stop it", d)
+	}
+	noProcessLeft(t, marker)
+}
+
+// The limits on the real CLI: memory, file size and output stop the
+// program and the result names them; the rlimits set in the image's
+// shell are the Config's, soft and hard. Root is exempt from the process
+// limit (the kernel does not count uid 0's processes), so as root the
+// test checks that the rlimit is set and, as another user, that it holds.
+func TestApptainerRealLimits(t *testing.T) {
+	t.Parallel()
+	sb := openApptainerT(t, Config{MemoryBytes: 64 << 20, MaxProcesses: 16, MaxFileSizeBytes: 1 << 20, OutputBytes: 1 << 16})
+	cases := []struct {
+		name, script string
+		want         Limit
+	}{
+		// bash holds the whole string: past 64 MiB of address space its
+		// allocation fails.
+		{"memory", `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo ${#x}`, LimitMemory},
+		{"file size", `head -c 10000000 /dev/zero > /work/big`, LimitFileSize},
+		{"output", `yes`, LimitOutput},
+	}
+	if os.Geteuid() != 0 {
+		cases = append(cases, struct {
+			name, script string
+			want         Limit
+		}{"processes", `sh -c 'for i in $(seq 40); do sleep 2 & done; wait'`, LimitProcesses})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := sb.Run(context.Background(), Job{Command: []string{"bash", "-c", c.script}, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Limit != c.want {
+				t.Errorf("limit %q (exit %d, signal %q, stderr %q), want %q", res.Limit, res.ExitCode, res.Signal, firstLines(res.Stderr, 3), c.want)
+			}
+		})
+	}
+	res, err := sb.Run(context.Background(), Job{Command: []string{"cat", "/proc/self/limits"}, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 s on one core is 11 CPU seconds (cpuSeconds).
+	for _, want := range []string{
+		"Max address space         67108864             67108864",
+		"Max processes             16                   16",
+		"Max file size             1048576              1048576",
+		"Max cpu time              11                   11",
+		"Max open files            256                  256",
+		"Max core file size        0                    0",
+	} {
+		if !strings.Contains(string(res.Stdout), want) {
+			t.Errorf("/proc/self/limits lacks %q:\n%s", want, res.Stdout)
+		}
+	}
+}
+
+// A limit the image's shell cannot set (a process limit above the hard
+// one it inherits, which --no-privs leaves it no capability to raise) is
+// the sandbox's error naming the image, not a program that failed.
+func TestApptainerRealLimitRefused(t *testing.T) {
+	t.Parallel()
+	_, sif := testenv.Apptainer(t)
+	sb := openApptainerT(t, Config{Name: "ap", MaxProcesses: 1 << 30})
+	res, err := sb.Run(context.Background(), Job{Command: []string{"echo", "ran"}, Timeout: 10 * time.Second})
+	if err == nil {
+		t.Fatalf("no error; result exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	for _, want := range []string{"sandbox ap", fmt.Sprintf("image %q", sif), "could not set the job's limits", "1073741824 processes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// An image apptainer cannot open is an error naming it, with apptainer's
+// FATAL line, not a program's exit status 255.
+func TestApptainerRealMissingImage(t *testing.T) {
+	t.Parallel()
+	img := filepath.Join(t.TempDir(), "absent.sif")
+	sb := openApptainerT(t, Config{Name: "ap", Image: img})
+	res, err := sb.Run(context.Background(), Job{Command: []string{"true"}, Timeout: 10 * time.Second})
+	if err == nil {
+		t.Fatalf("no error; result %+v", res)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("cannot run image %q: FATAL:", img)) {
+		t.Errorf("error %q does not name the image and apptainer's FATAL line", err)
+	}
+}
