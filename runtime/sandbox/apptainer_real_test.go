@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,4 +248,95 @@ func TestApptainerRealMissingImage(t *testing.T) {
 	if !strings.Contains(err.Error(), fmt.Sprintf("cannot run image %q: FATAL:", img)) {
 		t.Errorf("error %q does not name the image and apptainer's FATAL line", err)
 	}
+}
+
+// Sessions on the real CLI: /app keeps what one command wrote for the
+// next; two sessions of one sandbox see only their own /app and /tmp; a
+// link the model makes in /app does not reach the host; Close removes
+// every folder the session made, and the task's own files stay as they
+// were.
+func TestApptainerSessionRealState(t *testing.T) {
+	t.Parallel()
+	sb := openApptainerT(t, Config{})
+	app := t.TempDir()
+	writeFiles(t, app, map[string]string{"src/main.sh": "echo hi\n"})
+	outside := filepath.Join(t.TempDir(), "escape")
+	var sessions [2]Session
+	for i := range sessions {
+		s, err := OpenSession(context.Background(), sb, SessionSpec{App: app, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		sessions[i] = s
+	}
+	a, b := sessions[0], sessions[1]
+	res := execT(t, a, shell(`echo $HOME; echo a > mine && echo t > /tmp/t && mkdir -p deep/er && echo 1 > deep/er/f && chmod 000 deep/er && ln -s `+outside+` link && (echo x > link) 2>/dev/null; cd src && sh main.sh`))
+	if res.ExitCode != 0 || string(res.Stdout) != "/tmp\nhi\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if res := execT(t, a, shell("cat mine /tmp/t")); string(res.Stdout) != "a\nt\n" {
+		t.Errorf("the session's next command read %q (stderr %q), want its /app and /tmp kept", res.Stdout, res.Stderr)
+	}
+	if res := execT(t, b, shell("ls; ls /tmp")); string(res.Stdout) != "src\n" {
+		t.Errorf("the other session sees %q (stderr %q), want only its own src", res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("a link in /app reached the host's %s: %v", outside, err)
+	}
+	for i, s := range sessions {
+		root := sessionRoot(s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(root); !os.IsNotExist(err) {
+			t.Errorf("session %d: folder after Close: %v", i, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(app, "src", "main.sh")); err != nil || string(b) != "echo hi\n" {
+		t.Errorf("the task's own /app files changed: %q %v", b, err)
+	}
+}
+
+// A session command past its timeout is killed with what it started.
+func TestApptainerSessionRealTimeout(t *testing.T) {
+	t.Parallel()
+	s, err := OpenSession(context.Background(), openApptainerT(t, Config{}), SessionSpec{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	marker := "sleep 62.75"
+	res := execT(t, s, Command{Argv: []string{"sh", "-c", "echo started; " + marker + " & " + marker}, Timeout: 2 * time.Second})
+	if res.Limit != LimitTimeout || string(res.Stdout) != "started\n" {
+		t.Errorf("limit %q stdout %q, want timeout after the first line", res.Limit, res.Stdout)
+	}
+	noProcessLeft(t, marker)
+}
+
+// A session's image (a task's, SessionSpec.Image) replaces the
+// sandbox's: here the sandbox's own is a file that does not exist.
+func TestApptainerSessionRealTaskImage(t *testing.T) {
+	t.Parallel()
+	_, sif := testenv.Apptainer(t)
+	sb := openApptainerT(t, Config{Image: filepath.Join(t.TempDir(), "absent.sif")})
+	s, err := OpenSession(context.Background(), sb, SessionSpec{Image: sif, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if res := execT(t, s, shell("echo ok")); res.ExitCode != 0 || string(res.Stdout) != "ok\n" {
+		t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
+// An apptainer sandbox pool's server (nel-run sandbox-server --engine
+// apptainer) on the real CLI, through the remote client a shard uses:
+// the session protocol keeps /app and shows /tests to the verifier only.
+func TestServerApptainerEngineSession(t *testing.T) {
+	t.Parallel()
+	ap := openApptainerT(t, Config{Concurrency: 2})
+	ts := httptest.NewServer(NewServer(ap, ServerOptions{Slots: 2}))
+	defer ts.Close()
+	sessionRoundTrip(t, openRemoteT(t, t.Context(), []string{ts.URL}, nil))
 }
