@@ -148,12 +148,16 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		// [datasets]: the real benchmark data is there ($DATASETS).
+		// [root]: the test runs as root (some engines behave otherwise).
 		// [need:local-sandbox], [need:TOOL]: a real part is there; when
 		// it is missing under CI or NEL_REQUIRE_ALL=1 the condition is an
 		// error, so `[!need:bwrap] skip` fails there instead of skipping.
 		Condition: func(cond string) (bool, error) {
 			if cond == "datasets" {
 				return datasets != "", nil
+			}
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
 			}
 			if part, ok := strings.CutPrefix(cond, "need:"); ok {
 				return needPart(part, duckdb)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,15 @@ func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngi
 	defer cancel()
 	if out, err := exec.CommandContext(pctx, bin, "version").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sandbox %s: apptainer: %s version: %s: %w", name, bin, firstLines(out, 3), ErrUnavailable)
+	}
+	if os.Geteuid() == 0 {
+		// Without a user namespace of its own (apptainer as root makes
+		// none), the container's uid 0 is the host's, and the kernel
+		// exempts it from RLIMIT_NPROC. Running the container as another
+		// uid would not do either: its processes would count against one
+		// limit shared by every job of that uid on the host.
+		cfg.Logger.Warn("apptainer sandbox as root: its process limit does not hold (the kernel exempts uid 0 from RLIMIT_NPROC); the memory, file size, CPU time and wall-clock limits do; run nel as an unprivileged user to hold it",
+			"sandbox", name, "max_processes", limitsOf(cfg).procs)
 	}
 	return &apptainerEngine{
 		name:  name,
