@@ -178,8 +178,11 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 	// command missing from the image) exit 255 with a FATAL line.
 	if res.ExitCode == 255 && !out.info.timedOut && !out.info.outputCap {
 		if i := bytes.Index(res.Stderr, []byte("FATAL:")); i >= 0 {
-			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image,
-				strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " "))
+			msg := strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " ")
+			if strings.Contains(msg, "/bin/sh") {
+				msg += " (the sandbox starts every program with the image's /bin/sh, which sets its limits)"
+			}
+			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image, msg)
 		}
 	}
 	res.Limit = classify(out.info, res.Stderr)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -347,4 +348,26 @@ func TestServerApptainerEngineSession(t *testing.T) {
 	ts := httptest.NewServer(NewServer(ap, ServerOptions{Slots: 2}))
 	defer ts.Close()
 	sessionRoundTrip(t, openRemoteT(t, t.Context(), []string{ts.URL}, nil))
+}
+
+// An image with no /bin/sh (which sets the limits) is an error naming the
+// image and the shell, not a program that failed.
+func TestApptainerRealNoShell(t *testing.T) {
+	t.Parallel()
+	bin, _ := testenv.Apptainer(t)
+	root, img := t.TempDir(), filepath.Join(t.TempDir(), "nosh.sif")
+	writeFiles(t, root, map[string]string{"etc/motd": "no shell here\n"})
+	if out, err := exec.Command(bin, "build", "-F", img, root).CombinedOutput(); err != nil {
+		t.Fatalf("%s build: %v: %s", bin, err, out)
+	}
+	sb := openApptainerT(t, Config{Name: "ap", Image: img})
+	res, err := sb.Run(context.Background(), Job{Command: []string{"true"}, Timeout: 10 * time.Second})
+	if err == nil {
+		t.Fatalf("no error; result exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	for _, want := range []string{"sandbox ap", fmt.Sprintf("cannot run image %q: FATAL:", img), "/bin/sh", "the image's /bin/sh, which sets its limits"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
 }
