@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -159,6 +160,12 @@ func (a *apptainerEngine) jobEnv(home string, own map[string]string) (map[string
 // run runs one apptainer command line to its end, its timeout or its
 // output cap, and names the limit that stopped the program.
 func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]string, stdin []byte, timeout time.Duration, argv []string) (*Result, error) {
+	token := rand.Text()
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env[limitTokenEnv] = token
 	out, err := runCLI(ctx, cliJob{
 		argv:    argv,
 		env:     cliEnv(a.envPrefix(), env),
@@ -170,9 +177,9 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 		return nil, fmt.Errorf("sandbox %s: apptainer: %w", a.name, err)
 	}
 	res := out.res
-	if res.ExitCode == limitFailedStatus && bytes.Contains(res.Stderr, []byte(limitFailed)) {
+	if res.ExitCode == limitFailedStatus && bytes.Contains(res.Stderr, limitFailure(token)) {
 		return nil, fmt.Errorf("sandbox %s: apptainer: image %q: %s (memory %d bytes, %d processes, files of %d bytes, %d open files): %s",
-			a.name, image, strings.TrimPrefix(limitFailed, "nel-sandbox: "), a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(res.Stderr, 3))
+			a.name, image, limitFailed, a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(res.Stderr, 3))
 	}
 	// Apptainer's own failures (an image it cannot pull or build, a
 	// command missing from the image) exit 255 with a FATAL line.

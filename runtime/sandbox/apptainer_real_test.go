@@ -242,6 +242,17 @@ func TestApptainerRealLimitRefused(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
+	// A program that writes the failure line itself, without the run's
+	// token, has only failed: its own result, not the sandbox's error.
+	sb = openApptainerT(t, Config{Name: "ap"})
+	res, err = sb.Run(context.Background(), Job{Command: []string{"sh", "-c",
+		`echo "nel-sandbox ${` + limitTokenEnv + `}: ` + limitFailed + `" >&2; echo "nel-sandbox : ` + limitFailed + `" >&2; exit 125`}, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("a program's own failure line read as the sandbox's: %v", err)
+	}
+	if res.ExitCode != limitFailedStatus {
+		t.Errorf("exit %d stderr %q, want the program's 125", res.ExitCode, res.Stderr)
+	}
 }
 
 // An image apptainer cannot open is an error naming it, with apptainer's

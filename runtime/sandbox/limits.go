@@ -104,12 +104,22 @@ func (l limits) prlimitArgv(prlimit string, timeout time.Duration) []string {
 	}
 }
 
-// limitFailed is the line limitScript writes to stderr, with exit status
-// limitFailedStatus, when the image's shell cannot set a limit.
+// limitFailed is what limitScript writes to stderr after "nel-sandbox
+// TOKEN: ", with exit status limitFailedStatus, when the image's shell
+// cannot set a limit. TOKEN is limitTokenEnv's value, new for every run
+// and unset before the program runs: a program that prints the line
+// itself cannot make its own failure read as the sandbox's (an error,
+// which is not scored).
 const (
-	limitFailed       = "nel-sandbox: the image's /bin/sh could not set the job's limits"
+	limitFailed       = "the image's /bin/sh could not set the job's limits"
 	limitFailedStatus = 125
+	limitTokenEnv     = "NEL_LIMIT_TOKEN"
 )
+
+// limitFailure is the line limitScript writes when it fails with token.
+func limitFailure(token string) []byte {
+	return []byte("nel-sandbox " + token + ": " + limitFailed)
+}
 
 // limitScript sets a job's rlimits with the shell's ulimit and execs the
 // program ("$@" after the five limits).
@@ -120,7 +130,7 @@ const (
 // every image that runs programs has a /bin/sh with ulimit. A prlimit that
 // cannot set a limit (raising a hard limit the node set lower) exits 1,
 // which the job's result could not tell from the program's own failure;
-// here every failed ulimit ends in limitFailed, which Run turns into an
+// here every failed ulimit ends in limitFailure, which Run turns into an
 // error, so no sample is scored on a program that never ran.
 //
 // Invoked as sh, dash, busybox ash and bash (in its POSIX mode) all read
@@ -129,14 +139,15 @@ const (
 // them. Processes are -u in bash and busybox, -p in dash (whose -u is no
 // option). An image with no /bin/sh is apptainer's own FATAL error, which
 // names it. Values are positional parameters, never part of the script.
-const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5
+const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5 token=$` + limitTokenEnv + `
 shift 5
+unset ` + limitTokenEnv + `
 if ulimit -v $((as / 1024)) && ulimit -f $((fsize / 512)) && ulimit -t "$cpu" &&
 	ulimit -n "$nofile" && ulimit -c 0 &&
 	{ ulimit -u "$nproc" 2>/dev/null || ulimit -p "$nproc"; }; then
 	exec "$@"
 fi
-echo "` + limitFailed + `" >&2
+echo "nel-sandbox $token: ` + limitFailed + `" >&2
 exit 125`
 
 // ulimitArgv is the /bin/sh command line, limitScript with its

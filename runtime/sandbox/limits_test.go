@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -122,10 +123,11 @@ func TestLimitsDefaults(t *testing.T) {
 // limitScript on each /bin/sh an image may have (dash in Debian and
 // Ubuntu, busybox ash in Alpine and busybox images, bash as sh in RHEL),
 // run as sh on the host: every limit lands in bytes, soft and hard, in
-// the program it execs.
+// the program it execs, which does not see the failure line's token.
 func TestLimitScriptShells(t *testing.T) {
 	lim := limitsOf(Config{MemoryBytes: 1 << 30, MaxProcesses: 50, MaxFileSizeBytes: 1 << 20})
 	want := []string{
+		"token unset",
 		"Max address space         1073741824           1073741824",
 		"Max processes             50                   50",
 		"Max file size             1048576              1048576",
@@ -139,9 +141,9 @@ func TestLimitScriptShells(t *testing.T) {
 			if err != nil {
 				testenv.Missing(t, name+" (the shells images run limitScript with)", err.Error())
 			}
-			argv := append(lim.ulimitArgv(5 * time.Second)[1:], "cat", "/proc/self/limits")
+			argv := append(lim.ulimitArgv(5 * time.Second)[1:], "sh", "-c", `cat /proc/self/limits; echo "token ${`+limitTokenEnv+`-unset}"`)
 			// argv[0] "sh": bash in its POSIX mode, busybox's ash applet.
-			cmd := &exec.Cmd{Path: path, Args: append([]string{"sh"}, argv...)}
+			cmd := &exec.Cmd{Path: path, Args: append([]string{"sh"}, argv...), Env: []string{"PATH=" + os.Getenv("PATH"), limitTokenEnv + "=secret"}}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v: %s", err, out)
