@@ -139,6 +139,13 @@ func limitFailure(token string) []byte {
 // them. Processes are -u in bash and busybox, -p in dash (whose -u is no
 // option). An image with no /bin/sh is apptainer's own FATAL error, which
 // names it. Values are positional parameters, never part of the script.
+//
+// RLIMIT_NPROC counts the tasks (threads too) of the user in the
+// container's user namespace. Apptainer's default unprivileged mode makes
+// one per container, so the limit is the job's own; a setuid install
+// (SingularityCE's default) makes none, and the count is every task of
+// the user on the node, nel-run's threads and other jobs included; as
+// root it does not bind at all (openApptainer warns).
 const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5 token=$` + limitTokenEnv + `
 shift 5
 unset ` + limitTokenEnv + `
