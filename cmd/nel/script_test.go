@@ -92,7 +92,8 @@ const fakeNelRun = "#!/bin/sh\necho fake\n"
 // $DUCKDB_QUERY, the script that runs one SQL statement with a real DuckDB
 // (node $DUCKDB_QUERY 'SELECT …', under [need:duckdb]); under
 // [need:docker], 'docker-env' sets $DOCKER_HOST and $DOCKER_IMAGE to a
-// docker daemon and its local base image. The command 'expand FILE...' replaces $VAR and ${VAR}
+// docker daemon and its local base image; under [need:apptainer],
+// 'apptainer-env' sets $APPTAINER_IMAGE to testenv's base SIF. The command 'expand FILE...' replaces $VAR and ${VAR}
 // in files with the script's variables (recipes name $PORT so).
 func TestScript(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
@@ -147,12 +148,16 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		// [datasets]: the real benchmark data is there ($DATASETS).
+		// [root]: the test runs as root (some engines behave otherwise).
 		// [need:local-sandbox], [need:TOOL]: a real part is there; when
 		// it is missing under CI or NEL_REQUIRE_ALL=1 the condition is an
 		// error, so `[!need:bwrap] skip` fails there instead of skipping.
 		Condition: func(cond string) (bool, error) {
 			if cond == "datasets" {
 				return datasets != "", nil
+			}
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
 			}
 			if part, ok := strings.CutPrefix(cond, "need:"); ok {
 				return needPart(part, duckdb)
@@ -170,6 +175,7 @@ func TestScript(t *testing.T) {
 			"signal-run":     cmdSignalRun,
 			"serve-tools":    cmdServeTools,
 			"docker-env":     cmdDockerEnv,
+			"apptainer-env":  cmdApptainerEnv,
 		},
 	})
 }
@@ -182,7 +188,8 @@ const (
 )
 
 // needPart is the [need:PART] condition: whether the local sandbox
-// (local-sandbox), a docker daemon (docker: testenv.DockerHost), the DuckDB reader in duckdb (duckdb: node and its
+// (local-sandbox), a docker daemon (docker: testenv.DockerHost), apptainer
+// and its base SIF (apptainer: testenv.ApptainerBase), the DuckDB reader in duckdb (duckdb: node and its
 // @duckdb/node-api), OpenClaw beside it (openclaw) or a tool on PATH is
 // there. A missing part is an error under testenv.Strict, which fails the
 // script.
@@ -213,6 +220,18 @@ func needPart(part, duckdb string) (bool, error) {
 		// script at it. No daemon here is a skip, not a failure.
 		host, missing, reason := testenv.DockerHost()
 		if host != "" {
+			return true, nil
+		}
+		if missing == "" {
+			return false, nil
+		}
+		part, why = missing, reason
+	case "apptainer":
+		// apptainer or SingularityCE and testenv's base SIF (built once,
+		// cached); apptainer-env points the script at them. A CLI that
+		// cannot run an image here is a skip, not a failure.
+		_, sif, missing, reason := testenv.ApptainerBase()
+		if sif != "" {
 			return true, nil
 		}
 		if missing == "" {
@@ -343,4 +362,17 @@ func cmdDockerEnv(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Setenv("DOCKER_HOST", host)
 	ts.Setenv("DOCKER_IMAGE", testenv.DockerBaseImage)
+}
+
+// cmdApptainerEnv: apptainer-env sets $APPTAINER_IMAGE to the base SIF
+// [need:apptainer] found (testenv.ApptainerBase).
+func cmdApptainerEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: apptainer-env (after [!need:apptainer] skip)")
+	}
+	_, sif, part, why := testenv.ApptainerBase()
+	if sif == "" {
+		ts.Fatalf("no apptainer image (%s %s): guard the script with [!need:apptainer] skip", part, why)
+	}
+	ts.Setenv("APPTAINER_IMAGE", sif)
 }

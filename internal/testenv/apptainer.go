@@ -41,14 +41,27 @@ var apptainerBase struct {
 // when the CLI cannot build or run an image here, it skips saying why.
 func Apptainer(tb testing.TB) (bin, sif string) {
 	tb.Helper()
+	bin, sif, part, why := ApptainerBase()
+	if part != "" {
+		Missing(tb, part, why)
+	}
+	if sif == "" {
+		tb.Skip("apptainer cannot run an image here: " + why)
+	}
+	return bin, sif
+}
+
+// ApptainerBase is Apptainer for a caller with no testing.TB (a
+// testscript condition): the CLI and the base SIF, or the missing part
+// and why (part set), or only why when the CLI cannot build or run an
+// image here (a skip, not a missing part).
+func ApptainerBase() (bin, sif, part, why string) {
 	apptainerBase.once.Do(findApptainer)
-	if m := apptainerBase.missing; m != nil {
-		Missing(tb, m.part, m.why)
+	b := &apptainerBase
+	if b.missing != nil {
+		return "", "", b.missing.part, b.missing.why
 	}
-	if apptainerBase.why != "" {
-		tb.Skip("apptainer cannot run an image here: " + apptainerBase.why)
-	}
-	return apptainerBase.bin, apptainerBase.sif
+	return b.bin, b.sif, "", b.why
 }
 
 func findApptainer() {

@@ -3,9 +3,11 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,9 +16,10 @@ import (
 
 // apptainerEngine runs each job with `apptainer exec` (or singularity's):
 // --containall (private /tmp, pid, ipc, a clean environment, no host home),
-// no network, the work directory bound at /work. Apptainer has no rlimit
-// flags of its own, so the image's prlimit(1) (util-linux, in every
-// Debian, Ubuntu or RHEL based image) sets them before the program runs.
+// --no-privs (no capabilities in the container, even when nel runs as
+// root), no network, the work directory bound at /work. Apptainer has no
+// rlimit flags of its own, so the image's /bin/sh sets them with ulimit
+// (limitScript) before it execs the program.
 type apptainerEngine struct {
 	name  string
 	log   *slog.Logger
@@ -40,6 +43,15 @@ func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngi
 	defer cancel()
 	if out, err := exec.CommandContext(pctx, bin, "version").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sandbox %s: apptainer: %s version: %s: %w", name, bin, firstLines(out, 3), ErrUnavailable)
+	}
+	if os.Geteuid() == 0 {
+		// Without a user namespace of its own (apptainer as root makes
+		// none), the container's uid 0 is the host's, and the kernel
+		// exempts it from RLIMIT_NPROC. Running the container as another
+		// uid would not do either: its processes would count against one
+		// limit shared by every job of that uid on the host.
+		cfg.Logger.Warn("apptainer sandbox as root: its process limit does not hold (the kernel exempts uid 0 from RLIMIT_NPROC); the memory, file size, CPU time and wall-clock limits do; run nel as an unprivileged user to hold it",
+			"sandbox", name, "max_processes", limitsOf(cfg).procs)
 	}
 	return &apptainerEngine{
 		name:  name,
@@ -66,17 +78,25 @@ func (a *apptainerEngine) envPrefix() string {
 }
 
 // argv is the apptainer command line of a job.
-func (a *apptainerEngine) argv(wd string, timeout time.Duration, command []string) []string {
-	return a.execArgv(a.image, []string{"--bind", wd + ":/work"}, "/work", timeout, command)
+func (a *apptainerEngine) argv(wd, home string, timeout time.Duration, command []string) []string {
+	return a.execArgv(a.image, []string{"--bind", wd + ":/work"}, "/work", home, timeout, command)
 }
 
 // execArgv is the apptainer exec command line of one program: the binds,
-// the working directory dir, and prlimit setting the limits.
-func (a *apptainerEngine) execArgv(image string, binds []string, dir string, timeout time.Duration, command []string) []string {
-	argv := []string{a.bin, "exec", "--containall", "--no-home", "--net", "--network", "none"}
+// the working directory dir, the program's HOME, and the image's /bin/sh
+// setting the limits (limitScript) before it execs the program.
+//
+// --no-privs drops every capability in the container. An unprivileged
+// user has none there anyway; root would otherwise keep root's
+// capabilities over what the container sees (the bound work folder, /proc,
+// /sys), which untrusted model code must not have. Where root's bounding
+// set lacks a capability (CAP_SYS_RESOURCE on some machines), singularity
+// exec without it even fails before the program starts.
+func (a *apptainerEngine) execArgv(image string, binds []string, dir, home string, timeout time.Duration, command []string) []string {
+	argv := []string{a.bin, "exec", "--containall", "--no-privs", "--no-home", "--home", home, "--net", "--network", "none"}
 	argv = append(argv, binds...)
 	argv = append(argv, "--pwd", dir, image)
-	argv = append(argv, a.lim.prlimitArgv("prlimit", timeout)...)
+	argv = append(argv, a.lim.ulimitArgv(timeout)...)
 	return append(argv, command...)
 }
 
@@ -101,7 +121,11 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 		}
 	}()
 	timeout := a.lim.jobTimeout(job)
-	res, err := a.run(ctx, a.image, a.jobEnv("/work", job.Env), job.Stdin, timeout, a.argv(wd.path, timeout, job.Command))
+	env, home, err := a.jobEnv("/work", job.Env)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.run(ctx, a.image, env, job.Stdin, timeout, a.argv(wd.path, home, timeout, job.Command))
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +135,37 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 	return res, nil
 }
 
-// jobEnv is a program's environment: HOME, the Config's, then the
-// program's own.
-func (a *apptainerEngine) jobEnv(home string, own map[string]string) map[string]string {
-	env := map[string]string{"HOME": home}
-	maps.Copy(env, a.env)
+// jobEnv is a program's environment, the Config's then the program's
+// own, and apart from it HOME: home unless one of them sets it. HOME
+// reaches the container as --home (not mounted, with --no-home), because
+// apptainer and singularity refuse it in APPTAINERENV_/SINGULARITYENV_:
+// they warn on stderr and leave the user's home in its place.
+func (a *apptainerEngine) jobEnv(home string, own map[string]string) (map[string]string, string, error) {
+	env := maps.Clone(a.env)
+	if env == nil {
+		env = map[string]string{}
+	}
 	maps.Copy(env, own)
-	return env
+	if h, ok := env["HOME"]; ok {
+		home = h
+		delete(env, "HOME")
+	}
+	// --home reads src:dest; a colon or comma would be another bind.
+	if home == "" || strings.ContainsAny(home, ":,") {
+		return nil, "", fmt.Errorf("sandbox %s: apptainer: HOME %q: want a path without ':' or ','", a.name, home)
+	}
+	return env, home, nil
 }
 
 // run runs one apptainer command line to its end, its timeout or its
 // output cap, and names the limit that stopped the program.
 func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]string, stdin []byte, timeout time.Duration, argv []string) (*Result, error) {
+	token := rand.Text()
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env[limitTokenEnv] = token
 	out, err := runCLI(ctx, cliJob{
 		argv:    argv,
 		env:     cliEnv(a.envPrefix(), env),
@@ -134,12 +177,19 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 		return nil, fmt.Errorf("sandbox %s: apptainer: %w", a.name, err)
 	}
 	res := out.res
+	if res.ExitCode == limitFailedStatus && bytes.Contains(res.Stderr, limitFailure(token)) {
+		return nil, fmt.Errorf("sandbox %s: apptainer: image %q: %s (memory %d bytes, %d processes, files of %d bytes, %d open files): %s",
+			a.name, image, limitFailed, a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(res.Stderr, 3))
+	}
 	// Apptainer's own failures (an image it cannot pull or build, a
 	// command missing from the image) exit 255 with a FATAL line.
 	if res.ExitCode == 255 && !out.info.timedOut && !out.info.outputCap {
 		if i := bytes.Index(res.Stderr, []byte("FATAL:")); i >= 0 {
-			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image,
-				strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " "))
+			msg := strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " ")
+			if strings.Contains(msg, "/bin/sh") {
+				msg += " (the sandbox starts every program with the image's /bin/sh, which sets its limits)"
+			}
+			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image, msg)
 		}
 	}
 	res.Limit = classify(out.info, res.Stderr)
@@ -175,5 +225,9 @@ func (a *apptainerEngine) sessionRun(ctx context.Context, image string, sd sessi
 		func(host, dst string) []string { return []string{"--bind", host + ":" + dst} },
 		func(host, dst string) []string { return []string{"--bind", host + ":" + dst + ":ro"} })
 	timeout := a.lim.jobTimeout(Job{Timeout: c.timeout})
-	return a.run(ctx, image, a.jobEnv(SessionTmp, c.Env), c.Stdin, timeout, a.execArgv(image, binds, c.dir, timeout, c.Argv))
+	env, home, err := a.jobEnv(SessionTmp, c.Env)
+	if err != nil {
+		return nil, err
+	}
+	return a.run(ctx, image, env, c.Stdin, timeout, a.execArgv(image, binds, c.dir, home, timeout, c.Argv))
 }

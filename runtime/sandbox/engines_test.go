@@ -156,13 +156,16 @@ func TestApptainerMissing(t *testing.T) {
 	}
 }
 
+// The real CLI opens as an apptainer sandbox and runs a job in testenv's
+// base SIF.
 func TestApptainerReal(t *testing.T) {
-	_, err := Open(context.Background(), Config{Type: "apptainer", Image: "docker://python:3.12-slim"})
-	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("apptainer sandbox unavailable: %v", err)
-	}
+	t.Parallel()
+	res, err := openApptainerT(t, Config{}).Run(context.Background(), Job{Command: []string{"echo", "ok"}, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || string(res.Stdout) != "ok\n" || len(res.Stderr) != 0 {
+		t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
 }
 
@@ -210,10 +213,10 @@ exit 1`)
 	}
 
 	a := &apptainerEngine{bin: "apptainer", image: "img.sif", lim: limitsOf(Config{MemoryBytes: 1 << 30, MaxProcesses: 16})}
-	got := a.argv("/tmp/wd", 10*time.Second, []string{"python3", "-"})
-	want := []string{"apptainer", "exec", "--containall", "--no-home", "--net", "--network", "none",
+	got := a.argv("/tmp/wd", "/work", 10*time.Second, []string{"python3", "-"})
+	want := []string{"apptainer", "exec", "--containall", "--no-privs", "--no-home", "--home", "/work", "--net", "--network", "none",
 		"--bind", "/tmp/wd:/work", "--pwd", "/work", "img.sif",
-		"prlimit", "--as=1073741824", "--nproc=16", "--fsize=67108864", "--cpu=11", "--nofile=256", "--core=0", "--",
+		"/bin/sh", "-c", limitScript, "sh", "1073741824", "16", "67108864", "11", "256",
 		"python3", "-"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("argv\n got %q\nwant %q", got, want)

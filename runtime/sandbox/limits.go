@@ -104,6 +104,73 @@ func (l limits) prlimitArgv(prlimit string, timeout time.Duration) []string {
 	}
 }
 
+// limitFailed is what limitScript writes to stderr after "nel-sandbox
+// TOKEN: ", with exit status limitFailedStatus, when the image's shell
+// cannot set a limit. TOKEN is limitTokenEnv's value, new for every run
+// and unset before the program runs: a program that prints the line
+// itself cannot make its own failure read as the sandbox's (an error,
+// which is not scored).
+const (
+	limitFailed       = "the image's /bin/sh could not set the job's limits"
+	limitFailedStatus = 125
+	limitTokenEnv     = "NEL_LIMIT_TOKEN"
+)
+
+// limitFailure is the line limitScript writes when it fails with token.
+func limitFailure(token string) []byte {
+	return []byte("nel-sandbox " + token + ": " + limitFailed)
+}
+
+// limitScript sets a job's rlimits with the shell's ulimit and execs the
+// program ("$@" after the five limits).
+//
+// Why the shell and not util-linux prlimit(1), as the local engine does:
+// many images lack prlimit (busybox and Alpine based ones), and apptainer
+// then fails with `FATAL: "prlimit": executable file not found`, while
+// every image that runs programs has a /bin/sh with ulimit. A prlimit that
+// cannot set a limit (raising a hard limit the node set lower) exits 1,
+// which the job's result could not tell from the program's own failure;
+// here every failed ulimit ends in limitFailure, which Run turns into an
+// error, so no sample is scored on a program that never ran.
+//
+// Invoked as sh, dash, busybox ash and bash (in its POSIX mode) all read
+// -v in KiB, -f in 512-byte blocks, -t in seconds and -n, -c unscaled, and
+// set both the soft and the hard limit, so that the program cannot raise
+// them. Processes are -u in bash and busybox, -p in dash (whose -u is no
+// option). An image with no /bin/sh is apptainer's own FATAL error, which
+// names it. Values are positional parameters, never part of the script.
+//
+// RLIMIT_NPROC counts the tasks (threads too) of the user in the
+// container's user namespace. Apptainer's default unprivileged mode makes
+// one per container, so the limit is the job's own; a setuid install
+// (SingularityCE's default) makes none, and the count is every task of
+// the user on the node, nel-run's threads and other jobs included; as
+// root it does not bind at all (openApptainer warns).
+const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5 token=$` + limitTokenEnv + `
+shift 5
+unset ` + limitTokenEnv + `
+if ulimit -v $((as / 1024)) && ulimit -f $((fsize / 512)) && ulimit -t "$cpu" &&
+	ulimit -n "$nofile" && ulimit -c 0 &&
+	{ ulimit -u "$nproc" 2>/dev/null || ulimit -p "$nproc"; }; then
+	exec "$@"
+fi
+echo "nel-sandbox $token: ` + limitFailed + `" >&2
+exit 125`
+
+// ulimitArgv is the /bin/sh command line, limitScript with its
+// arguments, that sets a job's rlimits in a container whose image may
+// lack prlimit(1) and execs the program that follows it.
+func (l limits) ulimitArgv(timeout time.Duration) []string {
+	return []string{
+		"/bin/sh", "-c", limitScript, "sh",
+		strconv.FormatInt(l.memory, 10),
+		strconv.Itoa(l.procs),
+		strconv.FormatInt(l.fileSize, 10),
+		strconv.FormatInt(l.cpuSeconds(timeout), 10),
+		strconv.Itoa(l.openFiles),
+	}
+}
+
 // concurrency is how many jobs a sandbox runs at once.
 func concurrency(cfg Config) int {
 	if cfg.Concurrency > 0 {
@@ -158,9 +225,9 @@ func ParseBytes(s string) (int64, error) {
 
 // Evidence in a program's stderr of the limit that stopped it. A fork
 // refused by RLIMIT_NPROC or a pids cgroup fails with EAGAIN; an
-// allocation refused by RLIMIT_AS raises MemoryError in Python and ENOMEM
-// elsewhere; a write past RLIMIT_FSIZE fails with EFBIG when SIGXFSZ is
-// ignored.
+// allocation refused by RLIMIT_AS raises MemoryError in Python, ENOMEM
+// elsewhere, and bash says its xmalloc/xrealloc cannot allocate; a write
+// past RLIMIT_FSIZE fails with EFBIG when SIGXFSZ is ignored.
 var (
 	forkFailed = [][]byte{
 		[]byte("Resource temporarily unavailable"),
@@ -172,6 +239,9 @@ var (
 		[]byte("Cannot allocate memory"),
 		[]byte("std::bad_alloc"),
 		[]byte("out of memory"),
+		// bash's own allocator, refused by RLIMIT_AS.
+		[]byte("xmalloc: cannot allocate"),
+		[]byte("xrealloc: cannot allocate"),
 	}
 	fileTooLarge = [][]byte{
 		[]byte("File too large"),

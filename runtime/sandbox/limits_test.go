@@ -1,8 +1,14 @@
 package sandbox
 
 import (
+	"os"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/nel-eval/nel/internal/testenv"
 )
 
 func TestClassify(t *testing.T) {
@@ -21,6 +27,7 @@ func TestClassify(t *testing.T) {
 		{"file size EFBIG", exitInfo{code: 1}, "OSError: [Errno 27] File too large", LimitFileSize},
 		{"python MemoryError", exitInfo{code: 1}, "Traceback …\nMemoryError\n", LimitMemory},
 		{"ENOMEM", exitInfo{code: 1}, "mmap: Cannot allocate memory", LimitMemory},
+		{"bash's allocator", exitInfo{code: 2}, "bash: xrealloc: cannot allocate 64323584 bytes", LimitMemory},
 		{"container OOM kill", exitInfo{code: -1, signal: "SIGKILL", oomKilled: true}, "", LimitMemory},
 		{"fork refused", exitInfo{code: 1}, "BlockingIOError: [Errno 11] Resource temporarily unavailable", LimitProcesses},
 		// A fork bomb runs until the wall clock, but processes held it.
@@ -110,5 +117,42 @@ func TestLimitsDefaults(t *testing.T) {
 	// first.
 	if got := l.cpuSeconds(DefaultTimeout); got != 31 {
 		t.Errorf("cpuSeconds = %d, want 31", got)
+	}
+}
+
+// limitScript on each /bin/sh an image may have (dash in Debian and
+// Ubuntu, busybox ash in Alpine and busybox images, bash as sh in RHEL),
+// run as sh on the host: every limit lands in bytes, soft and hard, in
+// the program it execs, which does not see the failure line's token.
+func TestLimitScriptShells(t *testing.T) {
+	lim := limitsOf(Config{MemoryBytes: 1 << 30, MaxProcesses: 50, MaxFileSizeBytes: 1 << 20})
+	want := []string{
+		"token unset",
+		"Max address space         1073741824           1073741824",
+		"Max processes             50                   50",
+		"Max file size             1048576              1048576",
+		"Max cpu time              6                    6",
+		"Max open files            256                  256",
+		"Max core file size        0                    0",
+	}
+	for _, name := range []string{"dash", "bash", testenv.Busybox.Name} {
+		t.Run(name, func(t *testing.T) {
+			path, err := exec.LookPath(name)
+			if err != nil {
+				testenv.Missing(t, name+" (the shells images run limitScript with)", err.Error())
+			}
+			argv := append(lim.ulimitArgv(5 * time.Second)[1:], "sh", "-c", `cat /proc/self/limits; echo "token ${`+limitTokenEnv+`-unset}"`)
+			// argv[0] "sh": bash in its POSIX mode, busybox's ash applet.
+			cmd := &exec.Cmd{Path: path, Args: append([]string{"sh"}, argv...), Env: []string{"PATH=" + os.Getenv("PATH"), limitTokenEnv + "=secret"}}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			for _, w := range want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("/proc/self/limits lacks %q:\n%s", w, out)
+				}
+			}
+		})
 	}
 }
