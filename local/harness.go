@@ -235,7 +235,7 @@ func stopContainer(cmd *exec.Cmd, argv []string, container string) func() error 
 // containerArgv starts the engine's command that runs image with the
 // harness's folder and mounts, the environment's names passed through:
 // docker where it is installed (the container named container, so that
-// it can be stopped), else apptainer.
+// it can be stopped), else apptainer (or SingularityCE's singularity).
 func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]string, container string) ([]string, error) {
 	if docker, err := exec.LookPath("docker"); err == nil {
 		// The host's network: a local endpoint is on localhost.
@@ -248,9 +248,13 @@ func containerArgv(image, dir string, lh compiler.LocalHarness, env map[string]s
 		}
 		return append(argv, image), nil
 	}
-	if app, err := exec.LookPath("apptainer"); err == nil {
-		binds := append([]string{dir + ":" + lh.Inside}, lh.Mounts...)
-		return []string{app, "exec", "--bind", strings.Join(binds, ","), "docker://" + image}, nil
+	// SingularityCE's singularity takes apptainer's command line, as the
+	// apptainer sandbox does (runtime/sandbox/apptainer.go).
+	for _, name := range []string{"apptainer", "singularity"} {
+		if app, err := exec.LookPath(name); err == nil {
+			binds := append([]string{dir + ":" + lh.Inside}, lh.Mounts...)
+			return []string{app, "exec", "--bind", strings.Join(binds, ","), "docker://" + image}, nil
+		}
 	}
-	return nil, errors.New("not supported here: a harness benchmark runs in its container image, and neither docker nor apptainer is installed (or compile it for SLURM with nel compile)")
+	return nil, errors.New("not supported here: a harness benchmark runs in its container image, and neither docker nor apptainer (or singularity) is installed (or compile it for SLURM with nel compile)")
 }
