@@ -126,6 +126,9 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 				Env: sb.ContainerEnv, ImageTemplate: sb.ImageTemplate,
 				Pool: sb.Type != "slurm" && isSandboxPool(sb),
 			}
+			if sb.Type == "apptainer" && !pb.Sandbox.Pool {
+				pb.Sandbox.SifCacheDir = sb.SifCacheDir
+			}
 			if len(pb.Sandbox.Env) == 0 {
 				pb.Sandbox.Env = nil
 			}
