@@ -109,10 +109,17 @@ func TestApptainerBuildReal(t *testing.T) {
 	if len(built) != 1 {
 		t.Fatalf("built images in the cache: %q", built)
 	}
-	out, err := exec.CommandContext(ctx, bin, "exec", "--containall", "--no-privs", "--no-home", "--net", "--network", "none",
-		built[0], "/bin/sh", "-c", `cat /opt/tool/order; echo "$GREETING"; ls -a / | grep -c nel-build-context`).CombinedOutput()
-	if want := "before\ncopied\nhello there\n0\n"; string(out) != want {
-		t.Errorf("in the image: %q (%v), want %q", out, err, want)
+	// A session's command runs in the built image, in its /app.
+	res, err := sessions[0].Exec(ctx, Command{Argv: []string{"/bin/sh", "-c", `cat /opt/tool/order; echo "$GREETING"; ls -a / | grep -c nel-build-context; pwd; cat made.txt`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "before\ncopied\nhello there\n0\n/app\nhello there\n"; string(res.Stdout) != want {
+		t.Errorf("a session's command: %q (stderr %q), want %q", res.Stdout, res.Stderr, want)
+	}
+	// The image is a SIF the CLI reads as such.
+	if out, err := exec.CommandContext(ctx, bin, "inspect", "--deffile", built[0]).CombinedOutput(); err != nil || !strings.Contains(string(out), "Bootstrap: localimage") {
+		t.Errorf("%s inspect --deffile: %v: %s", bin, err, out)
 	}
 }
 
