@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nel-eval/nel/runtime/sandbox/dockerdef"
 )
@@ -33,6 +34,9 @@ import (
 type sifBuilds struct {
 	mu sync.Mutex
 	by map[string]*sifBuild
+	// jobs are the converted Dockerfiles by build folder: a task's folder
+	// is read and digested once per engine, not once per sample.
+	jobs map[string]buildJob
 	// pull lets one pull of a base image run at a time: two tasks FROM
 	// the same image pull it once.
 	pull slots
@@ -55,15 +59,23 @@ type builtSIF struct{ sif, app string }
 // building it unless this engine, or an earlier one with the same cache,
 // has.
 func (b *sifBuilds) build(ctx context.Context, a *apptainerEngine, dir string) (builtSIF, error) {
-	job, err := a.prepareBuild(dir)
-	if err != nil {
-		return builtSIF{}, err
+	b.mu.Lock()
+	if b.by == nil {
+		b.by, b.jobs, b.pull = map[string]*sifBuild{}, map[string]buildJob{}, make(slots, 1)
+	}
+	job, ok := b.jobs[dir]
+	b.mu.Unlock()
+	if !ok {
+		var err error
+		if job, err = a.prepareBuild(dir); err != nil {
+			return builtSIF{}, err
+		}
+		b.mu.Lock()
+		b.jobs[dir] = job
+		b.mu.Unlock()
 	}
 	for {
 		b.mu.Lock()
-		if b.by == nil {
-			b.by, b.pull = map[string]*sifBuild{}, make(slots, 1)
-		}
 		o, waiting := b.by[job.key]
 		if !waiting {
 			o = &sifBuild{done: make(chan struct{})}
@@ -196,9 +208,12 @@ func (a *apptainerEngine) buildSIF(ctx context.Context, job buildJob, pull slots
 	// unprivileged user builds on an HPC node (it needs an /etc/subuid
 	// range), and how root builds where it lacks the capabilities a
 	// privileged build asks for.
-	cmd := exec.CommandContext(ctx, a.bin, "build", "--fakeroot", "--force", "image.sif", "image.def")
+	cmd := cliCommand(ctx, a.bin, "build", "--fakeroot", "--force", "image.sif", "image.def")
 	cmd.Dir = tmp
 	if log, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return builtSIF{}, fmt.Errorf("sandbox %s: apptainer build of %s/Dockerfile stopped: %w", a.name, job.dir, context.Cause(ctx))
+		}
 		return builtSIF{}, fmt.Errorf("sandbox %s: apptainer build of %s/Dockerfile: %v: %s", a.name, job.dir, err, lastLinesOf(string(log), 6))
 	}
 	if err := a.copyApp(ctx, filepath.Join(tmp, "image.sif"), filepath.Join(tmp, "app")); err != nil {
@@ -217,6 +232,20 @@ func (a *apptainerEngine) buildSIF(ctx context.Context, job buildJob, pull slots
 	return out, nil
 }
 
+// cliCommand is an apptainer command that ctx's end interrupts: on SIGINT
+// the CLI removes its temporary build and bundle folders, and stops what
+// it started (a killed build leaves them in $TMPDIR).
+func cliCommand(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = cliWaitDelay
+	return cmd
+}
+
+// cliWaitDelay is how long an interrupted apptainer command has to clean
+// up before it is killed.
+const cliWaitDelay = 30 * time.Second
+
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -232,7 +261,7 @@ func (a *apptainerEngine) copyApp(ctx context.Context, sif, dst string) error {
 	}
 	argv := []string{a.bin, "exec", "--containall", "--no-privs", "--no-home", "--net", "--network", "none",
 		"--bind", dst + ":/.nel-app", sif, "/bin/sh", "-c", "if [ -d /app ]; then cp -a /app/. /.nel-app/; fi"}
-	if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
+	if out, err := cliCommand(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return fmt.Errorf("sandbox %s: copy /app out of the built image: %v: %s", a.name, err, lastLinesOf(string(out), 4))
 	}
 	return nil
@@ -269,7 +298,7 @@ func (a *apptainerEngine) pullBase(ctx context.Context, cache, ref string) (stri
 	f.Close()
 	defer os.Remove(f.Name())
 	argv := pullArgv(a.bin, f.Name(), ref)
-	if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
+	if out, err := cliCommand(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("sandbox %s: apptainer pull of %s (the Dockerfile's FROM): %v: %s", a.name, ref, err, lastLinesOf(string(out), 4))
 	}
 	if err := os.Rename(f.Name(), p); err != nil {

@@ -126,6 +126,20 @@ func (c *converter) sources(cmd, s string) ([]string, error) {
 	return []string{p}, nil
 }
 
+// firstLink is the first symbolic link under folder dir of ctx (in
+// lexical order); "" when there is none.
+func firstLink(ctx fs.FS, dir string) string {
+	var link string
+	fs.WalkDir(ctx, dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type()&fs.ModeSymlink != 0 {
+			link = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return link
+}
+
 // notArchive refuses an ADD of a tar archive, which Docker unpacks.
 func notArchive(ctx fs.FS, p string) error {
 	f, err := ctx.Open(p)

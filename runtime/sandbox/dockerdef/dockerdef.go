@@ -122,6 +122,12 @@ func Convert(dockerfile string, ctx fs.FS) (*Def, error) {
 		return nil, &Error{Msg: "no FROM line"}
 	}
 	if c.d.Copies {
+		// %files copies the context with its links followed: a link
+		// to a host file would put the file in the image, where
+		// Docker's context holds the link.
+		if l := firstLink(ctx, "."); l != "" {
+			return nil, &Error{Msg: "not supported yet: a symbolic link in the build context (" + l + "): the build would copy what it points to"}
+		}
 		c.d.Post = append(c.d.Post, "rm -rf "+Staging)
 	}
 	return &c.d, nil

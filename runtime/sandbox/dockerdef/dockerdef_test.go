@@ -2,6 +2,7 @@ package dockerdef
 
 import (
 	"errors"
+	"io/fs"
 	"os/exec"
 	"strings"
 	"testing"
@@ -141,6 +142,17 @@ func TestConvertRefuses(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q:\n got %s\nwant %s…", c.dockerfile, err, c.want)
 		}
+	}
+	linked := fstest.MapFS{"Dockerfile": {}, "data/a.txt": {Data: []byte("a")}, "data/b": {Data: []byte("a.txt"), Mode: fs.ModeSymlink}}
+	// A link anywhere in the context would be followed by %files, when
+	// the build copies anything; a build that copies nothing stages none.
+	for _, df := range []string{"FROM b\nCOPY . /app\n", "FROM b\nCOPY data/a.txt /app/\n"} {
+		if _, err := Convert(df, linked); err == nil || err.Error() != "Dockerfile: not supported yet: a symbolic link in the build context (data/b): the build would copy what it points to" {
+			t.Errorf("%q, a link in the context: %v", df, err)
+		}
+	}
+	if _, err := Convert("FROM b\nRUN true\n", linked); err != nil {
+		t.Errorf("a link in a context nothing copies: %v", err)
 	}
 	dockerignore := fstest.MapFS{"Dockerfile": {}, ".dockerignore": {Data: []byte("*.log\n")}}
 	if _, err := Convert("FROM b\n", dockerignore); err == nil || !strings.Contains(err.Error(), ".dockerignore") {
