@@ -190,6 +190,8 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 // wrote. spec.Image, when set, replaces the sandbox's image.
 func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
 	if spec.Build != "" {
+		// A Harbor task's Dockerfile, built once (apptainer_build.go):
+		// the session runs in its image, /app starting as the image's.
 		img, err := a.builds.build(ctx, a, spec.Build)
 		if err != nil {
 			return nil, err
