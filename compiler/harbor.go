@@ -12,6 +12,7 @@ import (
 
 	"github.com/nel-eval/nel/runtime/harbor"
 	"github.com/nel-eval/nel/runtime/plan"
+	"github.com/nel-eval/nel/runtime/sandbox/dockerdef"
 )
 
 // harborOf returns the dataset of a harbor://DATASET benchmark name.
@@ -78,8 +79,9 @@ func (c *ruleChecker) keepHarbor(i int, t plan.HarborTasks) {
 
 // harborImages records why one of ds's tasks has no image that benchmark
 // i's container sandbox (docker, apptainer, ecs_fargate) can run its sessions in
-// (harbor.Task.Image: a Dockerfile that builds, which only docker does, or
-// that works outside /app);
+// (harbor.Task.Image: a Dockerfile that builds, which docker does, and
+// apptainer on the shard's node does when the Dockerfile converts into a
+// definition file; or one that works outside /app);
 // nel-run would find it on the node and fail each such sample. A task
 // with no environment image at all runs in the sandbox's own.
 func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
@@ -94,6 +96,11 @@ func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
 		img, err := task.Image()
 		if errors.Is(err, harbor.ErrBuild) && sb.Type == "docker" {
 			continue // nel-run's docker sandbox builds it (docker build)
+		}
+		if errors.Is(err, harbor.ErrBuild) && sb.Type == "apptainer" && !isSandboxPool(sb) {
+			// nel-run's apptainer sandbox builds it from the Dockerfile
+			// converted into a definition file, when it converts.
+			err = convertsForApptainer(&task)
 		}
 		if err == nil && sb.Type == "slurm" && img != sb.Image {
 			// A slurm pool's server is a Pyxis container that cannot start
@@ -110,6 +117,21 @@ func (c *ruleChecker) harborImages(i int, b *Benchmark, ds *harbor.Dataset) {
 			return
 		}
 	}
+}
+
+// convertsForApptainer says why task's Dockerfile has no definition file
+// the apptainer sandbox can build (runtime/sandbox/dockerdef); nil when it
+// has one.
+func convertsForApptainer(task *harbor.Task) error {
+	dir := task.BuildContext()
+	b, err := os.ReadFile(filepath.Join(dir, "Dockerfile"))
+	if err == nil {
+		_, err = dockerdef.Convert(string(b), os.DirFS(dir))
+	}
+	if err != nil {
+		return fmt.Errorf("task %s: environment/%w", task.Name, err)
+	}
+	return nil
 }
 
 // validDatasetName: a folder path under the datasets folder (registry

@@ -66,4 +66,19 @@ cluster: {type: "slurm", node_pools: {eval: {partition: "cpu", nodes: 1}, sbx: {
 		!strings.Contains(got[0].Error(), ` runs in python:3.12-slim, and a slurm pool's sessions run in the pool's image "python:3.11"`) {
 		t.Errorf("tasks for another image than the pool's: refusals %v", got)
 	}
+	// An apptainer pool's servers run each task's image, and build none:
+	// a Dockerfile that builds is refused there, though the apptainer
+	// sandbox on the shard's node builds it.
+	writeFiles(t, filepath.Join(dir, "harbor_datasets", "nel-smoke", "sort-names", "environment"), map[string]string{
+		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\n",
+	})
+	r := strings.Replace(pool("x"), `{type: "slurm", image: "x", node_pool: "sbx"}`, `{type: "apptainer", node_pool: "sbx", sif_cache_dir: "/shared/sif"}`, 1)
+	writeFiles(t, dir, map[string]string{"r.cue": r})
+	if s, _, err = loadWithEnv(t, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	got = Unsupported(s)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), `a task image nel cannot pull by name for an apptainer session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest`) {
+		t.Errorf("an apptainer pool, a Dockerfile that builds: refusals %v", got)
+	}
 }

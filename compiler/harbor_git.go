@@ -120,17 +120,21 @@ func harborGitMethod(g *plan.HarborGit) map[string]any {
 // harborGitUnsupported refuses what git-sourced tasks need that nel
 // cannot give: a commit to pin; images built from the converted
 // Dockerfiles for nel's own loop outside docker (the docker sandbox builds
-// them on the node, as it builds a harbor:// dataset's).
+// them on the node, as it builds a harbor:// dataset's; the apptainer
+// sandbox builds only what compile has checked converts, and these
+// Dockerfiles are made on the node).
 func harborGitUnsupported(no func(string, ...any), r *Recipe, i int, b *Benchmark, g *plan.HarborGit) {
 	if g.Revision == "" {
 		no(fmt.Sprintf("%s without a pinned commit (NeMo Evaluator clones the default branch's head of %s at each run, so the same name runs other tasks over time; set params.%s to a commit's full hash, or run nel lock to pin the branch's head; and params.%s to a mirror where GitHub cannot be reached)", b.Name, g.URL, paramGitRevision, paramGitURL), "benchmarks", i, "name")
 	}
 	if sb := resolveSandbox(r, b); b.Solver.Type == "tool_calling" && sb != nil && (sb.Type == "apptainer" || sb.Type == "ecs_fargate") {
 		// Every converted Dockerfile sets ENV TEST_DIR (and most RUN
-		// more): harbor.Task.Image would refuse each task on the node,
-		// in an ecs_fargate task as in an apptainer container
-		// (runtime/shard taskImage).
-		no(fmt.Sprintf("%s's tasks in an %s sandbox with solver type tool_calling (their converted Dockerfiles must be built, and nel builds task images only in a docker sandbox: use a docker or local sandbox, or solver type harbor, whose CLI builds them)", b.Name, sb.Type), sandboxPath(b, i, "type")...)
+		// more): harbor.Task.Image would refuse each task on the node
+		// in an ecs_fargate task (runtime/shard taskImage); the
+		// apptainer sandbox would build those that convert, which
+		// compile cannot check (some FROM --platform, which no
+		// conversion takes), failing the others' samples.
+		no(fmt.Sprintf("%s's tasks in an %s sandbox with solver type tool_calling (their converted Dockerfiles are made on the node and must be built, which nel does there only in a docker sandbox; the apptainer sandbox builds a harbor:// dataset's Dockerfiles, which compile checks: use a docker or local sandbox, or solver type harbor, whose CLI builds them)", b.Name, sb.Type), sandboxPath(b, i, "type")...)
 	}
 }
 

@@ -156,7 +156,7 @@ func TestHarborGitRefusals(t *testing.T) {
 	if s, _, err = loadWithEnv(t, filepath.Join(dir, "r.cue"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if errs := Unsupported(s); len(errs) != 1 || !strings.Contains(errs[0].Error(), "benchmarks[0].sandbox.type: not supported yet: terminal-bench-v1's tasks in an ecs_fargate sandbox with solver type tool_calling (their converted Dockerfiles must be built, and nel builds task images only in a docker sandbox") {
+	if errs := Unsupported(s); len(errs) != 1 || !strings.Contains(errs[0].Error(), "benchmarks[0].sandbox.type: not supported yet: terminal-bench-v1's tasks in an ecs_fargate sandbox with solver type tool_calling (their converted Dockerfiles are made on the node and must be built, which nel does there only in a docker sandbox") {
 		t.Errorf("an ecs_fargate sandbox: %v", errs)
 	}
 	if _, _, err := tbLoad(t, "terminal-bench-v1", `git_revision: "`+revA+`", git_url: ""`); err == nil || !strings.Contains(err.Error(), "benchmarks[0].params.git_url: expected the URL or path of a git repository") {

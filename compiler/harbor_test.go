@@ -316,12 +316,14 @@ func TestToolSettings(t *testing.T) {
 	}
 }
 
-// TestHarborTaskImageRefused: with a container sandbox that does not
-// build images (apptainer), a task whose Dockerfile builds (RUN) is
-// refused at compile, naming the task and its line, rather than each of
-// its samples failing on the node; the docker sandbox builds it, and
-// refuses only a Dockerfile that works outside /app; the local sandbox
-// reads no Dockerfile.
+// TestHarborTaskImageRefused: a task whose Dockerfile builds (RUN) is
+// refused at compile where nel-run could not build it, naming the task and
+// its line, rather than each of its samples failing on the node: the
+// docker sandbox builds it, and refuses only a Dockerfile that works
+// outside /app; the apptainer sandbox builds one that converts into a
+// definition file, and refuses one that does not (ADD of a URL), and an
+// apptainer pool's servers build none; the local sandbox reads no
+// Dockerfile.
 func TestHarborTaskImageRefused(t *testing.T) {
 	path := harborDir(t, "")
 	dir := filepath.Dir(path)
@@ -349,9 +351,18 @@ func TestHarborTaskImageRefused(t *testing.T) {
 	if got := refusals(`type: "docker"`); len(got) != 0 {
 		t.Errorf("docker sandbox, a Dockerfile with RUN: refusals %v, want none (nel-run builds it)", got)
 	}
+	if got := refusals(`type: "apptainer", image: "docker://python:3.12-slim"`); len(got) != 0 {
+		t.Errorf("apptainer sandbox, a Dockerfile with RUN: refusals %v, want none (nel-run builds it)", got)
+	}
+	writeFiles(t, env, map[string]string{
+		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\n# fetched\nADD https://example.com/data.tgz /opt/\n",
+	})
 	got := refusals(`type: "apptainer", image: "docker://python:3.12-slim"`)
-	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for an apptainer session (task sort-names: environment/Dockerfile: line 2: not supported yet: building a task image (RUN pip install pytest;") {
-		t.Errorf("apptainer sandbox: refusals %v", got)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "benchmarks[0].sandbox: not supported yet: a task image nel cannot pull by name for an apptainer session (task sort-names: environment/Dockerfile:4: ADD https://example.com/data.tgz /opt/: not supported yet: ADD of a URL") {
+		t.Errorf("apptainer sandbox, ADD of a URL: refusals %v", got)
+	}
+	if got := refusals(`type: "docker"`); len(got) != 0 {
+		t.Errorf("docker sandbox, ADD of a URL: refusals %v, want none (docker build fetches it)", got)
 	}
 	writeFiles(t, env, map[string]string{
 		"Dockerfile": "FROM python:3.12-slim\nRUN pip install pytest\nWORKDIR /testbed\n",

@@ -117,28 +117,39 @@ func buildPlan(s *Source, h Hashes, nelVersion, target string) (*plan.Plan, erro
 				ReferenceFree: m.ReferenceFree,
 			})
 		}
-		if sb := resolveSandbox(r, b); sb != nil && sb.Type != "none" {
-			name, _ := b.Sandbox.(string)
-			pb.Sandbox = &plan.Sandbox{
-				Name: name, Type: sb.Type, Image: sb.Image, Memory: sb.Memory, Cpus: sb.Cpus,
-				Timeout: sb.Timeout, Concurrency: sb.Concurrency, Network: sb.Network,
-				MaxProcesses: sb.MaxProcesses, MaxFileSize: sb.MaxFileSize, SlotsPerNode: sb.SlotsPerNode,
-				Env: sb.ContainerEnv, ImageTemplate: sb.ImageTemplate,
-				Pool: sb.Type != "slurm" && isSandboxPool(sb),
-			}
-			if len(pb.Sandbox.Env) == 0 {
-				pb.Sandbox.Env = nil
-			}
-			if sb.Type == "ecs_fargate" {
-				// Fargate's memory is MiB in a string ("8192"), not
-				// a size the other engines read.
-				pb.Sandbox.Memory = ""
-				pb.Sandbox.ECS = planECS(sb)
-			}
-		}
+		pb.Sandbox = planSandbox(r, b)
 		p.Benchmarks = append(p.Benchmarks, pb)
 	}
 	return p, nil
+}
+
+// planSandbox is benchmark b's sandbox in the plan; nil for none.
+func planSandbox(r *Recipe, b *Benchmark) *plan.Sandbox {
+	sb := resolveSandbox(r, b)
+	if sb == nil || sb.Type == "none" {
+		return nil
+	}
+	name, _ := b.Sandbox.(string)
+	ps := &plan.Sandbox{
+		Name: name, Type: sb.Type, Image: sb.Image, Memory: sb.Memory, Cpus: sb.Cpus,
+		Timeout: sb.Timeout, Concurrency: sb.Concurrency, Network: sb.Network,
+		MaxProcesses: sb.MaxProcesses, MaxFileSize: sb.MaxFileSize, SlotsPerNode: sb.SlotsPerNode,
+		Env: sb.ContainerEnv, ImageTemplate: sb.ImageTemplate,
+		Pool: sb.Type != "slurm" && isSandboxPool(sb),
+	}
+	if sb.Type == "apptainer" && !ps.Pool {
+		ps.SifCacheDir = sb.SifCacheDir
+	}
+	if len(ps.Env) == 0 {
+		ps.Env = nil
+	}
+	if sb.Type == "ecs_fargate" {
+		// Fargate's memory is MiB in a string ("8192"), not
+		// a size the other engines read.
+		ps.Memory = ""
+		ps.ECS = planECS(sb)
+	}
+	return ps
 }
 
 // planServices is the plan entry of each of the recipe's services, by

@@ -224,3 +224,40 @@ cluster: {type: "slurm", eval_pool: "cpu", node_pools: {cpu: {nodes: 1}, a: {nod
 		t.Errorf("a local sandbox got a server")
 	}
 }
+
+// An apptainer sandbox that nel-run runs itself takes sif_cache_dir as the
+// folder it builds Harbor tasks' images in; a pool's is its servers'
+// APPTAINER_CACHEDIR, in the script, not in the plan.
+func TestApptainerSifCacheDirPlan(t *testing.T) {
+	for _, c := range []struct{ sandbox, want string }{
+		{`{type: "apptainer", image: "docker://python:3.12-slim", sif_cache_dir: "/shared/sif"}`, "/shared/sif"},
+		{`{type: "apptainer", image: "docker://python:3.12-slim"}`, ""},
+		{`{type: "apptainer", image: "docker://python:3.12-slim", node_pool: "sbx", sif_cache_dir: "/shared/sif"}`, ""},
+	} {
+		src := `services: m: {type: "api", url: "https://api.example.com/v1/chat/completions", model: "m"}
+sandboxes: py: ` + c.sandbox + `
+benchmarks: [{name: "humaneval", sandbox: "py", solver: {type: "simple", service: "m"}}]
+`
+		if strings.Contains(c.sandbox, "node_pool") {
+			src += `cluster: {type: "slurm", node_pools: {cpu: {nodes: 1}, sbx: {nodes: 2}}}` + "\n"
+		}
+		s, err := loadCUE(t, "r.cue", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := Unsupported(s); len(u) != 0 {
+			t.Errorf("%s: refused: %v", c.sandbox, u)
+		}
+		h, _, err := ComputeHashes(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := BuildPlan(s, h, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Benchmarks[0].Sandbox.SifCacheDir; got != c.want {
+			t.Errorf("%s: plan sif_cache_dir %q, want %q", c.sandbox, got, c.want)
+		}
+	}
+}

@@ -160,9 +160,6 @@ func unsupportedSandbox(sb *Sandbox, no func(string, ...any), path ...any) {
 			// their slots.
 			break
 		}
-		if sb.SifCacheDir != "" {
-			no("sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)", at("sif_cache_dir")...)
-		}
 		if sb.SlotsPerNode != 4 {
 			no("slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)", at("slots_per_node")...)
 		}

@@ -46,7 +46,6 @@ benchmarks:
 		"r.yaml:9:15: sandboxes.agentic.stateful: not supported yet: stateful sandboxes (a lifecycle option of NeMo Evaluator's agentic sandboxes, which nel's agent solvers do not apply yet)",
 		"r.yaml:10:24: sandboxes.agentic.scrub_git_history: not supported yet: scrub_git_history (a lifecycle option of NeMo Evaluator's agentic sandboxes, which nel's agent solvers do not apply yet)",
 		"r.yaml:11:21: sandboxes.agentic.verify_timeout: not supported yet: verify_timeout (a lifecycle option of NeMo Evaluator's agentic sandboxes, which nel's agent solvers do not apply yet)",
-		"r.yaml:15:20: sandboxes.sif.sif_cache_dir: not supported yet: sif_cache_dir (nel-run's apptainer keeps images in its own cache, $APPTAINER_CACHEDIR)",
 		"r.yaml:16:21: sandboxes.sif.slots_per_node: not supported yet: slots_per_node on an apptainer sandbox (it sizes a pool of sandbox nodes; nel-run runs apptainer on the shards' nodes, concurrency jobs at a time)",
 	}
 	if w := strings.Join(want, "\n"); got != w {

@@ -15,7 +15,9 @@ import (
 // session does itself (copy the environment's files to /app, work there).
 // A Dockerfile that must be built (RUN, ADD, ENV, other COPYs, several
 // stages) is refused with its line, an error that is ErrBuild: the docker
-// sandbox builds it (docker build of BuildContext), other engines do not.
+// sandbox builds it (docker build of BuildContext), and so does the
+// apptainer sandbox (the Dockerfile converted into a definition file,
+// runtime/sandbox/dockerdef); other engines do not.
 // A WORKDIR other than /app (SWE-bench's /testbed) is refused either way:
 // a session keeps only /app, /logs and /tmp between commands.
 // The local sandbox needs no image: it runs the host's programs.
@@ -44,7 +46,8 @@ func (t *Task) Image() (string, error) {
 func (t *Task) BuildContext() string { return filepath.Join(t.Dir, "environment") }
 
 // ErrBuild is Image's error for a Dockerfile that builds more than its
-// base image: only an engine that builds images (docker) runs the task.
+// base image: only an engine that builds images (docker, apptainer) runs
+// the task.
 var ErrBuild = errors.New("the task's image must be built")
 
 // buildError is a Dockerfile line that needs a build; it is ErrBuild.

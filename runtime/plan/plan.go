@@ -498,6 +498,12 @@ type Sandbox struct {
 	// lists in NEL_SANDBOX_<NAME>_ENDPOINTS, and the servers run the
 	// engine. A plan without it meant the engine on the shard's node.
 	Pool bool `json:"pool,omitempty"`
+	// SifCacheDir is, for an apptainer sandbox nel-run runs itself (no
+	// Pool), the folder where it builds Harbor tasks' images from their
+	// Dockerfiles and pulls the images they are built on; "" is the run
+	// folder's (rundir.Dir.Images). A pool's is its servers'
+	// APPTAINER_CACHEDIR, in the job script.
+	SifCacheDir string `json:"sif_cache_dir,omitempty"`
 	// ECS is an ecs_fargate sandbox's AWS side (its Memory is there, in
 	// Fargate's MiB, not above).
 	ECS *ECS `json:"ecs,omitempty"`

@@ -90,6 +90,7 @@ func fullPlan() *Plan {
 					NelRunImage: "nel:1"},
 				ImageTemplate: "swebench/sweb.eval.x86_64.{instance_id}:latest",
 				Pool:          true,
+				SifCacheDir:   "/shared/sif",
 			},
 			SkipFailed: true, MaxSystemRetries: 3,
 			Data:      []DataPin{pin},

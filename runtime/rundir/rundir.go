@@ -12,6 +12,7 @@
 //	│   ├── merge.lock                                MergeLock(): one nel-run merge at a time
 //	│   ├── servers/                                  Servers(): records of the servers a local run started
 //	│   ├── haproxy-vllm-1234.cfg                     Balancer(service, job): the load balancer's config of a server's instances in SLURM job 1234
+//	│   ├── images/                                   Images(): the images nel-run's apptainer sandbox built of Harbor tasks' Dockerfiles
 //	│   ├── recipe/                                   RecipeDir(): copies of the recipe nel run ran, and of its lock
 //	│   │   └── suite.cue                             Recipe(file)
 //	│   ├── source.json                               Source(): where that recipe came from, with its overrides
@@ -148,6 +149,11 @@ func (d Dir) Servers() string { return filepath.Join(d.Meta(), "servers") }
 func (d Dir) Balancer(service, job string) string {
 	return filepath.Join(d.Meta(), "haproxy-"+service+jobSuffix(job)+".cfg")
 }
+
+// Images is where an apptainer sandbox without a sif_cache_dir builds
+// the images of Harbor tasks' Dockerfiles (and pulls the images they are
+// built on): once per run folder, so a rerun builds none again.
+func (d Dir) Images() string { return filepath.Join(d.Meta(), "images") }
 
 // RecipeDir is the folder where nel run copies the recipe it ran (and its
 // lock), for nel publish.

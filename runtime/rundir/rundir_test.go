@@ -29,6 +29,7 @@ func TestDocLayout(t *testing.T) {
 		{"MergeLock()", d.MergeLock()},
 		{"Servers()", d.Servers()},
 		{"Balancer(service, job)", d.Balancer("vllm", "1234")},
+		{"Images()", d.Images()},
 		{"RecipeDir()", d.RecipeDir()},
 		{"Recipe(file)", d.Recipe("suite.cue")},
 		{"Source()", d.Source()},

@@ -28,6 +28,10 @@ type apptainerEngine struct {
 	lim   limits
 	slots slots
 	env   map[string]string
+	// buildCache is where Harbor tasks' images are built
+	// (apptainer_build.go); "" builds none.
+	buildCache string
+	builds     sifBuilds
 }
 
 func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngine, error) {
@@ -61,6 +65,8 @@ func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngi
 		lim:   limitsOf(cfg),
 		slots: make(slots, concurrency(cfg)),
 		env:   cfg.Env,
+
+		buildCache: cfg.BuildCache,
 	}, nil
 }
 
@@ -203,6 +209,15 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 // command. The program runs as the host user, so the host removes all it
 // wrote. spec.Image, when set, replaces the sandbox's image.
 func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
+	if spec.Build != "" {
+		// A Harbor task's Dockerfile, built once (apptainer_build.go):
+		// the session runs in its image, /app starting as the image's.
+		img, err := a.builds.build(ctx, a, spec.Build)
+		if err != nil {
+			return nil, err
+		}
+		spec.Image, spec.App, spec.Build = img.sif, img.app, ""
+	}
 	if a.image == "" && spec.Image == "" {
 		return nil, fmt.Errorf("sandbox %s: apptainer: no image for the session (the task names none, and the sandbox has no image)", a.name)
 	}

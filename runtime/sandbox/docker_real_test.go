@@ -282,7 +282,8 @@ func TestDockerSessionRealBuild(t *testing.T) {
 	noContainersLeft(t)
 }
 
-// Only the docker engine builds a session's image; the others say so.
+// Only the docker and apptainer engines build a session's image; the
+// others say so.
 func TestSessionBuildRefused(t *testing.T) {
 	sb := openLocalT(t, Config{})
 	_, err := OpenSession(context.Background(), sb, SessionSpec{Build: t.TempDir()})

@@ -49,6 +49,10 @@ type Config struct {
 	// and /tests; "" is the container's own root (a test's fake task
 	// sets a directory of its own).
 	Root string
+	// BuildCache is the folder where the apptainer engine builds the
+	// images of sessions whose SessionSpec.Build names a Dockerfile, and
+	// pulls the images they are built on; "" builds none.
+	BuildCache string
 	// ECS is an ecs_fargate sandbox's AWS side.
 	ECS *ECSConfig
 	// Logger receives the engine's logs; nil discards them.

@@ -53,9 +53,11 @@ type SessionSpec struct {
 	// sandbox ignores it.
 	Image string
 	// Build is a folder with a Dockerfile (a Harbor task's environment/)
-	// that the docker engine builds, once per engine, into the session's
-	// image in place of Image; /app then starts as the built image's /app
-	// (what the Dockerfile put there), not as App. Other engines refuse it.
+	// that the docker engine (docker build) or the apptainer engine (the
+	// Dockerfile converted, apptainer_build.go) builds, once per engine,
+	// into the session's image in place of Image; /app then starts as the
+	// built image's /app (what the Dockerfile put there), not as App.
+	// Other engines refuse it.
 	Build string
 	// Timeout is the default per-command wall-clock limit.
 	Timeout time.Duration

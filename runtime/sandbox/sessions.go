@@ -246,8 +246,9 @@ func checkSpec(name string, spec SessionSpec) error {
 		return fmt.Errorf("sandbox %s: session image %q: an image reference cannot start with -", name, spec.Image)
 	}
 	if spec.Build != "" {
-		// The docker engine builds before it gets here, and clears Build.
-		return fmt.Errorf("sandbox %s: not supported yet: building a session's image from %s on this engine (only the docker sandbox builds images: build it, and give it as the task's docker_image)", name, spec.Build)
+		// The docker and apptainer engines build before they get here,
+		// and clear Build.
+		return fmt.Errorf("sandbox %s: not supported yet: building a session's image from %s on this engine (the docker and apptainer sandboxes build images: build it, and give it as the task's docker_image)", name, spec.Build)
 	}
 	for _, d := range []struct{ field, dir string }{{"App", spec.App}, {"Tests", spec.Tests}} {
 		if d.dir == "" {

@@ -96,6 +96,17 @@ func (r *runner) openAgentSandbox(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("benchmark %s: %s.sandbox: %w", r.b.Key, r.benchmarkPath(), err)
 	}
 	cfg.Logger = r.log
+	if cfg.Type == "apptainer" {
+		// Where Harbor tasks' Dockerfiles are built: absolute, as the
+		// builds name it from folders of their own.
+		cache := sb.SifCacheDir
+		if cache == "" {
+			cache = rundir.Dir(r.o.OutDir).Images()
+		}
+		if cfg.BuildCache, err = filepath.Abs(cache); err != nil {
+			return nil, fmt.Errorf("benchmark %s: sandbox: image cache: %w", r.b.Key, err)
+		}
+	}
 	if cfg.Type == "slurm" {
 		// The pool's servers keep the sessions; the job script says where
 		// they are.
@@ -227,10 +238,10 @@ func (r *runner) settleAgent(row *results.Row, traj *results.Trajectory, ar agen
 
 // taskImage is the image a container sandbox runs task's session in: its
 // [environment].docker_image or its Dockerfile's FROM image, pulled by
-// name (a Dockerfile that builds more is refused: harbor.Task.Image), as
-// apptainer names a registry image (docker://); "" (the sandbox's own
-// image) for a task with neither. The local sandbox runs the host's
-// programs and takes none.
+// name (a Dockerfile that builds more is harbor.ErrBuild, which the
+// docker and apptainer sandboxes build: sampleTask), as apptainer names a
+// registry image (docker://); "" (the sandbox's own image) for a task
+// with neither. The local sandbox runs the host's programs and takes none.
 func taskImage(sandboxType string, task *harbor.Task) (string, error) {
 	switch sandboxType {
 	case "docker", "apptainer", "ecs_fargate": // ecs_fargate: the image of the sample's task

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nel-eval/nel/runtime/harbor"
+	"github.com/nel-eval/nel/runtime/plan"
 )
 
 // TestTaskImage: a container sandbox runs a Harbor task's session in the
@@ -49,5 +50,26 @@ func TestTaskImage(t *testing.T) {
 	}
 	if _, err := taskImage("docker", built); err == nil || !strings.Contains(err.Error(), "task fix-git: environment/Dockerfile: line 2: not supported yet: building a task image") {
 		t.Errorf("a Dockerfile that builds: %v", err)
+	}
+}
+
+// TestBuildsImages: the sandboxes that build a task's Dockerfile on the
+// shard's node (sampleTask gives them the build context): docker, and
+// apptainer but not an apptainer pool, whose servers take an image.
+func TestBuildsImages(t *testing.T) {
+	for _, c := range []struct {
+		sb   plan.Sandbox
+		want bool
+	}{
+		{plan.Sandbox{Type: "docker"}, true},
+		{plan.Sandbox{Type: "apptainer"}, true},
+		{plan.Sandbox{Type: "apptainer", Pool: true}, false},
+		{plan.Sandbox{Type: "ecs_fargate"}, false},
+		{plan.Sandbox{Type: "slurm"}, false},
+		{plan.Sandbox{Type: "local"}, false},
+	} {
+		if got := buildsImages(&c.sb); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.sb, got, c.want)
+		}
 	}
 }

@@ -141,9 +141,9 @@ func (r *runner) sampleTask(it *bench.Item) (*harbor.Task, sandbox.SessionSpec, 
 	spec.App, spec.Tests = task.App(), task.Tests()
 	if r.b.Sandbox != nil {
 		img, err := taskImage(r.b.Sandbox.Type, task)
-		if errors.Is(err, harbor.ErrBuild) && r.b.Sandbox.Type == "docker" {
-			// The docker sandbox builds the task's Dockerfile, once per
-			// task, and starts /app from the image's.
+		if errors.Is(err, harbor.ErrBuild) && buildsImages(r.b.Sandbox) {
+			// The docker and apptainer sandboxes build the task's
+			// Dockerfile, once per task, and start /app from the image's.
 			spec.Build, img, err = task.BuildContext(), "", nil
 		}
 		if err != nil {
@@ -152,6 +152,14 @@ func (r *runner) sampleTask(it *bench.Item) (*harbor.Task, sandbox.SessionSpec, 
 		spec.Image = img
 	}
 	return task, spec, nil
+}
+
+// buildsImages: a sandbox whose engine builds a task's Dockerfile on the
+// shard's node (docker build; apptainer build of the converted
+// Dockerfile). An apptainer pool's servers are given an image, not a
+// build (the compiler refuses such a task there).
+func buildsImages(sb *plan.Sandbox) bool {
+	return sb.Type == "docker" || sb.Type == "apptainer" && !sb.Pool
 }
 
 // instruction parses the benchmark's instruction_template; nil when it has
