@@ -52,10 +52,15 @@ type ECS struct {
 	// operation takes the next one ("TYPE: message"; status 400, or 500
 	// for a type ending in "Exception500"), until none is left.
 	Errors map[string][]string
+	// LostAnswers makes the next calls of an operation do their work and
+	// then answer 500, as when an answer is lost on its way (RunTask: the
+	// task starts, the caller does not learn it).
+	LostAnswers map[string]int
 	// Parameters are the SSM parameters' values, by name; GetParameter
 	// answers ParameterNotFound for any other name.
 	Parameters map[string]string
-	tasks      map[string]*task // by ARN
+	tasks      map[string]*task  // by ARN
+	byClient   map[string]string // RunTask's task ARN by its clientToken
 	seq        int
 	revisions  map[string]int // task definitions registered, by family
 }
@@ -191,7 +196,19 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 		out = map[string]any{"taskDefinition": map[string]any{
 			"taskDefinitionArn": fmt.Sprintf("arn:aws:ecs:us-west-2:123456789012:task-definition/%s:%d", family, f.revisions[family])}}
 	case "AmazonEC2ContainerServiceV20141113.RunTask":
+		// ECS starts one task per client token: a retry gets the first.
+		ct, _ := body["clientToken"].(string)
+		if arn, ok := f.byClient[ct]; ok && ct != "" {
+			out = map[string]any{"tasks": []any{map[string]any{"taskArn": arn, "lastStatus": "PROVISIONING"}}, "failures": []any{}}
+			break
+		}
 		out = f.runTask(body)
+		if ts := out.(map[string]any)["tasks"].([]any); len(ts) > 0 && ct != "" {
+			if f.byClient == nil {
+				f.byClient = map[string]string{}
+			}
+			f.byClient[ct] = ts[0].(map[string]any)["taskArn"].(string)
+		}
 	case "AmazonEC2ContainerServiceV20141113.DescribeTasks":
 		out = f.describeTasks(body)
 	case "AmazonEC2ContainerServiceV20141113.StopTask":
@@ -220,6 +237,11 @@ func (f *ECS) serveAWS(w http.ResponseWriter, r *http.Request) {
 		out = map[string]any{"events": evs}
 	default:
 		awsError(w, "UnknownOperationException", target)
+		return
+	}
+	if f.LostAnswers[op] > 0 {
+		f.LostAnswers[op]--
+		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")

@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
@@ -59,50 +60,73 @@ func (e *awsError) Error() string {
 	return fmt.Sprintf("%s: HTTP %d: %s", e.Op, e.Status, msg)
 }
 
-// retryable: throttling and the service's own failures, as the SDK's
-// standard retryer.
-func (e *awsError) retryable() bool {
-	switch e.Type {
-	case "ThrottlingException", "Throttling", "ThrottledException", "RequestLimitExceeded",
-		"TooManyRequestsException", "RequestThrottled", "RequestThrottledException":
-		return true
+// ErrorCode and HTTPStatusCode are what the SDK's retryer classifies an
+// error by (throttling, retryable codes and statuses).
+func (e *awsError) ErrorCode() string   { return e.Type }
+func (e *awsError) HTTPStatusCode() int { return e.Status }
+
+// retryer is the SDK's retryer of the configuration (AWS_MAX_ATTEMPTS,
+// AWS_RETRY_MODE, a profile's max_attempts and retry_mode), else its
+// standard one: the same attempts, backoff and retryable errors as the
+// generated clients had.
+func (a awsJSON) retryer() aws.Retryer {
+	var r aws.Retryer
+	if a.cfg.Retryer != nil {
+		r = a.cfg.Retryer()
 	}
-	return e.Status >= 500 || e.Status == http.StatusTooManyRequests
+	if r == nil {
+		if a.cfg.RetryMode == aws.RetryModeAdaptive {
+			r = retry.NewAdaptiveMode()
+		} else {
+			r = retry.NewStandard()
+		}
+	}
+	if a.cfg.RetryMaxAttempts != 0 {
+		r = retry.AddWithMaxAttempts(r, a.cfg.RetryMaxAttempts)
+	}
+	return r
 }
 
-// awsAttempts is how many times a call is tried (the SDK's standard
-// retryer's default).
-const awsAttempts = 3
-
 // call runs operation op with in as its JSON body and decodes the answer
-// into out (nil: ignored).
+// into out (nil: ignored). Every attempt sends the same body, so an
+// idempotency token in it (RunTask's clientToken) holds across retries.
 func (a awsJSON) call(ctx context.Context, op string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("%s.%s: %w", a.target, op, err)
 	}
-	var last error
-	for attempt := range awsAttempts {
-		if attempt > 0 {
-			// Exponential backoff with full jitter, as the SDK's.
-			wait := time.Duration(rand.Int64N(int64(100*time.Millisecond) << attempt))
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return fmt.Errorf("%s.%s: %w (after: %w)", a.target, op, ctx.Err(), last)
-			}
+	r := a.retryer()
+	for attempt := 1; ; attempt++ {
+		transport, err := a.once(ctx, op, body, out)
+		if err == nil {
+			return nil
 		}
-		retry, err := a.once(ctx, op, body, out)
-		if err == nil || !retry {
+		var ae *awsError
+		retryable := transport
+		if errors.As(err, &ae) {
+			retryable = r.IsErrorRetryable(err)
+		}
+		if !retryable {
 			return err
 		}
-		last = err
+		if attempt >= r.MaxAttempts() {
+			return fmt.Errorf("%w (after %d attempts)", err, attempt)
+		}
+		wait, derr := r.RetryDelay(attempt, err)
+		if derr != nil {
+			return fmt.Errorf("%w (after %d attempts: %w)", err, attempt, derr)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("%s.%s: %w (after: %w)", a.target, op, ctx.Err(), err)
+		}
 	}
-	return last
 }
 
-// once sends one attempt; retry says whether another may succeed.
-func (a awsJSON) once(ctx context.Context, op string, body []byte, out any) (retry bool, err error) {
+// once sends one attempt; transport says that it failed on the way (no
+// answer, or half of one), where another attempt may succeed.
+func (a awsJSON) once(ctx context.Context, op string, body []byte, out any) (transport bool, err error) {
 	name := a.target + "." + op
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(), bytes.NewReader(body))
 	if err != nil {
@@ -132,8 +156,7 @@ func (a awsJSON) once(ctx context.Context, op string, body []byte, out any) (ret
 		return ctx.Err() == nil, fmt.Errorf("%s: read the answer: %w", name, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		e := decodeAWSError(name, resp, b)
-		return e.retryable(), e
+		return false, decodeAWSError(name, resp, b)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -143,19 +166,70 @@ func (a awsJSON) once(ctx context.Context, op string, body []byte, out any) (ret
 	return false, nil
 }
 
-// url is the endpoint the call goes to.
+// url is the endpoint the call goes to: the sandbox's; else the
+// environment's for this service (AWS_ENDPOINT_URL_ECS, _SSM,
+// _CLOUDWATCH_LOGS) or for all (AWS_ENDPOINT_URL, the configuration's);
+// else the region's, in its partition, FIPS or dual-stack as
+// AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT ask.
 func (a awsJSON) url() string {
-	switch {
-	case a.endpoint != "":
+	if a.endpoint != "" {
 		return a.endpoint
-	case a.cfg.BaseEndpoint != nil && *a.cfg.BaseEndpoint != "":
+	}
+	if id := serviceEnvID(a.service); id != "" {
+		if u := os.Getenv("AWS_ENDPOINT_URL_" + id); u != "" {
+			return u
+		}
+	}
+	if a.cfg.BaseEndpoint != nil && *a.cfg.BaseEndpoint != "" {
 		return *a.cfg.BaseEndpoint
 	}
-	domain := "amazonaws.com"
-	if strings.HasPrefix(a.cfg.Region, "cn-") {
-		domain = "amazonaws.com.cn"
+	p := partitionOf(a.cfg.Region)
+	host, domain := a.service, p.dns
+	if strings.EqualFold(os.Getenv("AWS_USE_FIPS_ENDPOINT"), "true") {
+		host += "-fips"
 	}
-	return "https://" + a.service + "." + a.cfg.Region + "." + domain + "/"
+	if strings.EqualFold(os.Getenv("AWS_USE_DUALSTACK_ENDPOINT"), "true") {
+		domain = p.dualStack
+	}
+	return "https://" + host + "." + a.cfg.Region + "." + domain + "/"
+}
+
+// serviceEnvID is a service's name in its AWS_ENDPOINT_URL_ variable.
+func serviceEnvID(service string) string {
+	switch service {
+	case ecsService:
+		return "ECS"
+	case ssmService:
+		return "SSM"
+	case logsService:
+		return "CLOUDWATCH_LOGS"
+	}
+	return ""
+}
+
+// partition is an AWS partition's DNS suffixes.
+type partition struct{ dns, dualStack string }
+
+// partitionOf is the partition of region, by the prefixes of the SDK's
+// partition table (internal/endpoints/awsrulesfn/partitions.json):
+// longest first, the commercial one for any other.
+func partitionOf(region string) partition {
+	for _, p := range []struct {
+		prefix string
+		partition
+	}{
+		{"us-isob-", partition{"sc2s.sgov.gov", "api.aws.scloud"}},
+		{"us-isof-", partition{"csp.hci.ic.gov", "api.aws.hci.ic.gov"}},
+		{"us-iso-", partition{"c2s.ic.gov", "api.aws.ic.gov"}},
+		{"eu-isoe-", partition{"cloud.adc-e.uk", "api.cloud-aws.adc-e.uk"}},
+		{"eusc-", partition{"amazonaws.eu", "api.amazonwebservices.eu"}},
+		{"cn-", partition{"amazonaws.com.cn", "api.amazonwebservices.com.cn"}},
+	} {
+		if strings.HasPrefix(region, p.prefix) {
+			return p.partition
+		}
+	}
+	return partition{"amazonaws.com", "api.aws"} // aws and aws-us-gov
 }
 
 // decodeAWSError reads a JSON 1.1 error: its type from the X-Amzn-ErrorType

@@ -100,6 +100,10 @@ type ecsRunTaskInput struct {
 	StartedBy            string       `json:"startedBy,omitempty"`
 	NetworkConfiguration ecsNetwork   `json:"networkConfiguration"`
 	Overrides            ecsOverrides `json:"overrides"`
+	// ClientToken makes RunTask idempotent: a retry of a call whose task
+	// started (its answer lost) gets that task, not a second one that
+	// nobody would stop.
+	ClientToken string `json:"clientToken,omitempty"`
 }
 
 // ecsFailure is one of a call's failures (RunTask, DescribeTasks).

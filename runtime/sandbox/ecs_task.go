@@ -2,9 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 )
 
 // The lifecycle of one job's task: RunTask, DescribeTasks until RUNNING,
@@ -36,9 +40,24 @@ func (e *ecsEngine) runTask(ctx context.Context, taskDef, token string) (string,
 	deadline := time.Now().Add(c.StartupTimeout)
 	wait := c.PollInterval
 	for {
+		// One token a call: its retries (awsJSON) ask for the same task,
+		// the next pass of this loop for a new one.
+		in.ClientToken = rand.Text()
 		var out ecsTasksOutput
 		if err := e.ecs.call(ctx, "RunTask", in, &out); err != nil {
-			return "", fmt.Errorf("run task on cluster %s: %w", c.Cluster, err)
+			// Throttled through all of the call's attempts: a burst of
+			// launches, waited out like a lack of capacity.
+			var ae *awsError
+			if !errors.As(err, &ae) || !retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err).Bool() ||
+				time.Now().Add(wait).After(deadline) {
+				return "", fmt.Errorf("run task on cluster %s: %w", c.Cluster, err)
+			}
+			e.log.Warn("ecs run task: throttled, retrying", "err", err, "retry_in", wait)
+			if err := sleepCtx(ctx, wait); err != nil {
+				return "", fmt.Errorf("run task on cluster %s: %w (after: %w)", c.Cluster, err, ae)
+			}
+			wait = min(2*wait, 30*time.Second)
+			continue
 		}
 		if len(out.Failures) == 0 && len(out.Tasks) > 0 {
 			arn := out.Tasks[0].TaskArn
@@ -53,12 +72,20 @@ func (e *ecsEngine) runTask(ctx context.Context, taskDef, token string) (string,
 			return "", fmt.Errorf("run task on cluster %s: %s", c.Cluster, reasons)
 		}
 		e.log.Warn("ecs run task: no capacity yet, retrying", "reasons", reasons, "retry_in", wait)
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("run task on cluster %s: %s: %w", c.Cluster, reasons, ctx.Err())
-		case <-time.After(wait):
+		if err := sleepCtx(ctx, wait); err != nil {
+			return "", fmt.Errorf("run task on cluster %s: %s: %w", c.Cluster, reasons, err)
 		}
 		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// sleepCtx waits d, or until ctx ends (its error then).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

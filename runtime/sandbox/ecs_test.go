@@ -279,3 +279,49 @@ func TestECSErrorAnswers(t *testing.T) {
 		f.CheckAllStopped("nel-test", 1)
 	})
 }
+
+// A RunTask whose task started but whose answer was lost is retried with
+// the same client token: ECS gives back that task, and no second one runs
+// unstopped until its lifetime ends.
+func TestECSRunTaskIdempotent(t *testing.T) {
+	f := fakeaws.New(t)
+	f.LostAnswers = map[string]int{"RunTask": 1}
+	sb := openFakeECS(t, f, new(bytes.Buffer), nil)
+	if _, err := sb.Run(context.Background(), sandbox.Job{Command: []string{"sh", "-c", "echo ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	runs := f.Called("RunTask")
+	if len(runs) != 2 {
+		t.Fatalf("RunTask called %d times, want 2 (the lost answer retried)", len(runs))
+	}
+	t1, _ := runs[0].Body["clientToken"].(string)
+	t2, _ := runs[1].Body["clientToken"].(string)
+	if t1 == "" || t1 != t2 {
+		t.Errorf("client tokens %q and %q: a retry must carry its call's token", t1, t2)
+	}
+	if n := len(f.Tasks()); n != 1 {
+		t.Errorf("%d tasks started, want 1", n)
+	}
+	f.CheckAllStopped("nel-test", 1)
+}
+
+// RunTask throttled through all of a call's attempts is waited out like a
+// lack of capacity, until StartupTimeout. AWS_MAX_ATTEMPTS=1 (honoured, as
+// the SDK's clients did) leaves each call one attempt.
+func TestECSRunTaskThrottled(t *testing.T) {
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	f := fakeaws.New(t)
+	f.Errors = map[string][]string{"RunTask": {"ThrottlingException: Rate exceeded", "ThrottlingException: Rate exceeded"}}
+	var logs bytes.Buffer
+	sb := openFakeECS(t, f, &logs, nil)
+	if _, err := sb.Run(context.Background(), sandbox.Job{Command: []string{"sh", "-c", "echo ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Called("RunTask")); n != 3 {
+		t.Errorf("RunTask called %d times, want 3: one attempt a call, two throttled", n)
+	}
+	if n := strings.Count(logs.String(), "throttled, retrying"); n != 2 {
+		t.Errorf("%d logs of a wait, want 2:\n%s", n, logs.String())
+	}
+	f.CheckAllStopped("nel-test", 1)
+}
