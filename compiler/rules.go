@@ -243,7 +243,7 @@ func (c *ruleChecker) sandboxRef(i int, b *Benchmark, sv Solver) {
 	}
 	needs := sv.Type == "harbor" || sv.Type == "agent" || sv.Type == "openclaw" || sv.Type == "tool_calling" && sv.SandboxTools
 	if needs && !hasSandbox {
-		c.at(fmt.Sprintf("a %s solver needs a sandbox", sv.Type), "benchmarks", i, "sandbox")
+		c.at(article(sv.Type)+" solver needs a sandbox", "benchmarks", i, "sandbox")
 	}
 	// A benchmark scored by running the model's code (humaneval) cannot
 	// be scored without one; nel-run would refuse it at shard start.

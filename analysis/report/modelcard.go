@@ -264,7 +264,8 @@ func (c *ModelCardData) addRow(b *metrics.Bundle, categories map[string]string, 
 				s.clustered = true
 				row.CI += " (clustered)"
 			default:
-				if !slices.Contains(s.otherMethods, iv.Method) {
+				// A bundle with no method names none in the footnote.
+				if iv.Method != "" && !slices.Contains(s.otherMethods, iv.Method) {
 					s.otherMethods = append(s.otherMethods, iv.Method)
 				}
 				row.CI += " (" + string(iv.Method) + ")"

@@ -274,3 +274,18 @@ func TestModelCardBetaBinomialHeadline(t *testing.T) {
 		t.Errorf("model card:\n%s", got)
 	}
 }
+
+// An interval whose bundle names no method (an older nel's) is marked by
+// its empty brackets, as before, and adds no empty name to the footnote.
+func TestModelCardNoMethod(t *testing.T) {
+	gsm := testSuite()[0]
+	h := view.HeadlineScore(gsm)
+	if h.CLT == nil {
+		t.Fatal("the fixture's headline has no interval")
+	}
+	h.CLT.Method = ""
+	c := BuildModelCard([]*metrics.Bundle{gsm}, ModelCardOptions{})
+	if strings.Contains(c.Footnote, "computed otherwise") {
+		t.Errorf("footnote names a method: %q", c.Footnote)
+	}
+}
