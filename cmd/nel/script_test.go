@@ -229,7 +229,8 @@ func needPart(part, duckdb string) (bool, error) {
 	case "apptainer":
 		// apptainer or SingularityCE and testenv's base SIF (built once,
 		// cached); apptainer-env points the script at them. A CLI that
-		// cannot run an image here is a skip, not a failure.
+		// cannot run an image here is a skip, not a failure, but under
+		// CI or NEL_REQUIRE_ALL=1 (testenv.Strict) a missing part.
 		_, sif, missing, reason := testenv.ApptainerBase()
 		if sif != "" {
 			return true, nil

@@ -38,7 +38,8 @@ var apptainerBase struct {
 // changed busybox makes a new one.
 //
 // With no CLI on PATH the test is Missing one (a failure under Strict);
-// when the CLI cannot build or run an image here, it skips saying why.
+// when the CLI cannot build or run an image here, it skips saying why,
+// and fails under Strict too.
 func Apptainer(tb testing.TB) (bin, sif string) {
 	tb.Helper()
 	bin, sif, part, why := ApptainerBase()
@@ -87,6 +88,14 @@ func findApptainer() {
 	}
 	sif, err := baseSIF(b.bin, rootfs)
 	if err != nil {
+		// Under Strict a CLI that is there but cannot build or run the base
+		// image is a failure like a missing one: a broken install (a build
+		// of SingularityCE that stopped halfway, a flag it refuses) must
+		// not turn every apptainer test into a skip on a green CI run.
+		if Strict() {
+			b.missing = &missingPart{"a working " + filepath.Base(b.bin) + " (it is on PATH, but cannot build or run the base image)", err.Error()}
+			return
+		}
 		b.why = err.Error()
 		return
 	}
