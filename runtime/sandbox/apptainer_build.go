@@ -108,6 +108,7 @@ func (b *sifBuilds) build(ctx context.Context, a *apptainerEngine, dir string) (
 type buildJob struct {
 	dir   string // the build context
 	def   *dockerdef.Def
+	text  string // the definition file, checked
 	key   string // the digest of the definition file and the context
 	cache string
 }
@@ -129,12 +130,16 @@ func (a *apptainerEngine) prepareBuild(dir string) (buildJob, error) {
 	if err != nil {
 		return buildJob{}, fmt.Errorf("sandbox %s: %s/%w", a.name, dir, err)
 	}
+	text, err := def.Text("base.sif", "context")
+	if err != nil {
+		return buildJob{}, fmt.Errorf("sandbox %s: %s/Dockerfile: %w", a.name, dir, err)
+	}
 	h := sha256.New()
-	io.WriteString(h, def.Text(baseName(def.From), "context"))
+	io.WriteString(h, "From "+def.From+"\n"+text)
 	if err := digestTree(h, dir); err != nil {
 		return buildJob{}, fmt.Errorf("sandbox %s: build context: %w", a.name, err)
 	}
-	return buildJob{dir: dir, def: def, key: hex.EncodeToString(h.Sum(nil)), cache: a.buildCache}, nil
+	return buildJob{dir: dir, def: def, text: text, key: hex.EncodeToString(h.Sum(nil)), cache: a.buildCache}, nil
 }
 
 // digestTree writes every path, kind, mode and content of the tree at
@@ -199,7 +204,7 @@ func (a *apptainerEngine) buildSIF(ctx context.Context, job buildJob, pull slots
 	ctxDir, err := filepath.Abs(job.dir)
 	if err == nil {
 		err = errors.Join(os.Symlink(base, filepath.Join(tmp, "base.sif")), os.Symlink(ctxDir, filepath.Join(tmp, "context")),
-			os.WriteFile(filepath.Join(tmp, "image.def"), []byte(job.def.Text("base.sif", "context")), 0o644))
+			os.WriteFile(filepath.Join(tmp, "image.def"), []byte(job.text), 0o644))
 	}
 	if err != nil {
 		return builtSIF{}, fmt.Errorf("sandbox %s: build folder: %w", a.name, err)

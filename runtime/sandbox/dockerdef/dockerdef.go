@@ -12,6 +12,13 @@
 // What cannot be converted faithfully (several stages, COPY --from, ADD of
 // a URL or an archive, ONBUILD, heredocs…) is an *Error naming the
 // Dockerfile's line.
+//
+// The Dockerfile and its build context are untrusted, and the definition
+// file's parser starts a section at any line whose first word starts with
+// % (%setup runs on the build's host): a control character (a newline
+// above all) or a leading % in anything that would reach the text is
+// refused at its line, and [Def.Text] checks that its text holds only
+// nel's headers, sections and indented lines.
 package dockerdef
 
 import (
@@ -20,6 +27,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/shellquote"
@@ -40,29 +48,6 @@ type Def struct {
 	Env  []string
 }
 
-// Text is the definition file that builds d on the local image base (a
-// SIF), with the build context at context (paths as the build's working
-// folder sees them; %files takes no quoting, so the caller names them
-// plainly).
-func (d *Def) Text(base, context string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Bootstrap: localimage\nFrom: %s\n", base)
-	if d.Copies {
-		fmt.Fprintf(&b, "\n%%files\n    %s %s\n", context, Staging)
-	}
-	if len(d.Env) > 0 {
-		b.WriteString("\n%environment\n")
-		for _, l := range d.Env {
-			b.WriteString("    " + l + "\n")
-		}
-	}
-	b.WriteString("\n%post\n")
-	for _, l := range d.Post {
-		b.WriteString("    " + l + "\n")
-	}
-	return b.String()
-}
-
 // Error is a Dockerfile line the converter refuses.
 type Error struct {
 	Line        int
@@ -78,6 +63,9 @@ func (e *Error) Error() string {
 }
 
 func clip(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		s = strconv.Quote(s)
+	}
 	if len(s) > 80 {
 		return s[:77] + "..."
 	}
@@ -114,7 +102,14 @@ func Convert(dockerfile string, ctx fs.FS) (*Def, error) {
 	c := &converter{ctx: ctx, global: map[string]variable{}, vars: map[string]variable{}, workdir: "/", shell: []string{"/bin/sh", "-c"}}
 	c.d.Post = []string{"set -e", "cd /"}
 	for _, in := range ins {
-		if err := c.instruction(in); err != nil {
+		np, ne := len(c.d.Post), len(c.d.Env)
+		err := c.instruction(in)
+		for _, l := range append(c.d.Post[np:len(c.d.Post):len(c.d.Post)], c.d.Env[ne:]...) {
+			if err == nil {
+				err = bodyLine(l)
+			}
+		}
+		if err != nil {
 			return nil, &Error{Line: in.line, Instruction: in.text, Msg: err.Error()}
 		}
 	}
@@ -166,6 +161,11 @@ func (c *converter) instruction(in instruction) error {
 		argv, ok := execForm(in.args)
 		if !ok || len(argv) == 0 {
 			return fmt.Errorf("SHELL takes the JSON form: SHELL [\"executable\", \"parameters\"]")
+		}
+		for _, a := range argv {
+			if err := bodyLine(a); err != nil {
+				return err
+			}
 		}
 		c.shell = argv
 	case "USER":

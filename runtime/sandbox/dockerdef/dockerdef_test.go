@@ -185,7 +185,80 @@ func TestShellText(t *testing.T) {
 func TestText(t *testing.T) {
 	d := &Def{From: "b", Copies: true, Post: []string{"set -e", "cd /"}, Env: []string{"export A=1"}}
 	want := "Bootstrap: localimage\nFrom: base.sif\n\n%files\n    context /.nel-build-context\n\n%environment\n    export A=1\n\n%post\n    set -e\n    cd /\n"
-	if got := d.Text("base.sif", "context"); got != want {
+	if got, err := d.Text("base.sif", "context"); err != nil || got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestConvertRefusesSections: nothing of a Dockerfile or of its build
+// context's file names makes a line of the definition file, or a line
+// whose first word starts with % (a section: %setup runs on the host).
+func TestConvertRefusesSections(t *testing.T) {
+	hostile := fstest.MapFS{
+		"Dockerfile":                    {},
+		"f":                             {Data: []byte("f\n")},
+		"x\n%setup\ntouch /tmp/pwned #": {Data: []byte("x\n")},
+	}
+	for _, c := range []struct{ dockerfile, want string }{
+		{"FROM b\nRUN [\"sh\",\"-c\",\"true\\n%setup\\ntouch /tmp/pwned #\"]\n", `Dockerfile:2: RUN ["sh","-c","true\n%setup\ntouch /tmp/pwned #"]: a control character ('\n')`},
+		{"FROM b\nSHELL [\"/bin/sh\",\"-c\",\"x\\n%setup\\n\"]\nRUN true\n", `Dockerfile:2: SHELL ["/bin/sh","-c","x\n%setup\n"]: a control character ('\n')`},
+		{"FROM b\nCOPY [\"f\",\"/x\\n%setup\\ntouch /tmp/pwned #\"]\n", `Dockerfile:2: COPY ["f","/x\n%setup\ntouch /tmp/pwned #"]: a control character ('\n')`},
+		{"FROM b\nCOPY [\"f\",\"/x\\r%setup\"]\n", `Dockerfile:2: COPY ["f","/x\r%setup"]: a control character ('\r')`},
+		{"FROM b\nCOPY [\"f\",\"/x\\u0000y\"]\n", `Dockerfile:2: COPY ["f","/x\u0000y"]: a control character ('\x00')`},
+		{"FROM b\nCOPY * /app/\n", `Dockerfile:2: COPY * /app/: a control character ('\n') in "mkdir -p /app && cp -a '/.nel-build-context/x\n%setup`},
+		{"FROM b\nENV A=x\rB\n", `Dockerfile:2: "ENV A=x\rB": a control character ('\r')`},
+		{"FROM b\nRUN true\r%setup\n", `Dockerfile:2: "RUN true\r%setup": a control character ('\r')`},
+		{"FROM b\nRUN [\"%setup\"]\nRUN [\"touch\", \"/tmp/pwned\"]\n", `Dockerfile:2: RUN ["%setup"]: "%setup" would be a line of the definition file starting with %`},
+	} {
+		_, err := Convert(c.dockerfile, hostile)
+		var de *Error
+		if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q:\n got %v\nwant %s…", c.dockerfile, err, c.want)
+		}
+	}
+}
+
+// TestTextRefusesSections: Text checks its own output, whatever a Def
+// holds: a line nel does not write is an error, not a section.
+func TestTextRefusesSections(t *testing.T) {
+	for _, d := range []*Def{
+		{Post: []string{"true\n%setup\ntouch /tmp/pwned"}},
+		{Post: []string{"%setup"}},
+		{Post: []string{"\t%setup"}},
+		{Env: []string{"export A=1\n%post"}},
+		{Post: []string{"echo \r%setup"}},
+	} {
+		if text, err := d.Text("base.sif", "context"); err == nil {
+			t.Errorf("%q: a text of\n%s", d.Post, text)
+		}
+	}
+	for _, n := range [][2]string{{"base.sif\n%setup", "context"}, {"base.sif", "a b"}, {"", "context"}} {
+		if _, err := (&Def{Copies: true}).Text(n[0], n[1]); err == nil {
+			t.Errorf("Text(%q, %q): no error", n[0], n[1])
+		}
+	}
+}
+
+func TestCheckText(t *testing.T) {
+	good := "Bootstrap: localimage\nFrom: base.sif\n\n%files\n    context /.nel-build-context\n\n%environment\n    export A=1\n\n%post\n    set -e\n"
+	if err := checkText(good); err != nil {
+		t.Errorf("%s: %v", good, err)
+	}
+	for _, bad := range []string{
+		strings.Replace(good, "export A=1", "export A=1\n%post", 1),
+		strings.Replace(good, "export A=1", "export A=1\n\n%setup\n    touch /tmp/pwned", 1),
+		strings.Replace(good, "    set -e", "    set -e\n\n%environment", 1),
+		strings.Replace(good, "    set -e", "      %setup", 1),
+		strings.Replace(good, "    set -e", "\t%setup", 1),
+		strings.Replace(good, "    set -e", "set -e", 1),
+		strings.Replace(good, "    set -e", "    set -e\r%setup", 1),
+		strings.Replace(good, "From: base.sif", "From: base.sif\nStage: x", 1),
+		strings.Replace(good, "From: base.sif", "From: a b", 1),
+		strings.Replace(good, "Bootstrap: localimage", "Bootstrap: docker", 1),
+		"%post\n    true\n", "    true\n", "",
+	} {
+		if err := checkText(bad); err == nil {
+			t.Errorf("accepted:\n%s", bad)
+		}
 	}
 }
