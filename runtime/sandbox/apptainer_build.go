@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -280,13 +279,15 @@ func baseName(ref string) string {
 	return "base-" + hex.EncodeToString(sum[:8]) + ".sif"
 }
 
-// pullArgv is the command line that pulls ref into file out: a registry
-// image (docker://) unless ref names its scheme (oras://, library://).
-func pullArgv(bin, out, ref string) []string {
-	if !strings.Contains(ref, "://") {
-		ref = "docker://" + ref
+// pullArgv is the command line that pulls ref, a registry image, into
+// file out, always as docker://: a reference naming another transport
+// (oci-archive:, docker-daemon:, oras://…) would read the host's files or
+// daemon, and is refused (the converter refused it first).
+func pullArgv(bin, out, ref string) ([]string, error) {
+	if err := dockerdef.CheckImageRef(ref); err != nil {
+		return nil, err
 	}
-	return []string{bin, "pull", "--force", out, ref}
+	return []string{bin, "pull", "--force", out, "docker://" + ref}, nil
 }
 
 // pullBase returns the SIF of the image FROM names, pulling it into the
@@ -302,7 +303,10 @@ func (a *apptainerEngine) pullBase(ctx context.Context, cache, ref string) (stri
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	argv := pullArgv(a.bin, f.Name(), ref)
+	argv, err := pullArgv(a.bin, f.Name(), ref)
+	if err != nil {
+		return "", fmt.Errorf("sandbox %s: the Dockerfile's FROM: %w", a.name, err)
+	}
 	if out, err := cliCommand(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("sandbox %s: apptainer pull of %s (the Dockerfile's FROM): %v: %s", a.name, ref, err, lastLinesOf(string(out), 4))
 	}

@@ -217,6 +217,9 @@ func (c *converter) from(args string) error {
 	if img == "" || strings.EqualFold(img, "scratch") || strings.HasPrefix(img, "-") {
 		return fmt.Errorf("not supported yet: FROM %q (nel builds on a named image)", img)
 	}
+	if err := CheckImageRef(img); err != nil {
+		return err
+	}
 	c.d.From = img
 	return nil
 }
