@@ -82,13 +82,17 @@ func (c *converter) copyStep(cmd, args string) error {
 	return nil
 }
 
-// copyWords are COPY's words: the JSON form's strings (no variables in
-// them, as Docker reads them), else the shell form's.
+// copyWords are COPY's words: the JSON form's strings, each read for its
+// variables as Docker reads them, else the shell form's.
 func (c *converter) copyWords(rest string) ([]word, error) {
 	if argv, ok := execForm(rest); ok {
 		ws := make([]word, len(argv))
 		for i, a := range argv {
-			ws[i] = word{{lit: a}}
+			w, err := lexWords(a, false)
+			if err != nil {
+				return nil, err
+			}
+			ws[i] = w[0]
 		}
 		return ws, nil
 	}

@@ -87,6 +87,14 @@ func TestConvert(t *testing.T) {
 			"mkdir -p /etc/app && cp -a /.nel-build-context/conf/app.ini /etc/app/",
 			"mkdir -p /usr/local/bin && cp -a /.nel-build-context/setup.sh /usr/local/bin/setup",
 			"rm -rf /.nel-build-context"},
+	}, {
+		name:       "COPY's JSON form expands variables as the shell form does",
+		dockerfile: "FROM b\nENV APP=/opt/app\nARG SUB=conf\nCOPY [\"$SUB/app.ini\", \"${APP}/\"]\n",
+		from:       "b",
+		post: []string{"set -e", "cd /", "export APP=/opt/app", "export SUB=conf",
+			"mkdir -p /opt/app && cp -a /.nel-build-context/conf/app.ini /opt/app/",
+			"rm -rf /.nel-build-context"},
+		env: []string{"export APP=/opt/app"},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := Convert(c.dockerfile, ctx)
