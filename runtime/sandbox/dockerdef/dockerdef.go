@@ -293,47 +293,73 @@ func shellText(w word) string {
 	return w.shell()
 }
 
+// env converts an ENV: every value is read with the variables as they
+// were before the instruction (ENV A=new B=$A gives B the old A), as Docker
+// does, and one export sets them all, whose words the shell expands before
+// it assigns any.
 func (c *converter) env(args string) error {
-	ws, err := lexWords(args, true)
+	kvs, err := envPairs(args)
 	if err != nil {
 		return err
 	}
+	post, env := "export", "export"
+	vals := make([]word, len(kvs))
+	for i, p := range kvs {
+		if p.name == "" || nameLen(p.name) != len(p.name) {
+			return fmt.Errorf("ENV %q: not a variable name", p.name)
+		}
+		vals[i] = c.resolve(p.val, c.vars)
+	}
+	for i, p := range kvs {
+		c.vars[p.name] = variable{env: true, val: vals[i]}
+		a := " " + p.name + "=" + vals[i].shell()
+		post += a
+		// A session's HOME is the sandbox's (apptainer's --home), as the
+		// engine sets it for every command: the image's would override it.
+		if p.name != "HOME" {
+			env += a
+		}
+	}
+	c.d.Post = append(c.d.Post, post)
+	if env != "export" {
+		c.d.Env = append(c.d.Env, env)
+	}
+	return nil
+}
+
+type envPair struct {
+	name string
+	val  word
+}
+
+// envPairs reads ENV's NAME=VALUE words, or the old form NAME VALUE (the
+// rest of the line, after a space or a tab).
+func envPairs(args string) ([]envPair, error) {
+	ws, err := lexWords(args, true)
+	if err != nil {
+		return nil, err
+	}
 	if len(ws) == 0 {
-		return fmt.Errorf("expected ENV NAME=VALUE")
+		return nil, fmt.Errorf("expected ENV NAME=VALUE")
 	}
-	type kv struct {
-		name string
-		val  word
-	}
-	var kvs []kv
+	var kvs []envPair
 	if name, _, has := cutAssign(ws[0]); has || nameLen(name) != len(name) {
 		for _, w := range ws {
 			name, val, has := cutAssign(w)
 			if !has {
-				return fmt.Errorf("expected NAME=VALUE, found %s", w.shell())
+				return nil, fmt.Errorf("expected NAME=VALUE, found %s", w.shell())
 			}
-			kvs = append(kvs, kv{name, val})
+			kvs = append(kvs, envPair{name, val})
 		}
-	} else {
-		// The old form: ENV NAME the rest of the line.
-		_, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
-		vs, err := lexWords(strings.TrimSpace(rest), false)
-		if err != nil {
-			return err
-		}
-		kvs = append(kvs, kv{name, vs[0]})
+		return kvs, nil
 	}
-	for _, p := range kvs {
-		if p.name == "" || nameLen(p.name) != len(p.name) {
-			return fmt.Errorf("ENV %q: not a variable name", p.name)
-		}
-		val := c.resolve(p.val, c.vars)
-		c.vars[p.name] = variable{env: true, val: val}
-		line := "export " + p.name + "=" + val.shell()
-		c.d.Post = append(c.d.Post, line)
-		c.d.Env = append(c.d.Env, line)
+	a := strings.TrimSpace(args)
+	rest := strings.TrimLeft(a[strings.IndexAny(a+" ", " \t"):], " \t")
+	vs, err := lexWords(rest, false)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return append(kvs, envPair{mustLit(ws[0]), vs[0]}), nil
 }
 
 // resolve replaces the references of w to variables of vars that hold

@@ -59,18 +59,28 @@ func TestConvert(t *testing.T) {
 		name:       "ENV in both forms, quoted; a reference to the base image's PATH is left to the shell",
 		dockerfile: "FROM b\nENV A=1 B=\"two words\" C='it''s'\nENV PATH=/opt/bin:$PATH\nENV OLD a value with  spaces\nENV D=${A}x E=$NOPE\n",
 		from:       "b",
-		post: []string{"set -e", "cd /", "export A=1", "export B='two words'", "export C=its",
-			`export PATH=/opt/bin:"${PATH}"`, "export OLD='a value with  spaces'", "export D=1x", `export E="${NOPE}"`},
-		env: []string{"export A=1", "export B='two words'", "export C=its",
-			`export PATH=/opt/bin:"${PATH}"`, "export OLD='a value with  spaces'", "export D=1x", `export E="${NOPE}"`},
+		post: []string{"set -e", "cd /", "export A=1 B='two words' C=its",
+			`export PATH=/opt/bin:"${PATH}"`, "export OLD='a value with  spaces'", `export D=1x E="${NOPE}"`},
+		env: []string{"export A=1 B='two words' C=its",
+			`export PATH=/opt/bin:"${PATH}"`, "export OLD='a value with  spaces'", `export D=1x E="${NOPE}"`},
+	}, {
+		// Docker reads every value of one ENV with the variables as they
+		// were before it; the old form takes a tab after the name; HOME
+		// stays the session's.
+		name:       "ENV's values read the variables before it; the old form after a tab; HOME in %post only",
+		dockerfile: "FROM b\nENV A=old\nENV A=new B=$A P=/x:$PATH PATH=/y Q=$PATH\nENV T\tx  y\nENV HOME=/root/h U=1\nENV HOME /root/i\n",
+		from:       "b",
+		post: []string{"set -e", "cd /", "export A=old", `export A=new B=old P=/x:"${PATH}" PATH=/y Q="${PATH}"`,
+			"export T='x  y'", "export HOME=/root/h U=1", "export HOME=/root/i"},
+		env: []string{"export A=old", `export A=new B=old P=/x:"${PATH}" PATH=/y Q="${PATH}"`, "export T='x  y'", "export U=1"},
 	}, {
 		name: "ARG before FROM names the image; ARG in the stage is exported to %post only",
 		dockerfile: "ARG TAG=3.12\nARG REG\nFROM python:${TAG}-slim AS build\nARG TAG\nARG V=\"1.0 beta\"\nARG NODEF\n" +
 			"RUN echo $V\nWORKDIR /opt/v$TAG\nENV VER=${V:-none} HAS=${NODEF:+yes}\n",
 		from: "python:3.12-slim",
 		post: []string{"set -e", "cd /", "export TAG=3.12", "export V='1.0 beta'", `/bin/sh -c 'echo $V'`,
-			"mkdir -p /opt/v3.12 && cd /opt/v3.12", "export VER='1.0 beta'", `export HAS="${NODEF:+yes}"`},
-		env: []string{"export VER='1.0 beta'", `export HAS="${NODEF:+yes}"`},
+			"mkdir -p /opt/v3.12 && cd /opt/v3.12", `export VER='1.0 beta' HAS="${NODEF:+yes}"`},
+		env: []string{`export VER='1.0 beta' HAS="${NODEF:+yes}"`},
 	}, {
 		name: "continuations, comments inside them, tabs, SHELL, and what is ignored",
 		dockerfile: "# syntax=docker/dockerfile:1\n# a comment\nFROM b\nLABEL maintainer=\"x\"\nEXPOSE 8080\n" +
@@ -184,16 +194,18 @@ func TestShellText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Convert("FROM b\nARG Q=\"it's $$ a \\\"test\\\"\"\nENV R='$HOME `x`' S=\"${Q}!\"\nRUN printf '%s|%s|%s' \"$Q\" \"$R\" \"$S\"\n", ctx)
+	d, err := Convert("FROM b\nARG Q=\"it's $$ a \\\"test\\\"\"\nENV R='$HOME `x`' S=\"${Q}!\"\nENV PATH=/x:$PATH OLD=$PATH\nRUN printf '%s|%s|%s|%s|%s' \"$Q\" \"$R\" \"$S\" \"$OLD\" \"$(echo $PATH | cut -d: -f2-)\"\n", ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The staging folder is not there; set -e and cd / are harmless.
-	out, err := exec.Command(sh, "-c", strings.Join(d.Post, "\n")).CombinedOutput()
+	cmd := exec.Command(sh, "-c", strings.Join(d.Post, "\n"))
+	cmd.Env = []string{"PATH=/base:/bin"}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	want := "it's $$ a \"test\"|$HOME `x`|it's $$ a \"test\"!"
+	want := "it's $$ a \"test\"|$HOME `x`|it's $$ a \"test\"!|/base:/bin|/base:/bin"
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
