@@ -27,6 +27,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -99,7 +100,7 @@ func Convert(dockerfile string, ctx fs.FS) (*Def, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &converter{ctx: ctx, global: map[string]variable{}, vars: map[string]variable{}, workdir: "/", shell: []string{"/bin/sh", "-c"}}
+	c := &converter{ctx: ctx, global: platformArgs(runtime.GOOS, runtime.GOARCH), vars: map[string]variable{}, workdir: "/", shell: []string{"/bin/sh", "-c"}}
 	c.d.Post = []string{"set -e", "cd /"}
 	for _, in := range ins {
 		np, ne := len(c.d.Post), len(c.d.Env)
@@ -245,6 +246,10 @@ func (c *converter) arg(args string) error {
 		if nameLen(name) != len(name) || name == "" {
 			return fmt.Errorf("ARG %q: not a variable name", name)
 		}
+		if _, ok := platformArgs("", "")[name]; ok {
+			// The builder sets these, over any default.
+			has = false
+		}
 		if c.d.From == "" {
 			if has {
 				c.global[name] = variable{val: c.resolve(val, c.global)}
@@ -267,6 +272,21 @@ func (c *converter) arg(args string) error {
 		c.d.Post = append(c.d.Post, "export "+name+"="+val.shell())
 	}
 	return nil
+}
+
+// platformArgs are the ARGs BuildKit predefines, in the global scope
+// (FROM reads them; a stage declares them to see them): the build's
+// machine is both the build and the target platform, in Docker's
+// spelling, which is Go's (linux/amd64, linux/arm64).
+func platformArgs(goos, goarch string) map[string]variable {
+	m := map[string]variable{}
+	for _, p := range []string{"TARGET", "BUILD"} {
+		m[p+"PLATFORM"] = variable{val: word{{lit: goos + "/" + goarch}}}
+		m[p+"OS"] = variable{val: word{{lit: goos}}}
+		m[p+"ARCH"] = variable{val: word{{lit: goarch}}}
+		m[p+"VARIANT"] = variable{val: word{{lit: ""}}}
+	}
+	return m
 }
 
 // cutAssign splits NAME=VALUE; the name is literal text.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -105,6 +106,13 @@ func TestConvert(t *testing.T) {
 			"mkdir -p /opt/app && cp -a /.nel-build-context/conf/app.ini /opt/app/",
 			"rm -rf /.nel-build-context"},
 		env: []string{"export APP=/opt/app"},
+	}, {
+		name: "BuildKit's platform ARGs are the build machine's, in FROM and once declared in the stage",
+		dockerfile: "FROM tool:${TARGETARCH}\nARG TARGETARCH\nARG TARGETOS=windows\nARG BUILDPLATFORM\nARG TARGETVARIANT\n" +
+			"RUN echo $TARGETPLATFORM\n",
+		from: "tool:" + runtime.GOARCH,
+		post: []string{"set -e", "cd /", "export TARGETARCH=" + runtime.GOARCH, "export TARGETOS=" + runtime.GOOS,
+			"export BUILDPLATFORM=" + runtime.GOOS + "/" + runtime.GOARCH, "export TARGETVARIANT=''", "/bin/sh -c 'echo $TARGETPLATFORM'"},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := Convert(c.dockerfile, ctx)
@@ -288,6 +296,16 @@ func TestCheckText(t *testing.T) {
 	} {
 		if err := checkText(bad); err == nil {
 			t.Errorf("accepted:\n%s", bad)
+		}
+	}
+}
+
+func TestPlatformArgs(t *testing.T) {
+	m := platformArgs("linux", "arm64")
+	for name, want := range map[string]string{"TARGETPLATFORM": "linux/arm64", "TARGETOS": "linux", "TARGETARCH": "arm64",
+		"TARGETVARIANT": "", "BUILDPLATFORM": "linux/arm64", "BUILDOS": "linux", "BUILDARCH": "arm64"} {
+		if got, ok := m[name].val.literal(); !ok || got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
 }
