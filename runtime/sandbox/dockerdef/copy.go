@@ -62,21 +62,24 @@ func (c *converter) copyStep(cmd, args string) error {
 			return fmt.Errorf("%s: %w", s, err)
 		}
 		from := shellquote.Quote(path.Join(Staging, s))
-		var line string
+		// Separate lines: set -e stops %post at a failed mkdir (a
+		// file where the folder goes), as the failed COPY stops Docker's
+		// build; in a && list it would only skip the cp.
+		var mkdir, cp string
 		switch {
 		case fi.IsDir():
-			line = "mkdir -p " + d + " && cp -a " + shellquote.Quote(path.Join(Staging, s)+"/.") + " " + d + "/"
+			mkdir, cp = d, shellquote.Quote(path.Join(Staging, s)+"/.")+" "+d+"/"
 		case intoDir:
-			line = "mkdir -p " + d + " && cp -a " + from + " " + d + "/"
+			mkdir, cp = d, from+" "+d+"/"
 		default:
-			line = "mkdir -p " + shellquote.Quote(path.Dir(c.abs(dest))) + " && cp -a " + from + " " + d
+			mkdir, cp = shellquote.Quote(path.Dir(c.abs(dest))), from+" "+d
 		}
 		if cmd == "ADD" && !fi.IsDir() {
 			if err := notArchive(c.ctx, s); err != nil {
 				return err
 			}
 		}
-		c.d.Post = append(c.d.Post, line)
+		c.d.Post = append(c.d.Post, "mkdir -p "+mkdir, "cp -a "+cp)
 	}
 	c.d.Copies = true
 	return nil

@@ -461,7 +461,7 @@ func (c *converter) workdirStep(args string) error {
 	}
 	c.workdir = c.abs(p)
 	q := shellquote.Quote(c.workdir)
-	c.d.Post = append(c.d.Post, "mkdir -p "+q+" && cd "+q)
+	c.d.Post = append(c.d.Post, "mkdir -p "+q, "cd "+q) // set -e stops at either
 	return nil
 }
 

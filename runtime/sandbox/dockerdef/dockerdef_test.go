@@ -3,6 +3,7 @@ package dockerdef
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -40,21 +41,21 @@ func TestConvert(t *testing.T) {
 		dockerfile: "FROM base:1\nWORKDIR /app\nRUN mkdir -p /opt/tool && echo 1 > /opt/tool/v\nCOPY setup.sh /opt/tool/\n" +
 			"RUN sh /opt/tool/setup.sh\nCOPY . .\n",
 		from: "base:1",
-		post: []string{"set -e", "cd /", "mkdir -p /app && cd /app",
+		post: []string{"set -e", "cd /", "mkdir -p /app", "cd /app",
 			`/bin/sh -c 'mkdir -p /opt/tool && echo 1 > /opt/tool/v'`,
-			"mkdir -p /opt/tool && cp -a /.nel-build-context/setup.sh /opt/tool/",
+			"mkdir -p /opt/tool", "cp -a /.nel-build-context/setup.sh /opt/tool/",
 			`/bin/sh -c 'sh /opt/tool/setup.sh'`,
-			"mkdir -p /app && cp -a /.nel-build-context/. /app/",
+			"mkdir -p /app", "cp -a /.nel-build-context/. /app/",
 			"rm -rf /.nel-build-context"},
 	}, {
 		name:       "WORKDIR relative to the last, COPY relative to WORKDIR",
 		dockerfile: "FROM b\nWORKDIR /srv\nWORKDIR api\nCOPY solution.py main.py\nCOPY data ./data\nCOPY data/a.txt data/b.txt out/\n",
 		from:       "b",
-		post: []string{"set -e", "cd /", "mkdir -p /srv && cd /srv", "mkdir -p /srv/api && cd /srv/api",
-			"mkdir -p /srv/api && cp -a /.nel-build-context/solution.py /srv/api/main.py",
-			"mkdir -p /srv/api/data && cp -a /.nel-build-context/data/. /srv/api/data/",
-			"mkdir -p /srv/api/out && cp -a /.nel-build-context/data/a.txt /srv/api/out/",
-			"mkdir -p /srv/api/out && cp -a /.nel-build-context/data/b.txt /srv/api/out/",
+		post: []string{"set -e", "cd /", "mkdir -p /srv", "cd /srv", "mkdir -p /srv/api", "cd /srv/api",
+			"mkdir -p /srv/api", "cp -a /.nel-build-context/solution.py /srv/api/main.py",
+			"mkdir -p /srv/api/data", "cp -a /.nel-build-context/data/. /srv/api/data/",
+			"mkdir -p /srv/api/out", "cp -a /.nel-build-context/data/a.txt /srv/api/out/",
+			"mkdir -p /srv/api/out", "cp -a /.nel-build-context/data/b.txt /srv/api/out/",
 			"rm -rf /.nel-build-context"},
 	}, {
 		name:       "ENV in both forms, quoted; a reference to the base image's PATH is left to the shell",
@@ -80,7 +81,7 @@ func TestConvert(t *testing.T) {
 			"RUN echo $V\nWORKDIR /opt/v$TAG\nENV VER=${V:-none} HAS=${NODEF:+yes}\n",
 		from: "python:3.12-slim",
 		post: []string{"set -e", "cd /", "export TAG=3.12", "export V='1.0 beta'", `/bin/sh -c 'echo $V'`,
-			"mkdir -p /opt/v3.12 && cd /opt/v3.12", `export VER='1.0 beta' HAS="${NODEF:+yes}"`},
+			"mkdir -p /opt/v3.12", "cd /opt/v3.12", `export VER='1.0 beta' HAS="${NODEF:+yes}"`},
 		env: []string{`export VER='1.0 beta' HAS="${NODEF:+yes}"`},
 	}, {
 		name: "continuations, comments inside them, tabs, SHELL, and what is ignored",
@@ -94,16 +95,16 @@ func TestConvert(t *testing.T) {
 		dockerfile: "FROM b\nCOPY [\"my file.txt\", \"/app/\"]\nCOPY --chown=1000:1000 conf/*.ini /etc/app/\nADD setup.sh /usr/local/bin/setup\n",
 		from:       "b",
 		post: []string{"set -e", "cd /",
-			"mkdir -p /app && cp -a '/.nel-build-context/my file.txt' /app/",
-			"mkdir -p /etc/app && cp -a /.nel-build-context/conf/app.ini /etc/app/",
-			"mkdir -p /usr/local/bin && cp -a /.nel-build-context/setup.sh /usr/local/bin/setup",
+			"mkdir -p /app", "cp -a '/.nel-build-context/my file.txt' /app/",
+			"mkdir -p /etc/app", "cp -a /.nel-build-context/conf/app.ini /etc/app/",
+			"mkdir -p /usr/local/bin", "cp -a /.nel-build-context/setup.sh /usr/local/bin/setup",
 			"rm -rf /.nel-build-context"},
 	}, {
 		name:       "COPY's JSON form expands variables as the shell form does",
 		dockerfile: "FROM b\nENV APP=/opt/app\nARG SUB=conf\nCOPY [\"$SUB/app.ini\", \"${APP}/\"]\n",
 		from:       "b",
 		post: []string{"set -e", "cd /", "export APP=/opt/app", "export SUB=conf",
-			"mkdir -p /opt/app && cp -a /.nel-build-context/conf/app.ini /opt/app/",
+			"mkdir -p /opt/app", "cp -a /.nel-build-context/conf/app.ini /opt/app/",
 			"rm -rf /.nel-build-context"},
 		env: []string{"export APP=/opt/app"},
 	}, {
@@ -242,7 +243,7 @@ func TestConvertRefusesSections(t *testing.T) {
 		{"FROM b\nCOPY [\"f\",\"/x\\n%setup\\ntouch /tmp/pwned #\"]\n", `Dockerfile:2: COPY ["f","/x\n%setup\ntouch /tmp/pwned #"]: a control character ('\n')`},
 		{"FROM b\nCOPY [\"f\",\"/x\\r%setup\"]\n", `Dockerfile:2: COPY ["f","/x\r%setup"]: a control character ('\r')`},
 		{"FROM b\nCOPY [\"f\",\"/x\\u0000y\"]\n", `Dockerfile:2: COPY ["f","/x\u0000y"]: a control character ('\x00')`},
-		{"FROM b\nCOPY * /app/\n", `Dockerfile:2: COPY * /app/: a control character ('\n') in "mkdir -p /app && cp -a '/.nel-build-context/x\n%setup`},
+		{"FROM b\nCOPY * /app/\n", `Dockerfile:2: COPY * /app/: a control character ('\n') in "cp -a '/.nel-build-context/x\n%setup`},
 		{"FROM b\nENV A=x\rB\n", `Dockerfile:2: "ENV A=x\rB": a control character ('\r')`},
 		{"FROM b\nRUN true\r%setup\n", `Dockerfile:2: "RUN true\r%setup": a control character ('\r')`},
 		{"FROM b\nRUN [\"%setup\"]\nRUN [\"touch\", \"/tmp/pwned\"]\n", `Dockerfile:2: RUN ["%setup"]: "%setup" would be a line of the definition file starting with %`},
@@ -306,6 +307,26 @@ func TestPlatformArgs(t *testing.T) {
 		"TARGETVARIANT": "", "BUILDPLATFORM": "linux/arm64", "BUILDOS": "linux", "BUILDARCH": "arm64"} {
 		if got, ok := m[name].val.literal(); !ok || got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestStepFails: a step whose folder cannot be made (a file is there)
+// stops %post, as it fails Docker's build; nothing after it runs.
+func TestStepFails(t *testing.T) {
+	dir := t.TempDir()
+	for _, step := range []string{"WORKDIR " + dir + "/f/sub", "COPY solution.py " + dir + "/f/sub/"} {
+		d, err := Convert("FROM b\nRUN touch "+dir+"/f\n"+step+"\nRUN touch "+dir+"/after\n", ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("sh", "-c", strings.Join(d.Post, "\n")).CombinedOutput()
+		if err == nil {
+			t.Errorf("%s over a file: %%post succeeded: %s", step, out)
+		}
+		if _, err := os.Stat(dir + "/after"); err == nil {
+			t.Errorf("%s over a file: the next step ran", step)
+			os.Remove(dir + "/after")
 		}
 	}
 }
