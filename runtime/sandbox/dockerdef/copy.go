@@ -157,7 +157,8 @@ func notArchive(ctx fs.FS, p string) error {
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	for _, magic := range [][]byte{{0x1f, 0x8b}, []byte("BZh"), {0xfd, '7', 'z', 'X', 'Z', 0}} {
+	// gzip, bzip2, xz and zstd: the compressions Docker unpacks a tar of.
+	for _, magic := range [][]byte{{0x1f, 0x8b}, []byte("BZh"), {0xfd, '7', 'z', 'X', 'Z', 0}, {0x28, 0xb5, 0x2f, 0xfd}} {
 		if bytes.HasPrefix(head, magic) {
 			return fmt.Errorf("not supported yet: ADD of an archive (%s; Docker unpacks it): use COPY, and unpack it in a RUN", p)
 		}
