@@ -42,6 +42,9 @@ func (c *converter) copyStep(cmd, args string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.knownDir(dest); err != nil {
+		return err
+	}
 	var srcs []string
 	for _, w := range ws[:len(ws)-1] {
 		s, err := c.path(w, c.vars)

@@ -80,14 +80,17 @@ type variable struct {
 }
 
 type converter struct {
-	ctx      fs.FS
-	d        Def
-	global   map[string]variable // ARGs before FROM
-	vars     map[string]variable
-	workdir  string
-	shell    []string
-	user     string // a USER other than root, and its line
-	userLine int
+	ctx     fs.FS
+	d       Def
+	global  map[string]variable // ARGs before FROM
+	vars    map[string]variable
+	workdir string
+	// workdirSet: a WORKDIR set workdir; before it the working folder is
+	// the base image's, which nel does not read (%post starts in /).
+	workdirSet bool
+	shell      []string
+	user       string // a USER other than root, and its line
+	userLine   int
 }
 
 // Convert reads dockerfile, whose build context is ctx (the folder that
@@ -459,10 +462,23 @@ func (c *converter) workdirStep(args string) error {
 	if p == "" {
 		return fmt.Errorf("WORKDIR: no folder")
 	}
-	c.workdir = c.abs(p)
+	if err := c.knownDir(p); err != nil {
+		return err
+	}
+	c.workdir, c.workdirSet = c.abs(p), true
 	q := shellquote.Quote(c.workdir)
 	c.d.Post = append(c.d.Post, "mkdir -p "+q, "cd "+q) // set -e stops at either
 	return nil
+}
+
+// knownDir refuses a relative path p before the Dockerfile's first
+// absolute WORKDIR: Docker reads it in the base image's working folder,
+// which nel does not know.
+func (c *converter) knownDir(p string) error {
+	if c.workdirSet || path.IsAbs(p) {
+		return nil
+	}
+	return fmt.Errorf("not supported yet: the relative path %s before an absolute WORKDIR (it would be in the base image's working folder, which nel does not read): give a WORKDIR first, or an absolute path", p)
 }
 
 // abs is p relative to the WORKDIR when not absolute.
