@@ -8,10 +8,15 @@
 // made), each ENV and ARG exported, each COPY and ADD as a cp from the
 // build context, which %files puts at a staging folder before %post runs
 // and %post removes at its end, so that a COPY after a RUN lands after it
-// as in Docker. ENV also goes to %environment, for the image's commands.
-// What cannot be converted faithfully (several stages, COPY --from, ADD of
-// a URL or an archive, ONBUILD, heredocs…) is an *Error naming the
-// Dockerfile's line.
+// as in Docker. ENV also goes to %environment, for the image's commands
+// (HOME aside: a session's is the sandbox's). BuildKit's platform ARGs
+// (TARGETARCH…) are the converting machine's. What cannot be converted
+// faithfully (several stages, COPY --from, ADD of a URL or an archive,
+// ONBUILD, heredocs, a relative COPY destination or WORKDIR before the
+// first absolute WORKDIR, whose base is the base image's unknown working
+// folder…) is an *Error naming the Dockerfile's line, and so is a FROM
+// other than a registry image (oci-archive:, docker-daemon:… would read
+// the build host's files or daemon): the pull is always docker://.
 //
 // The Dockerfile and its build context are untrusted, and the definition
 // file's parser starts a section at any line whose first word starts with
