@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +107,7 @@ func (b *sifBuilds) build(ctx context.Context, a *apptainerEngine, dir string) (
 type buildJob struct {
 	dir   string // the build context
 	def   *dockerdef.Def
+	text  string // the definition file, checked
 	key   string // the digest of the definition file and the context
 	cache string
 }
@@ -129,12 +129,16 @@ func (a *apptainerEngine) prepareBuild(dir string) (buildJob, error) {
 	if err != nil {
 		return buildJob{}, fmt.Errorf("sandbox %s: %s/%w", a.name, dir, err)
 	}
+	text, err := def.Text("base.sif", "context")
+	if err != nil {
+		return buildJob{}, fmt.Errorf("sandbox %s: %s/Dockerfile: %w", a.name, dir, err)
+	}
 	h := sha256.New()
-	io.WriteString(h, def.Text(baseName(def.From), "context"))
+	io.WriteString(h, "From "+def.From+"\n"+text)
 	if err := digestTree(h, dir); err != nil {
 		return buildJob{}, fmt.Errorf("sandbox %s: build context: %w", a.name, err)
 	}
-	return buildJob{dir: dir, def: def, key: hex.EncodeToString(h.Sum(nil)), cache: a.buildCache}, nil
+	return buildJob{dir: dir, def: def, text: text, key: hex.EncodeToString(h.Sum(nil)), cache: a.buildCache}, nil
 }
 
 // digestTree writes every path, kind, mode and content of the tree at
@@ -199,7 +203,7 @@ func (a *apptainerEngine) buildSIF(ctx context.Context, job buildJob, pull slots
 	ctxDir, err := filepath.Abs(job.dir)
 	if err == nil {
 		err = errors.Join(os.Symlink(base, filepath.Join(tmp, "base.sif")), os.Symlink(ctxDir, filepath.Join(tmp, "context")),
-			os.WriteFile(filepath.Join(tmp, "image.def"), []byte(job.def.Text("base.sif", "context")), 0o644))
+			os.WriteFile(filepath.Join(tmp, "image.def"), []byte(job.text), 0o644))
 	}
 	if err != nil {
 		return builtSIF{}, fmt.Errorf("sandbox %s: build folder: %w", a.name, err)
@@ -275,13 +279,15 @@ func baseName(ref string) string {
 	return "base-" + hex.EncodeToString(sum[:8]) + ".sif"
 }
 
-// pullArgv is the command line that pulls ref into file out: a registry
-// image (docker://) unless ref names its scheme (oras://, library://).
-func pullArgv(bin, out, ref string) []string {
-	if !strings.Contains(ref, "://") {
-		ref = "docker://" + ref
+// pullArgv is the command line that pulls ref, a registry image, into
+// file out, always as docker://: a reference naming another transport
+// (oci-archive:, docker-daemon:, oras://…) would read the host's files or
+// daemon, and is refused (the converter refused it first).
+func pullArgv(bin, out, ref string) ([]string, error) {
+	if err := dockerdef.CheckImageRef(ref); err != nil {
+		return nil, err
 	}
-	return []string{bin, "pull", "--force", out, ref}
+	return []string{bin, "pull", "--force", out, "docker://" + ref}, nil
 }
 
 // pullBase returns the SIF of the image FROM names, pulling it into the
@@ -297,7 +303,10 @@ func (a *apptainerEngine) pullBase(ctx context.Context, cache, ref string) (stri
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	argv := pullArgv(a.bin, f.Name(), ref)
+	argv, err := pullArgv(a.bin, f.Name(), ref)
+	if err != nil {
+		return "", fmt.Errorf("sandbox %s: the Dockerfile's FROM: %w", a.name, err)
+	}
 	if out, err := cliCommand(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("sandbox %s: apptainer pull of %s (the Dockerfile's FROM): %v: %s", a.name, ref, err, lastLinesOf(string(out), 4))
 	}

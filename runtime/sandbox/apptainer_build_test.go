@@ -241,11 +241,17 @@ func TestPullArgv(t *testing.T) {
 		want []string
 	}{
 		{"python:3.12-slim", []string{"apptainer", "pull", "--force", "/c/x.sif", "docker://python:3.12-slim"}},
-		{"ghcr.io/org/env@sha256:abc", []string{"apptainer", "pull", "--force", "/c/x.sif", "docker://ghcr.io/org/env@sha256:abc"}},
-		{"oras://reg/env:1", []string{"apptainer", "pull", "--force", "/c/x.sif", "oras://reg/env:1"}},
+		{"ghcr.io/org/env@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", []string{"apptainer", "pull", "--force", "/c/x.sif", "docker://ghcr.io/org/env@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}},
+		{"localhost:5000/team/env:v1.2", []string{"apptainer", "pull", "--force", "/c/x.sif", "docker://localhost:5000/team/env:v1.2"}},
+		// Another transport reads the host's files or daemon: refused.
+		{"oras://reg/env:1", nil},
+		{"oci-archive:///tmp/x.tar", nil},
+		{"docker-daemon:img:1", nil},
+		{"docker://python:3", nil},
 	} {
-		if got := pullArgv("apptainer", "/c/x.sif", c.ref); !slices.Equal(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.ref, got, c.want)
+		got, err := pullArgv("apptainer", "/c/x.sif", c.ref)
+		if !slices.Equal(got, c.want) || (err == nil) != (c.want != nil) {
+			t.Errorf("%s: %q, %v; want %q", c.ref, got, err, c.want)
 		}
 	}
 }

@@ -42,6 +42,9 @@ func (c *converter) copyStep(cmd, args string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.knownDir(dest); err != nil {
+		return err
+	}
 	var srcs []string
 	for _, w := range ws[:len(ws)-1] {
 		s, err := c.path(w, c.vars)
@@ -62,33 +65,40 @@ func (c *converter) copyStep(cmd, args string) error {
 			return fmt.Errorf("%s: %w", s, err)
 		}
 		from := shellquote.Quote(path.Join(Staging, s))
-		var line string
+		// Separate lines: set -e stops %post at a failed mkdir (a
+		// file where the folder goes), as the failed COPY stops Docker's
+		// build; in a && list it would only skip the cp.
+		var mkdir, cp string
 		switch {
 		case fi.IsDir():
-			line = "mkdir -p " + d + " && cp -a " + shellquote.Quote(path.Join(Staging, s)+"/.") + " " + d + "/"
+			mkdir, cp = d, shellquote.Quote(path.Join(Staging, s)+"/.")+" "+d+"/"
 		case intoDir:
-			line = "mkdir -p " + d + " && cp -a " + from + " " + d + "/"
+			mkdir, cp = d, from+" "+d+"/"
 		default:
-			line = "mkdir -p " + shellquote.Quote(path.Dir(c.abs(dest))) + " && cp -a " + from + " " + d
+			mkdir, cp = shellquote.Quote(path.Dir(c.abs(dest))), from+" "+d
 		}
 		if cmd == "ADD" && !fi.IsDir() {
 			if err := notArchive(c.ctx, s); err != nil {
 				return err
 			}
 		}
-		c.d.Post = append(c.d.Post, line)
+		c.d.Post = append(c.d.Post, "mkdir -p "+mkdir, "cp -a "+cp)
 	}
 	c.d.Copies = true
 	return nil
 }
 
-// copyWords are COPY's words: the JSON form's strings (no variables in
-// them, as Docker reads them), else the shell form's.
+// copyWords are COPY's words: the JSON form's strings, each read for its
+// variables as Docker reads them, else the shell form's.
 func (c *converter) copyWords(rest string) ([]word, error) {
 	if argv, ok := execForm(rest); ok {
 		ws := make([]word, len(argv))
 		for i, a := range argv {
-			ws[i] = word{{lit: a}}
+			w, err := lexWords(a, false)
+			if err != nil {
+				return nil, err
+			}
+			ws[i] = w[0]
 		}
 		return ws, nil
 	}
@@ -150,7 +160,8 @@ func notArchive(ctx fs.FS, p string) error {
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	for _, magic := range [][]byte{{0x1f, 0x8b}, []byte("BZh"), {0xfd, '7', 'z', 'X', 'Z', 0}} {
+	// gzip, bzip2, xz and zstd: the compressions Docker unpacks a tar of.
+	for _, magic := range [][]byte{{0x1f, 0x8b}, []byte("BZh"), {0xfd, '7', 'z', 'X', 'Z', 0}, {0x28, 0xb5, 0x2f, 0xfd}} {
 		if bytes.HasPrefix(head, magic) {
 			return fmt.Errorf("not supported yet: ADD of an archive (%s; Docker unpacks it): use COPY, and unpack it in a RUN", p)
 		}

@@ -8,10 +8,22 @@
 // made), each ENV and ARG exported, each COPY and ADD as a cp from the
 // build context, which %files puts at a staging folder before %post runs
 // and %post removes at its end, so that a COPY after a RUN lands after it
-// as in Docker. ENV also goes to %environment, for the image's commands.
-// What cannot be converted faithfully (several stages, COPY --from, ADD of
-// a URL or an archive, ONBUILD, heredocs…) is an *Error naming the
-// Dockerfile's line.
+// as in Docker. ENV also goes to %environment, for the image's commands
+// (HOME aside: a session's is the sandbox's). BuildKit's platform ARGs
+// (TARGETARCH…) are the converting machine's. What cannot be converted
+// faithfully (several stages, COPY --from, ADD of a URL or an archive,
+// ONBUILD, heredocs, a relative COPY destination or WORKDIR before the
+// first absolute WORKDIR, whose base is the base image's unknown working
+// folder…) is an *Error naming the Dockerfile's line, and so is a FROM
+// other than a registry image (oci-archive:, docker-daemon:… would read
+// the build host's files or daemon): the pull is always docker://.
+//
+// The Dockerfile and its build context are untrusted, and the definition
+// file's parser starts a section at any line whose first word starts with
+// % (%setup runs on the build's host): a control character (a newline
+// above all) or a leading % in anything that would reach the text is
+// refused at its line, and [Def.Text] checks that its text holds only
+// nel's headers, sections and indented lines.
 package dockerdef
 
 import (
@@ -20,6 +32,8 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/nel-eval/nel/runtime/shellquote"
@@ -40,29 +54,6 @@ type Def struct {
 	Env  []string
 }
 
-// Text is the definition file that builds d on the local image base (a
-// SIF), with the build context at context (paths as the build's working
-// folder sees them; %files takes no quoting, so the caller names them
-// plainly).
-func (d *Def) Text(base, context string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Bootstrap: localimage\nFrom: %s\n", base)
-	if d.Copies {
-		fmt.Fprintf(&b, "\n%%files\n    %s %s\n", context, Staging)
-	}
-	if len(d.Env) > 0 {
-		b.WriteString("\n%environment\n")
-		for _, l := range d.Env {
-			b.WriteString("    " + l + "\n")
-		}
-	}
-	b.WriteString("\n%post\n")
-	for _, l := range d.Post {
-		b.WriteString("    " + l + "\n")
-	}
-	return b.String()
-}
-
 // Error is a Dockerfile line the converter refuses.
 type Error struct {
 	Line        int
@@ -78,6 +69,9 @@ func (e *Error) Error() string {
 }
 
 func clip(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		s = strconv.Quote(s)
+	}
 	if len(s) > 80 {
 		return s[:77] + "..."
 	}
@@ -91,14 +85,17 @@ type variable struct {
 }
 
 type converter struct {
-	ctx      fs.FS
-	d        Def
-	global   map[string]variable // ARGs before FROM
-	vars     map[string]variable
-	workdir  string
-	shell    []string
-	user     string // a USER other than root, and its line
-	userLine int
+	ctx     fs.FS
+	d       Def
+	global  map[string]variable // ARGs before FROM
+	vars    map[string]variable
+	workdir string
+	// workdirSet: a WORKDIR set workdir; before it the working folder is
+	// the base image's, which nel does not read (%post starts in /).
+	workdirSet bool
+	shell      []string
+	user       string // a USER other than root, and its line
+	userLine   int
 }
 
 // Convert reads dockerfile, whose build context is ctx (the folder that
@@ -111,10 +108,17 @@ func Convert(dockerfile string, ctx fs.FS) (*Def, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &converter{ctx: ctx, global: map[string]variable{}, vars: map[string]variable{}, workdir: "/", shell: []string{"/bin/sh", "-c"}}
+	c := &converter{ctx: ctx, global: platformArgs(runtime.GOOS, runtime.GOARCH), vars: map[string]variable{}, workdir: "/", shell: []string{"/bin/sh", "-c"}}
 	c.d.Post = []string{"set -e", "cd /"}
 	for _, in := range ins {
-		if err := c.instruction(in); err != nil {
+		np, ne := len(c.d.Post), len(c.d.Env)
+		err := c.instruction(in)
+		for _, l := range append(c.d.Post[np:len(c.d.Post):len(c.d.Post)], c.d.Env[ne:]...) {
+			if err == nil {
+				err = bodyLine(l)
+			}
+		}
+		if err != nil {
 			return nil, &Error{Line: in.line, Instruction: in.text, Msg: err.Error()}
 		}
 	}
@@ -167,6 +171,11 @@ func (c *converter) instruction(in instruction) error {
 		if !ok || len(argv) == 0 {
 			return fmt.Errorf("SHELL takes the JSON form: SHELL [\"executable\", \"parameters\"]")
 		}
+		for _, a := range argv {
+			if err := bodyLine(a); err != nil {
+				return err
+			}
+		}
 		c.shell = argv
 	case "USER":
 		return c.userStep(in)
@@ -217,6 +226,9 @@ func (c *converter) from(args string) error {
 	if img == "" || strings.EqualFold(img, "scratch") || strings.HasPrefix(img, "-") {
 		return fmt.Errorf("not supported yet: FROM %q (nel builds on a named image)", img)
 	}
+	if err := CheckImageRef(img); err != nil {
+		return err
+	}
 	c.d.From = img
 	return nil
 }
@@ -242,6 +254,10 @@ func (c *converter) arg(args string) error {
 		if nameLen(name) != len(name) || name == "" {
 			return fmt.Errorf("ARG %q: not a variable name", name)
 		}
+		if _, ok := platformArgs("", "")[name]; ok {
+			// The builder sets these, over any default.
+			has = false
+		}
 		if c.d.From == "" {
 			if has {
 				c.global[name] = variable{val: c.resolve(val, c.global)}
@@ -264,6 +280,21 @@ func (c *converter) arg(args string) error {
 		c.d.Post = append(c.d.Post, "export "+name+"="+val.shell())
 	}
 	return nil
+}
+
+// platformArgs are the ARGs BuildKit predefines, in the global scope
+// (FROM reads them; a stage declares them to see them): the build's
+// machine is both the build and the target platform, in Docker's
+// spelling, which is Go's (linux/amd64, linux/arm64).
+func platformArgs(goos, goarch string) map[string]variable {
+	m := map[string]variable{}
+	for _, p := range []string{"TARGET", "BUILD"} {
+		m[p+"PLATFORM"] = variable{val: word{{lit: goos + "/" + goarch}}}
+		m[p+"OS"] = variable{val: word{{lit: goos}}}
+		m[p+"ARCH"] = variable{val: word{{lit: goarch}}}
+		m[p+"VARIANT"] = variable{val: word{{lit: ""}}}
+	}
+	return m
 }
 
 // cutAssign splits NAME=VALUE; the name is literal text.
@@ -290,47 +321,73 @@ func shellText(w word) string {
 	return w.shell()
 }
 
+// env converts an ENV: every value is read with the variables as they
+// were before the instruction (ENV A=new B=$A gives B the old A), as Docker
+// does, and one export sets them all, whose words the shell expands before
+// it assigns any.
 func (c *converter) env(args string) error {
-	ws, err := lexWords(args, true)
+	kvs, err := envPairs(args)
 	if err != nil {
 		return err
 	}
+	post, env := "export", "export"
+	vals := make([]word, len(kvs))
+	for i, p := range kvs {
+		if p.name == "" || nameLen(p.name) != len(p.name) {
+			return fmt.Errorf("ENV %q: not a variable name", p.name)
+		}
+		vals[i] = c.resolve(p.val, c.vars)
+	}
+	for i, p := range kvs {
+		c.vars[p.name] = variable{env: true, val: vals[i]}
+		a := " " + p.name + "=" + vals[i].shell()
+		post += a
+		// A session's HOME is the sandbox's (apptainer's --home), as the
+		// engine sets it for every command: the image's would override it.
+		if p.name != "HOME" {
+			env += a
+		}
+	}
+	c.d.Post = append(c.d.Post, post)
+	if env != "export" {
+		c.d.Env = append(c.d.Env, env)
+	}
+	return nil
+}
+
+type envPair struct {
+	name string
+	val  word
+}
+
+// envPairs reads ENV's NAME=VALUE words, or the old form NAME VALUE (the
+// rest of the line, after a space or a tab).
+func envPairs(args string) ([]envPair, error) {
+	ws, err := lexWords(args, true)
+	if err != nil {
+		return nil, err
+	}
 	if len(ws) == 0 {
-		return fmt.Errorf("expected ENV NAME=VALUE")
+		return nil, fmt.Errorf("expected ENV NAME=VALUE")
 	}
-	type kv struct {
-		name string
-		val  word
-	}
-	var kvs []kv
+	var kvs []envPair
 	if name, _, has := cutAssign(ws[0]); has || nameLen(name) != len(name) {
 		for _, w := range ws {
 			name, val, has := cutAssign(w)
 			if !has {
-				return fmt.Errorf("expected NAME=VALUE, found %s", w.shell())
+				return nil, fmt.Errorf("expected NAME=VALUE, found %s", w.shell())
 			}
-			kvs = append(kvs, kv{name, val})
+			kvs = append(kvs, envPair{name, val})
 		}
-	} else {
-		// The old form: ENV NAME the rest of the line.
-		_, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
-		vs, err := lexWords(strings.TrimSpace(rest), false)
-		if err != nil {
-			return err
-		}
-		kvs = append(kvs, kv{name, vs[0]})
+		return kvs, nil
 	}
-	for _, p := range kvs {
-		if p.name == "" || nameLen(p.name) != len(p.name) {
-			return fmt.Errorf("ENV %q: not a variable name", p.name)
-		}
-		val := c.resolve(p.val, c.vars)
-		c.vars[p.name] = variable{env: true, val: val}
-		line := "export " + p.name + "=" + val.shell()
-		c.d.Post = append(c.d.Post, line)
-		c.d.Env = append(c.d.Env, line)
+	a := strings.TrimSpace(args)
+	rest := strings.TrimLeft(a[strings.IndexAny(a+" ", " \t"):], " \t")
+	vs, err := lexWords(rest, false)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return append(kvs, envPair{mustLit(ws[0]), vs[0]}), nil
 }
 
 // resolve replaces the references of w to variables of vars that hold
@@ -410,10 +467,23 @@ func (c *converter) workdirStep(args string) error {
 	if p == "" {
 		return fmt.Errorf("WORKDIR: no folder")
 	}
-	c.workdir = c.abs(p)
+	if err := c.knownDir(p); err != nil {
+		return err
+	}
+	c.workdir, c.workdirSet = c.abs(p), true
 	q := shellquote.Quote(c.workdir)
-	c.d.Post = append(c.d.Post, "mkdir -p "+q+" && cd "+q)
+	c.d.Post = append(c.d.Post, "mkdir -p "+q, "cd "+q) // set -e stops at either
 	return nil
+}
+
+// knownDir refuses a relative path p before the Dockerfile's first
+// absolute WORKDIR: Docker reads it in the base image's working folder,
+// which nel does not know.
+func (c *converter) knownDir(p string) error {
+	if c.workdirSet || path.IsAbs(p) {
+		return nil
+	}
+	return fmt.Errorf("not supported yet: the relative path %s before an absolute WORKDIR (it would be in the base image's working folder, which nel does not read): give a WORKDIR first, or an absolute path", p)
 }
 
 // abs is p relative to the WORKDIR when not absolute.
