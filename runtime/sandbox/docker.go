@@ -72,6 +72,11 @@ func openDocker(ctx context.Context, name string, cfg Config) (*dockerEngine, er
 func (d *dockerEngine) Name() string { return d.name }
 func (d *dockerEngine) Close() error { return nil }
 
+// ContainerLabel is the label every container of a docker sandbox carries,
+// its value the sandbox's name: `docker ps -a --filter label=nel.sandbox`
+// finds what a killed nel-run left behind.
+const ContainerLabel = "nel.sandbox"
+
 // argv is the docker command line of a job: a private 64 MiB /tmp and the
 // work dir at /work.
 func (d *dockerEngine) argv(container, wd string, env map[string]string, command []string) []string {
@@ -87,7 +92,7 @@ func (d *dockerEngine) runArgv(container, image string, mounts []string, dir str
 	l := d.lim
 	a := []string{
 		d.docker, "run", "--rm", "-i",
-		"--name", container,
+		"--name", container, "--label", ContainerLabel + "=" + d.name,
 		"--network", d.net,
 		"--memory", strconv.FormatInt(l.memory, 10),
 		"--memory-swap", strconv.FormatInt(l.memory, 10),

@@ -94,7 +94,7 @@ func (d *dockerEngine) seedApp(ctx context.Context, image string, sd sessionDir)
 	var b [8]byte
 	rand.Read(b[:])
 	name := "nel-seed-" + hex.EncodeToString(b[:])
-	if out, err := exec.CommandContext(ctx, d.docker, "create", "--name", name, image).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, d.docker, "create", "--name", name, "--label", ContainerLabel+"="+d.name, image).CombinedOutput(); err != nil {
 		return fmt.Errorf("sandbox %s: docker create of %s: %v: %s", d.name, image, err, firstLines(out, 3))
 	}
 	defer func() {

@@ -129,14 +129,14 @@ exit 1`)
 }
 
 func TestDockerArgv(t *testing.T) {
-	d := &dockerEngine{docker: "docker", image: "python:3.12-slim", net: "none",
+	d := &dockerEngine{name: "py", docker: "docker", image: "python:3.12-slim", net: "none",
 		lim: limitsOf(Config{MemoryBytes: 256 << 20, CPUs: 1, MaxProcesses: 64})}
 	got := d.argv("nel-sandbox-1", "/tmp/wd", map[string]string{"B": "2", "A": "1"}, []string{"python", "-"})
 	// NeMo Evaluator's code_sandbox command line (--network none --memory
 	// 256m --cpus 1 --pids-limit 64 --read-only --tmpfs /tmp
 	// --security-opt no-new-privileges), plus file-size, open-file and
 	// core limits, dropped capabilities and the work dir.
-	want := []string{"docker", "run", "--rm", "-i", "--name", "nel-sandbox-1",
+	want := []string{"docker", "run", "--rm", "-i", "--name", "nel-sandbox-1", "--label", "nel.sandbox=py",
 		"--network", "none", "--memory", "268435456", "--memory-swap", "268435456",
 		"--cpus", "1", "--pids-limit", "64",
 		"--ulimit", "fsize=67108864:67108864", "--ulimit", "nofile=256:256", "--ulimit", "core=0:0",
