@@ -114,6 +114,9 @@ const (
 	limitFailed       = "the image's /bin/sh could not set the job's limits"
 	limitFailedStatus = 125
 	limitTokenEnv     = "NEL_LIMIT_TOKEN"
+	// limitHomeEnv is the program's HOME, which limitScript exports
+	// (apptainer's --home does not hold for a uid with no passwd entry).
+	limitHomeEnv = "NEL_SANDBOX_HOME"
 )
 
 // limitFailure is the line limitScript writes when it fails with token.
@@ -145,10 +148,14 @@ func limitFailure(token string) []byte {
 // one per container, so the limit is the job's own; a setuid install
 // (SingularityCE's default) makes none, and the count is every task of
 // the user on the node, nel-run's threads and other jobs included; as
-// root it does not bind at all (openApptainer warns).
+// root it would not bind at all, but as root the sandbox runs each job
+// as a uid of its own (apptainer_uid.go), whose count is the job's. The
+// container's init (sinit, with a few threads) counts against it too.
 const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5 token=$` + limitTokenEnv + `
 shift 5
 unset ` + limitTokenEnv + `
+if [ -n "$` + limitHomeEnv + `" ]; then HOME=$` + limitHomeEnv + `; export HOME; fi
+unset ` + limitHomeEnv + `
 if ulimit -v $((as / 1024)) && ulimit -f $((fsize / 512)) && ulimit -t "$cpu" &&
 	ulimit -n "$nofile" && ulimit -c 0 &&
 	{ ulimit -u "$nproc" 2>/dev/null || ulimit -p "$nproc"; }; then
