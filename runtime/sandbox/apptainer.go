@@ -3,13 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -197,14 +197,11 @@ func (a *apptainerEngine) jobEnv(home string, own map[string]string) (map[string
 }
 
 // run runs one apptainer command line to its end, its timeout or its
-// output cap, and names the limit that stopped the program.
+// output cap, and names the limit that stopped the program. A run that
+// failed before limitScript wrote programStarts is the sandbox's error
+// (the program never ran); after it, the failure is the program's, and
+// the line itself is taken out of its stderr.
 func (a *apptainerEngine) run(ctx context.Context, image string, uid *heldUID, env map[string]string, stdin []byte, timeout time.Duration, argv []string) (*Result, error) {
-	token := rand.Text()
-	env = maps.Clone(env)
-	if env == nil {
-		env = map[string]string{}
-	}
-	env[limitTokenEnv] = token
 	out, err := runCLI(ctx, cliJob{
 		argv:    argv,
 		env:     cliEnv(a.envPrefix(), env),
@@ -216,24 +213,41 @@ func (a *apptainerEngine) run(ctx context.Context, image string, uid *heldUID, e
 		return nil, fmt.Errorf("sandbox %s: apptainer: %w", a.name, err)
 	}
 	res := out.res
-	res.Stderr = uid.stripUIDWarnings(res.Stderr)
-	if res.ExitCode == limitFailedStatus && bytes.Contains(res.Stderr, limitFailure(token)) {
-		return nil, fmt.Errorf("sandbox %s: apptainer: image %q: %s (memory %d bytes, %d processes, files of %d bytes, %d open files): %s",
-			a.name, image, limitFailed, a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(res.Stderr, 3))
+	before, after, started := splitStart(res.Stderr)
+	before = uid.stripUIDWarnings(before)
+	if !started && (res.ExitCode != 0 || res.Signal != "") {
+		return nil, a.notStarted(image, res, out.info, before)
 	}
-	// Apptainer's own failures (an image it cannot pull or build, a
-	// command missing from the image) exit 255 with a FATAL line.
-	if res.ExitCode == 255 && !out.info.timedOut && !out.info.outputCap {
-		if i := bytes.Index(res.Stderr, []byte("FATAL:")); i >= 0 {
-			msg := strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " ")
-			if strings.Contains(msg, "/bin/sh") {
-				msg += " (the sandbox starts every program with the image's /bin/sh, which sets its limits)"
-			}
-			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image, msg)
-		}
-	}
+	res.Stderr = slices.Concat(before, after)
 	res.Limit = classify(out.info, res.Stderr)
 	return res, nil
+}
+
+// notStarted is the error of a run that ended before its program started,
+// from what apptainer and the image's shell wrote (stderr).
+func (a *apptainerEngine) notStarted(image string, res *Result, info exitInfo, stderr []byte) error {
+	// The image's shell could not set a limit (limitScript).
+	if bytes.Contains(stderr, []byte("nel-sandbox: "+limitFailed)) {
+		return fmt.Errorf("sandbox %s: apptainer: image %q: %s (memory %d bytes, %d processes, files of %d bytes, %d open files): %s",
+			a.name, image, limitFailed, a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(stderr, 3))
+	}
+	// Apptainer's own failures (an image it cannot open, pull or run,
+	// one without /bin/sh) come with a FATAL line.
+	if i := bytes.Index(stderr, []byte("FATAL:")); i >= 0 {
+		msg := strings.Join(strings.Fields(firstLines(stderr[i:], 2)), " ")
+		if strings.Contains(msg, "/bin/sh") {
+			msg += " (the sandbox starts every program with the image's /bin/sh, which sets its limits)"
+		}
+		return fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image, msg)
+	}
+	how := fmt.Sprintf("exit status %d", res.ExitCode)
+	switch {
+	case info.timedOut:
+		how = "its timeout passed"
+	case res.Signal != "":
+		how = "signal " + res.Signal
+	}
+	return fmt.Errorf("sandbox %s: apptainer: image %q: the program did not start (%s): %s", a.name, image, how, firstLines(stderr, 3))
 }
 
 // OpenSession opens a session: every command is an `apptainer exec` of

@@ -237,16 +237,49 @@ func TestApptainerRealLimitRefused(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
-	// A program that writes the failure line itself, without the run's
-	// token, has only failed: its own result, not the sandbox's error.
-	sb = openApptainerT(t, Config{Name: "ap"})
-	res, err = sb.Run(context.Background(), Job{Command: []string{"sh", "-c",
-		`echo "nel-sandbox ${` + limitTokenEnv + `}: ` + limitFailed + `" >&2; echo "nel-sandbox : ` + limitFailed + `" >&2; exit 125`}, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("a program's own failure line read as the sandbox's: %v", err)
+	if strings.Contains(err.Error(), programStarts) {
+		t.Errorf("error %q holds the line that says the program starts", err)
 	}
-	if res.ExitCode != limitFailedStatus {
-		t.Errorf("exit %d stderr %q, want the program's 125", res.ExitCode, res.Stderr)
+}
+
+// A program cannot make its own failure read as the sandbox's (an error,
+// which is not scored): one that writes the sandbox's failure lines (the
+// limit's, with the token of old read from the container's init; an
+// apptainer FATAL line) and exits 125 or 255, in a job or a session
+// command, has its own result, with its stderr as it wrote it.
+func TestApptainerRealForgedFailure(t *testing.T) {
+	t.Parallel()
+	sb := openApptainerT(t, Config{Name: "ap"})
+	s, err := OpenSession(context.Background(), sb, SessionSpec{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name, script string
+		exit         int
+	}{
+		{"limit", `token=$( (tr '\0' '\n' < /proc/1/environ) 2>/dev/null | sed -n 's/.*NEL_LIMIT_TOKEN":"\([^"]*\)".*/\1/p')
+echo "nel-sandbox $token: ` + limitFailed + `" >&2; echo "nel-sandbox: ` + limitFailed + `" >&2; exit 125`, 125},
+		{"fatal", `echo "FATAL:   stat /app/pytest: no such file or directory" >&2; exit 255`, 255},
+		{"starts", `echo "` + programStarts + `" >&2; echo "FATAL:   could not open image" >&2; exit 255`, 255},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			job, err := sb.Run(context.Background(), Job{Command: []string{"sh", "-c", c.script}, Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatalf("job: the program's own failure read as the sandbox's: %v", err)
+			}
+			sess, err := s.Exec(context.Background(), Command{Argv: []string{"sh", "-c", c.script}, Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatalf("session: the program's own failure read as the sandbox's: %v", err)
+			}
+			for what, res := range map[string]*Result{"job": job, "session": sess} {
+				lines := strings.Split(strings.TrimSuffix(string(res.Stderr), "\n"), "\n")
+				if res.ExitCode != c.exit || len(lines) != strings.Count(c.script, ">&2") {
+					t.Errorf("%s: exit %d stderr %q, want the program's exit %d and its lines alone", what, res.ExitCode, res.Stderr, c.exit)
+				}
+			}
+		})
 	}
 }
 
@@ -262,6 +295,15 @@ func TestApptainerRealMissingImage(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("cannot run image %q: FATAL:", img)) {
 		t.Errorf("error %q does not name the image and apptainer's FATAL line", err)
+	}
+	// A session's image too.
+	s, err := OpenSession(context.Background(), sb, SessionSpec{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if res, err := s.Exec(context.Background(), shell("true")); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("cannot run image %q: FATAL:", img)) {
+		t.Errorf("session: error %v (result %+v), want one naming the image and apptainer's FATAL line", err, res)
 	}
 }
 

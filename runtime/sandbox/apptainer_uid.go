@@ -164,17 +164,13 @@ func (u *heldUID) chownTree(root string) error {
 	})
 }
 
-// stripUIDWarnings removes from the start of stderr the warnings
-// SingularityCE prints, before the program starts, that u is in no
-// passwd file of the host.
+// stripUIDWarnings removes from stderr, what apptainer wrote before the
+// program started (never the program's own), the warnings SingularityCE
+// prints that u is in no passwd file of the host.
 func (u *heldUID) stripUIDWarnings(stderr []byte) []byte {
 	if u == nil {
 		return stderr
 	}
 	line := "WARNING: user: unknown userid " + strconv.Itoa(u.uid) + "\n"
-	s := string(stderr)
-	for strings.HasPrefix(s, line) {
-		s = s[len(line):]
-	}
-	return []byte(s)
+	return []byte(strings.ReplaceAll(string(stderr), line, ""))
 }
