@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 )
 
@@ -53,12 +52,10 @@ func uidLockDir() string {
 	return filepath.Join(os.TempDir(), "nel-sandbox-uids")
 }
 
-// uidPool hands out the sandbox's uids. Its next is where the search for
-// a free uid starts, so that uids are used in turn.
+// uidPool hands out the sandbox's uids, the lowest free one first, so
+// that the lock files are about as many as the jobs that ever ran at once.
 type uidPool struct {
-	dir  string
-	mu   sync.Mutex
-	next int
+	dir string
 }
 
 // heldUID is one uid held for a job or a session.
@@ -100,12 +97,8 @@ func (p *uidPool) get() (*heldUID, error) {
 	if !fi.IsDir() || !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox uids: %s must be a folder of root's that no one else may write (mode %v)", p.dir, fi.Mode())
 	}
-	p.mu.Lock()
-	start := p.next
-	p.mu.Unlock()
 	busy := uidsWithProcesses()
-	for i := range sandboxUIDCount {
-		n := (start + i) % sandboxUIDCount
+	for n := range sandboxUIDCount {
 		uid := sandboxUIDBase + n
 		if busy[uid] {
 			continue
@@ -121,9 +114,6 @@ func (p *uidPool) get() (*heldUID, error) {
 			}
 			return nil, fmt.Errorf("sandbox uids: lock %d: %w", uid, err)
 		}
-		p.mu.Lock()
-		p.next = n + 1
-		p.mu.Unlock()
 		return &heldUID{uid: uid, lock: f}, nil
 	}
 	return nil, fmt.Errorf("sandbox uids: all %d uids from %d are in use", sandboxUIDCount, sandboxUIDBase)
