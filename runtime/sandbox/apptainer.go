@@ -3,13 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,9 +17,10 @@ import (
 // apptainerEngine runs each job with `apptainer exec` (or singularity's):
 // --containall (private /tmp, pid, ipc, a clean environment, no host home),
 // --no-privs (no capabilities in the container, even when nel runs as
-// root), no network, the work directory bound at /work. Apptainer has no
-// rlimit flags of its own, so the image's /bin/sh sets them with ulimit
-// (limitScript) before it execs the program.
+// root), no network, the work directory bound at /work; as root, as a uid
+// of the job's own (apptainer_uid.go). Apptainer has no rlimit flags of
+// its own, so the image's /bin/sh sets them with ulimit (limitScript)
+// before it execs the program.
 type apptainerEngine struct {
 	name  string
 	log   *slog.Logger
@@ -32,6 +33,9 @@ type apptainerEngine struct {
 	// (apptainer_build.go); "" builds none.
 	buildCache string
 	builds     sifBuilds
+	// uids, when nel runs as root, give each job and session a uid of
+	// its own to run as; nil otherwise (the container is nel's user).
+	uids *uidPool
 }
 
 func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngine, error) {
@@ -48,14 +52,11 @@ func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngi
 	if out, err := exec.CommandContext(pctx, bin, "version").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sandbox %s: apptainer: %s version: %s: %w", name, bin, firstLines(out, 3), ErrUnavailable)
 	}
+	var uids *uidPool
 	if os.Geteuid() == 0 {
-		// Without a user namespace of its own (apptainer as root makes
-		// none), the container's uid 0 is the host's, and the kernel
-		// exempts it from RLIMIT_NPROC. Running the container as another
-		// uid would not do either: its processes would count against one
-		// limit shared by every job of that uid on the host.
-		cfg.Logger.Warn("apptainer sandbox as root: its process limit does not hold (the kernel exempts uid 0 from RLIMIT_NPROC); the memory, file size, CPU time and wall-clock limits do; run nel as an unprivileged user to hold it",
-			"sandbox", name, "max_processes", limitsOf(cfg).procs)
+		// Apptainer as root makes no user namespace: the container's uid
+		// 0 would be the host's (apptainer_uid.go).
+		uids = &uidPool{dir: uidLockDir()}
 	}
 	return &apptainerEngine{
 		name:  name,
@@ -67,6 +68,7 @@ func openApptainer(ctx context.Context, name string, cfg Config) (*apptainerEngi
 		env:   cfg.Env,
 
 		buildCache: cfg.BuildCache,
+		uids:       uids,
 	}, nil
 }
 
@@ -83,9 +85,23 @@ func (a *apptainerEngine) envPrefix() string {
 	return "APPTAINERENV_"
 }
 
-// argv is the apptainer command line of a job.
-func (a *apptainerEngine) argv(wd, home string, timeout time.Duration, command []string) []string {
-	return a.execArgv(a.image, []string{"--bind", wd + ":/work"}, "/work", home, timeout, command)
+// argv is the apptainer command line of a job, run as uid (nil: as nel's
+// user).
+func (a *apptainerEngine) argv(uid *heldUID, wd, home string, timeout time.Duration, command []string) []string {
+	return a.execArgv(uid, a.image, []string{"--bind", wd + ":/work"}, "/work", home, timeout, command)
+}
+
+// holdUID holds a uid of its own for a job or session when nel runs as
+// root; nil when it does not.
+func (a *apptainerEngine) holdUID() (*heldUID, error) {
+	if a.uids == nil {
+		return nil, nil
+	}
+	u, err := a.uids.get()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: apptainer: %w", a.name, err)
+	}
+	return u, nil
 }
 
 // execArgv is the apptainer exec command line of one program: the binds,
@@ -97,9 +113,12 @@ func (a *apptainerEngine) argv(wd, home string, timeout time.Duration, command [
 // capabilities over what the container sees (the bound work folder, /proc,
 // /sys), which untrusted model code must not have. Where root's bounding
 // set lacks a capability (CAP_SYS_RESOURCE on some machines), singularity
-// exec without it even fails before the program starts.
-func (a *apptainerEngine) execArgv(image string, binds []string, dir, home string, timeout time.Duration, command []string) []string {
+// exec without it even fails before the program starts. Root without
+// capabilities is still uid 0, owner of /proc/sys and /sys, so as root
+// the program runs as uid, one of the sandbox's own (apptainer_uid.go).
+func (a *apptainerEngine) execArgv(uid *heldUID, image string, binds []string, dir, home string, timeout time.Duration, command []string) []string {
 	argv := []string{a.bin, "exec", "--containall", "--no-privs", "--no-home", "--home", home, "--net", "--network", "none"}
+	argv = append(argv, uid.securityArgv()...)
 	argv = append(argv, binds...)
 	argv = append(argv, "--pwd", dir, image)
 	argv = append(argv, a.lim.ulimitArgv(timeout)...)
@@ -117,6 +136,13 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
 	}
 	defer a.slots.release()
+	uid, err := a.holdUID()
+	if err != nil {
+		return nil, err
+	}
+	// Released after the work folder is gone: the next job of this uid
+	// finds nothing of this one's.
+	defer uid.release()
 	wd, err := newWorkDir("", job.Files)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
@@ -126,12 +152,15 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 			a.log.Warn("sandbox cleanup", "sandbox", a.name, "err", err)
 		}
 	}()
+	if err := uid.chownTree(wd.path); err != nil {
+		return nil, fmt.Errorf("sandbox %s: apptainer: work dir: %w", a.name, err)
+	}
 	timeout := a.lim.jobTimeout(job)
 	env, home, err := a.jobEnv("/work", job.Env)
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.run(ctx, a.image, env, job.Stdin, timeout, a.argv(wd.path, home, timeout, job.Command))
+	res, err := a.run(ctx, a.image, uid, env, job.Stdin, timeout, a.argv(uid, wd.path, home, timeout, job.Command))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +174,10 @@ func (a *apptainerEngine) Run(ctx context.Context, job Job) (*Result, error) {
 // own, and apart from it HOME: home unless one of them sets it. HOME
 // reaches the container as --home (not mounted, with --no-home), because
 // apptainer and singularity refuse it in APPTAINERENV_/SINGULARITYENV_:
-// they warn on stderr and leave the user's home in its place.
+// they warn on stderr and leave the user's home in its place. As a uid
+// that no passwd file names (apptainer_uid.go), SingularityCE sets HOME to
+// / whatever --home says, so limitScript sets it again from
+// limitHomeEnv.
 func (a *apptainerEngine) jobEnv(home string, own map[string]string) (map[string]string, string, error) {
 	env := maps.Clone(a.env)
 	if env == nil {
@@ -160,18 +192,16 @@ func (a *apptainerEngine) jobEnv(home string, own map[string]string) (map[string
 	if home == "" || strings.ContainsAny(home, ":,") {
 		return nil, "", fmt.Errorf("sandbox %s: apptainer: HOME %q: want a path without ':' or ','", a.name, home)
 	}
+	env[limitHomeEnv] = home
 	return env, home, nil
 }
 
 // run runs one apptainer command line to its end, its timeout or its
-// output cap, and names the limit that stopped the program.
-func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]string, stdin []byte, timeout time.Duration, argv []string) (*Result, error) {
-	token := rand.Text()
-	env = maps.Clone(env)
-	if env == nil {
-		env = map[string]string{}
-	}
-	env[limitTokenEnv] = token
+// output cap, and names the limit that stopped the program. A run that
+// failed before limitScript wrote programStarts is the sandbox's error
+// (the program never ran); after it, the failure is the program's, and
+// the line itself is taken out of its stderr.
+func (a *apptainerEngine) run(ctx context.Context, image string, uid *heldUID, env map[string]string, stdin []byte, timeout time.Duration, argv []string) (*Result, error) {
 	out, err := runCLI(ctx, cliJob{
 		argv:    argv,
 		env:     cliEnv(a.envPrefix(), env),
@@ -183,31 +213,51 @@ func (a *apptainerEngine) run(ctx context.Context, image string, env map[string]
 		return nil, fmt.Errorf("sandbox %s: apptainer: %w", a.name, err)
 	}
 	res := out.res
-	if res.ExitCode == limitFailedStatus && bytes.Contains(res.Stderr, limitFailure(token)) {
-		return nil, fmt.Errorf("sandbox %s: apptainer: image %q: %s (memory %d bytes, %d processes, files of %d bytes, %d open files): %s",
-			a.name, image, limitFailed, a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(res.Stderr, 3))
+	before, after, started := splitStart(res.Stderr)
+	before = uid.stripUIDWarnings(before)
+	if !started && (res.ExitCode != 0 || res.Signal != "") {
+		return nil, a.notStarted(image, res, out.info, before)
 	}
-	// Apptainer's own failures (an image it cannot pull or build, a
-	// command missing from the image) exit 255 with a FATAL line.
-	if res.ExitCode == 255 && !out.info.timedOut && !out.info.outputCap {
-		if i := bytes.Index(res.Stderr, []byte("FATAL:")); i >= 0 {
-			msg := strings.Join(strings.Fields(firstLines(res.Stderr[i:], 2)), " ")
-			if strings.Contains(msg, "/bin/sh") {
-				msg += " (the sandbox starts every program with the image's /bin/sh, which sets its limits)"
-			}
-			return nil, fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image, msg)
-		}
-	}
+	res.Stderr = slices.Concat(before, after)
 	res.Limit = classify(out.info, res.Stderr)
 	return res, nil
+}
+
+// notStarted is the error of a run that ended before its program started,
+// from what apptainer and the image's shell wrote (stderr).
+func (a *apptainerEngine) notStarted(image string, res *Result, info exitInfo, stderr []byte) error {
+	// The image's shell could not set a limit (limitScript).
+	if bytes.Contains(stderr, []byte("nel-sandbox: "+limitFailed)) {
+		return fmt.Errorf("sandbox %s: apptainer: image %q: %s (memory %d bytes, %d processes, files of %d bytes, %d open files): %s",
+			a.name, image, limitFailed, a.lim.memory, a.lim.procs, a.lim.fileSize, a.lim.openFiles, firstLines(stderr, 3))
+	}
+	// Apptainer's own failures (an image it cannot open, pull or run,
+	// one without /bin/sh) come with a FATAL line.
+	if i := bytes.Index(stderr, []byte("FATAL:")); i >= 0 {
+		msg := strings.Join(strings.Fields(firstLines(stderr[i:], 2)), " ")
+		if strings.Contains(msg, "/bin/sh") {
+			msg += " (the sandbox starts every program with the image's /bin/sh, which sets its limits)"
+		}
+		return fmt.Errorf("sandbox %s: apptainer: cannot run image %q: %s", a.name, image, msg)
+	}
+	how := fmt.Sprintf("exit status %d", res.ExitCode)
+	switch {
+	case info.timedOut:
+		how = "its timeout passed"
+	case res.Signal != "":
+		how = "signal " + res.Signal
+	}
+	return fmt.Errorf("sandbox %s: apptainer: image %q: the program did not start (%s): %s", a.name, image, how, firstLines(stderr, 3))
 }
 
 // OpenSession opens a session: every command is an `apptainer exec` of
 // its own (as a job is) with the session's app, logs and tmp bound at
 // /app, /logs and /tmp, and the tests read-only at /tests for a WithTests
 // command; --containall's pid namespace ends every process with the
-// command. The program runs as the host user, so the host removes all it
-// wrote. spec.Image, when set, replaces the sandbox's image.
+// command. The program runs as nel's user, or as root as a uid the
+// session holds until it closes (apptainer_uid.go), owner of its folders;
+// either way nel removes all it wrote. spec.Image, when set, replaces the
+// sandbox's image.
 func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Session, error) {
 	if spec.Build != "" {
 		// A Harbor task's Dockerfile, built once (apptainer_build.go):
@@ -221,21 +271,62 @@ func (a *apptainerEngine) OpenSession(ctx context.Context, spec SessionSpec) (Se
 	if a.image == "" && spec.Image == "" {
 		return nil, fmt.Errorf("sandbox %s: apptainer: no image for the session (the task names none, and the sandbox has no image)", a.name)
 	}
-	s, image, err := newSession(a.name, a.image, spec, false)
+	uid, err := a.holdUID()
 	if err != nil {
 		return nil, err
 	}
+	s, image, err := newSession(a.name, a.image, spec, false)
+	if err != nil {
+		uid.release()
+		return nil, err
+	}
+	s.release = uid.release
+	if err := uid.chownTree(s.dir.path); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sandbox %s: apptainer: session dir: %w", a.name, err)
+	}
 	s.run = func(ctx context.Context, sd sessionDir, c sessionCmd) (*Result, error) {
-		return a.sessionRun(ctx, image, sd, c)
+		return a.sessionRun(ctx, image, uid, sd, c)
 	}
 	return s, nil
 }
 
-func (a *apptainerEngine) sessionRun(ctx context.Context, image string, sd sessionDir, c sessionCmd) (*Result, error) {
+// sessionTests is the folder bound at /tests for a command of a session
+// run as uid: the task's tests folder may be one uid cannot read (mode
+// 0700, say), so it is copied, as it is now, into the session's folder,
+// readable by uid and still bound read-only; done removes the copy. As
+// nel's own user the task's folder is bound as it is.
+func (a *apptainerEngine) sessionTests(uid *heldUID, sd sessionDir, tests string) (dir string, done func(), err error) {
+	if uid == nil || tests == "" {
+		return tests, func() {}, nil
+	}
+	dir, err = os.MkdirTemp(sd.path, "tests-")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox %s: apptainer: copy the tests %s: %w", a.name, tests, err)
+	}
+	done = func() { os.RemoveAll(dir) }
+	if err := os.CopyFS(dir, os.DirFS(tests)); err != nil {
+		done()
+		return "", nil, fmt.Errorf("sandbox %s: apptainer: copy the tests %s: %w", a.name, tests, err)
+	}
+	if err := uid.chownTree(dir); err != nil {
+		done()
+		return "", nil, fmt.Errorf("sandbox %s: apptainer: copy the tests %s: %w", a.name, tests, err)
+	}
+	return dir, done, nil
+}
+
+func (a *apptainerEngine) sessionRun(ctx context.Context, image string, uid *heldUID, sd sessionDir, c sessionCmd) (*Result, error) {
 	if err := a.slots.acquire(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", a.name, err)
 	}
 	defer a.slots.release()
+	tests, done, err := a.sessionTests(uid, sd, c.tests)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c.tests = tests
 	binds := sessionMounts(sd, c,
 		func(host, dst string) []string { return []string{"--bind", host + ":" + dst} },
 		func(host, dst string) []string { return []string{"--bind", host + ":" + dst + ":ro"} })
@@ -244,5 +335,5 @@ func (a *apptainerEngine) sessionRun(ctx context.Context, image string, sd sessi
 	if err != nil {
 		return nil, err
 	}
-	return a.run(ctx, image, env, c.Stdin, timeout, a.execArgv(image, binds, c.dir, home, timeout, c.Argv))
+	return a.run(ctx, image, uid, env, c.Stdin, timeout, a.execArgv(uid, image, binds, c.dir, home, timeout, c.Argv))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,13 +214,19 @@ exit 1`)
 	}
 
 	a := &apptainerEngine{bin: "apptainer", image: "img.sif", lim: limitsOf(Config{MemoryBytes: 1 << 30, MaxProcesses: 16})}
-	got := a.argv("/tmp/wd", "/work", 10*time.Second, []string{"python3", "-"})
+	got := a.argv(nil, "/tmp/wd", "/work", 10*time.Second, []string{"python3", "-"})
 	want := []string{"apptainer", "exec", "--containall", "--no-privs", "--no-home", "--home", "/work", "--net", "--network", "none",
 		"--bind", "/tmp/wd:/work", "--pwd", "/work", "img.sif",
 		"/bin/sh", "-c", limitScript, "sh", "1073741824", "16", "67108864", "11", "256",
 		"python3", "-"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("argv\n got %q\nwant %q", got, want)
+	}
+	// As root, the job's own uid (apptainer_uid.go).
+	got = a.argv(&heldUID{uid: sandboxUIDBase + 7}, "/tmp/wd", "/work", 10*time.Second, []string{"python3", "-"})
+	want = slices.Insert(want, 10, "--security", "uid:2100000007,gid:2100000007")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("argv as a sandbox uid\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -104,25 +104,50 @@ func (l limits) prlimitArgv(prlimit string, timeout time.Duration) []string {
 	}
 }
 
-// limitFailed is what limitScript writes to stderr after "nel-sandbox
-// TOKEN: ", with exit status limitFailedStatus, when the image's shell
-// cannot set a limit. TOKEN is limitTokenEnv's value, new for every run
-// and unset before the program runs: a program that prints the line
-// itself cannot make its own failure read as the sandbox's (an error,
-// which is not scored).
+// programStarts is the line limitScript writes to stderr once every
+// limit is set, right before it execs the program. A run whose stderr
+// lacks it failed before the program started (apptainer's FATAL error, a
+// limit the image's shell could not set): the sandbox's failure, not the
+// program's. Once it is written, all that follows is the program's, which
+// can print any failure line and exit with any status but cannot
+// un-write a line written before it started. (A failure line of the
+// sandbox's own, or a secret token to sign it, could be forged: the
+// container's init holds its environment, readable by the program.)
+//
+// limitFailed is what limitScript writes to stderr after "nel-sandbox: ",
+// with exit status 125, when the image's shell cannot set a limit.
 const (
-	limitFailed       = "the image's /bin/sh could not set the job's limits"
-	limitFailedStatus = 125
-	limitTokenEnv     = "NEL_LIMIT_TOKEN"
+	programStarts = "nel-sandbox: the limits are set; the program starts"
+	limitFailed   = "the image's /bin/sh could not set the job's limits"
+	// limitHomeEnv is the program's HOME, which limitScript exports
+	// (apptainer's --home does not hold for a uid with no passwd entry).
+	limitHomeEnv = "NEL_SANDBOX_HOME"
 )
 
-// limitFailure is the line limitScript writes when it fails with token.
-func limitFailure(token string) []byte {
-	return []byte("nel-sandbox " + token + ": " + limitFailed)
+// splitStart finds programStarts' line in stderr: what came before it
+// (apptainer's, the shell's), and what came after (the program's).
+// started is false when the line is not there.
+func splitStart(stderr []byte) (before, after []byte, started bool) {
+	line := []byte(programStarts + "\n")
+	for i := 0; i <= len(stderr); {
+		j := bytes.Index(stderr[i:], line)
+		if j < 0 {
+			return stderr, nil, false
+		}
+		j += i
+		// The script's line starts a line: apptainer's own lines before
+		// it end in a newline.
+		if j == 0 || stderr[j-1] == '\n' {
+			return stderr[:j], stderr[j+len(line):], true
+		}
+		i = j + 1
+	}
+	return stderr, nil, false
 }
 
-// limitScript sets a job's rlimits with the shell's ulimit and execs the
-// program ("$@" after the five limits).
+// limitScript sets a job's rlimits with the shell's ulimit, writes
+// programStarts to stderr and execs the program ("$@" after the five
+// limits).
 //
 // Why the shell and not util-linux prlimit(1), as the local engine does:
 // many images lack prlimit (busybox and Alpine based ones), and apptainer
@@ -130,8 +155,8 @@ func limitFailure(token string) []byte {
 // every image that runs programs has a /bin/sh with ulimit. A prlimit that
 // cannot set a limit (raising a hard limit the node set lower) exits 1,
 // which the job's result could not tell from the program's own failure;
-// here every failed ulimit ends in limitFailure, which Run turns into an
-// error, so no sample is scored on a program that never ran.
+// here a failed ulimit never reaches programStarts, and Run turns the
+// run into an error, so no sample is scored on a program that never ran.
 //
 // Invoked as sh, dash, busybox ash and bash (in its POSIX mode) all read
 // -v in KiB, -f in 512-byte blocks, -t in seconds and -n, -c unscaled, and
@@ -145,16 +170,20 @@ func limitFailure(token string) []byte {
 // one per container, so the limit is the job's own; a setuid install
 // (SingularityCE's default) makes none, and the count is every task of
 // the user on the node, nel-run's threads and other jobs included; as
-// root it does not bind at all (openApptainer warns).
-const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5 token=$` + limitTokenEnv + `
+// root it would not bind at all, but as root the sandbox runs each job
+// as a uid of its own (apptainer_uid.go), whose count is the job's. The
+// container's init (sinit, with a few threads) counts against it too.
+const limitScript = `as=$1 nproc=$2 fsize=$3 cpu=$4 nofile=$5
 shift 5
-unset ` + limitTokenEnv + `
+if [ -n "$` + limitHomeEnv + `" ]; then HOME=$` + limitHomeEnv + `; export HOME; fi
+unset ` + limitHomeEnv + `
 if ulimit -v $((as / 1024)) && ulimit -f $((fsize / 512)) && ulimit -t "$cpu" &&
 	ulimit -n "$nofile" && ulimit -c 0 &&
 	{ ulimit -u "$nproc" 2>/dev/null || ulimit -p "$nproc"; }; then
+	echo "` + programStarts + `" >&2
 	exec "$@"
 fi
-echo "nel-sandbox $token: ` + limitFailed + `" >&2
+echo "nel-sandbox: ` + limitFailed + `" >&2
 exit 125`
 
 // ulimitArgv is the /bin/sh command line, limitScript with its

@@ -123,11 +123,12 @@ func TestLimitsDefaults(t *testing.T) {
 // limitScript on each /bin/sh an image may have (dash in Debian and
 // Ubuntu, busybox ash in Alpine and busybox images, bash as sh in RHEL),
 // run as sh on the host: every limit lands in bytes, soft and hard, in
-// the program it execs, which does not see the failure line's token.
+// the program it execs, after programStarts' line, with the HOME it was
+// given.
 func TestLimitScriptShells(t *testing.T) {
 	lim := limitsOf(Config{MemoryBytes: 1 << 30, MaxProcesses: 50, MaxFileSizeBytes: 1 << 20})
 	want := []string{
-		"token unset",
+		"home /given",
 		"Max address space         1073741824           1073741824",
 		"Max processes             50                   50",
 		"Max file size             1048576              1048576",
@@ -141,12 +142,18 @@ func TestLimitScriptShells(t *testing.T) {
 			if err != nil {
 				testenv.Missing(t, name+" (the shells images run limitScript with)", err.Error())
 			}
-			argv := append(lim.ulimitArgv(5 * time.Second)[1:], "sh", "-c", `cat /proc/self/limits; echo "token ${`+limitTokenEnv+`-unset}"`)
+			argv := append(lim.ulimitArgv(5 * time.Second)[1:], "sh", "-c", `cat /proc/self/limits; echo "home $HOME ${`+limitHomeEnv+`-unset}"`)
 			// argv[0] "sh": bash in its POSIX mode, busybox's ash applet.
-			cmd := &exec.Cmd{Path: path, Args: append([]string{"sh"}, argv...), Env: []string{"PATH=" + os.Getenv("PATH"), limitTokenEnv + "=secret"}}
+			cmd := &exec.Cmd{Path: path, Args: append([]string{"sh"}, argv...), Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=/elsewhere", limitHomeEnv + "=/given"}}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v: %s", err, out)
+			}
+			if !strings.HasPrefix(string(out), programStarts+"\n") {
+				t.Errorf("output does not start with programStarts' line:\n%s", out)
+			}
+			if !strings.Contains(string(out), "home /given unset\n") {
+				t.Errorf("the program's HOME is not the one given, or it sees %s:\n%s", limitHomeEnv, out)
 			}
 			for _, w := range want {
 				if !strings.Contains(string(out), w) {

@@ -129,6 +129,9 @@ type session struct {
 	cleanup func(d sessionDir) error
 	// hostAccess: the engine honours Command.Network and ReadOnly.
 	hostAccess bool
+	// release, when set, gives back what the engine held for the
+	// session (the apptainer sandbox's uid) once its folders are gone.
+	release func()
 
 	// stop ends the commands running when Close is called.
 	stop context.CancelFunc
@@ -205,6 +208,9 @@ func (s *session) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.release != nil {
+		defer s.release()
+	}
 	err := s.dir.remove()
 	if err != nil && s.cleanup != nil {
 		if cerr := s.cleanup(s.dir); cerr != nil {

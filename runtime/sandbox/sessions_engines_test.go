@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,7 +94,19 @@ func TestApptainerSessionArgv(t *testing.T) {
 		"--bind", root + "/app:/app", "--bind", root + "/logs:/logs", "--bind", root + "/tmp:/tmp",
 		"--pwd", "/app", "img.sif",
 		"/bin/sh", "-c", limitScript, "sh", "2147483648", "16", "67108864", "11", "256", "ls"}
-	if got := readArgs(t, args); !slices.Equal(got, want) {
+	got := readArgs(t, args)
+	if os.Geteuid() == 0 {
+		// As root, a uid of the session's own (apptainer_uid.go).
+		var uid, gid int
+		if len(got) < 11 || got[9] != "--security" {
+			t.Fatalf("apptainer argv as root %q: want --security after the network", got)
+		}
+		if _, err := fmt.Sscanf(got[10], "uid:%d,gid:%d", &uid, &gid); err != nil || uid != gid || uid < sandboxUIDBase || uid >= sandboxUIDBase+sandboxUIDCount {
+			t.Errorf("--security %q: want a uid and gid of the sandbox's range (%v)", got[10], err)
+		}
+		got = slices.Delete(got, 9, 11)
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("apptainer argv\n got %q\nwant %q", got, want)
 	}
 }
