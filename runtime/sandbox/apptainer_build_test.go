@@ -285,8 +285,16 @@ func TestApptainerBuildCancelledReal(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(cache, "*")); len(m) != 1 {
 		t.Errorf("cache after an interrupted build: %q, want only the base image", m)
 	}
-	out, _ := exec.Command("sh", "-c", "ps -eo args | grep -c '^sleep [4]7$' || true").Output()
+	// The CLI has exited; the container's processes die with their
+	// namespace a moment later (SIGKILL from its init), so wait a little.
+	var out []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _ = exec.Command("sh", "-c", "ps -eo args | grep -c '^sleep [4]7$' || true").Output()
+		if strings.TrimSpace(string(out)) == "0" || time.Now().After(deadline) {
+			break
+		}
+	}
 	if strings.TrimSpace(string(out)) != "0" {
-		t.Errorf("%s processes of the build's %%post still run", out)
+		t.Errorf("%s processes of the build's %%post still run 10 s after the build stopped", out)
 	}
 }
