@@ -179,6 +179,9 @@ func (a *apptainerEngine) buildSIF(ctx context.Context, job buildJob, pull slots
 	if exists(out.sif) {
 		return out, nil // the app folder is renamed into place first
 	}
+	if err := rootBuildAllowed(); err != nil {
+		return builtSIF{}, fmt.Errorf("sandbox %s: %s/Dockerfile: %w", a.name, job.dir, err)
+	}
 	if err := os.MkdirAll(job.cache, 0o755); err != nil {
 		return builtSIF{}, fmt.Errorf("sandbox %s: image cache: %w", a.name, err)
 	}
@@ -236,6 +239,22 @@ func (a *apptainerEngine) buildSIF(ctx context.Context, job buildJob, pull slots
 	return out, nil
 }
 
+// RootBuildsEnv, set to 1, lets nel-run build task images as root.
+const RootBuildsEnv = "NEL_APPTAINER_ROOT_BUILDS"
+
+// rootBuildAllowed refuses a build by root unless RootBuildsEnv says the
+// datasets are trusted. `build --fakeroot` run by root maps the build's
+// root to the host's (uid_map "0 0 1"): a Dockerfile's RUN step then
+// writes the host's /proc/sys (measured: kernel.core_pattern), where
+// docker build mounts it read-only. An unprivileged user's build maps its
+// root to that user, who cannot.
+func rootBuildAllowed() error {
+	if os.Geteuid() != 0 || os.Getenv(RootBuildsEnv) == "1" {
+		return nil
+	}
+	return fmt.Errorf("building a task image as root is refused: apptainer's build --fakeroot by root runs the Dockerfile's RUN steps as the host's root, able to change the host (its /proc/sys); run nel as an unprivileged user with an /etc/subuid range, give the task an [environment].docker_image, or set %s=1 for datasets you trust", RootBuildsEnv)
+}
+
 // cliCommand is an apptainer command that ctx's end interrupts: on SIGINT
 // the CLI removes its temporary build and bundle folders, and stops what
 // it started (a killed build leaves them in $TMPDIR).
@@ -263,8 +282,19 @@ func (a *apptainerEngine) copyApp(ctx context.Context, sif, dst string) error {
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return fmt.Errorf("sandbox %s: %w", a.name, err)
 	}
-	argv := []string{a.bin, "exec", "--containall", "--no-privs", "--no-home", "--net", "--network", "none",
-		"--bind", dst + ":/.nel-app", sif, "/bin/sh", "-c", "if [ -d /app ]; then cp -a /app/. /.nel-app/; fi"}
+	// The image's own sh and cp run here, and the Dockerfile made them:
+	// as root, under a uid of the sandbox's own, as model code does.
+	uid, err := a.holdUID()
+	if err != nil {
+		return err
+	}
+	defer uid.release()
+	if err := uid.chownTree(dst); err != nil {
+		return fmt.Errorf("sandbox %s: %w", a.name, err)
+	}
+	argv := []string{a.bin, "exec", "--containall", "--no-privs", "--no-home", "--net", "--network", "none"}
+	argv = append(argv, uid.securityArgv()...)
+	argv = append(argv, "--bind", dst+":/.nel-app", sif, "/bin/sh", "-c", "if [ -d /app ]; then cp -a /app/. /.nel-app/; fi")
 	if out, err := cliCommand(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return fmt.Errorf("sandbox %s: copy /app out of the built image: %v: %s", a.name, err, lastLinesOf(string(out), 4))
 	}

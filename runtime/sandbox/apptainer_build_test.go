@@ -63,6 +63,7 @@ func taskContext(t *testing.T, files map[string]string) string {
 // what was copied), ENV reaches the image's commands, the session's /app
 // is the image's. Samples of the task at once share one build.
 func TestApptainerBuildReal(t *testing.T) {
+	allowRootBuilds(t)
 	bin, sif := testenv.Apptainer(t)
 	cache := filepath.Join(t.TempDir(), "images")
 	seedBase(t, cache, baseRef, sif)
@@ -138,6 +139,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // error with the build's last lines, and the next session of the task
 // gets the same error without building again.
 func TestApptainerBuildFails(t *testing.T) {
+	allowRootBuilds(t)
 	_, sif := testenv.Apptainer(t)
 	cache := t.TempDir()
 	seedBase(t, cache, baseRef, sif)
@@ -186,6 +188,7 @@ esac`)
 // on the one file; a build its caller cancelled is not the task's
 // failure: the next session builds it.
 func TestApptainerBuildPull(t *testing.T) {
+	allowRootBuilds(t)
 	calls := fakeApptainer(t)
 	slow := filepath.Join(t.TempDir(), "slow")
 	t.Setenv("FAKE_BUILD_SLOW", slow)
@@ -260,6 +263,7 @@ func TestPullArgv(t *testing.T) {
 // interrupted, and the CLI removes its temporary folders and the
 // processes %post started; nothing of it is cached.
 func TestApptainerBuildCancelledReal(t *testing.T) {
+	allowRootBuilds(t)
 	_, sif := testenv.Apptainer(t)
 	cache := t.TempDir()
 	seedBase(t, cache, baseRef, sif)
@@ -296,5 +300,37 @@ func TestApptainerBuildCancelledReal(t *testing.T) {
 	}
 	if strings.TrimSpace(string(out)) != "0" {
 		t.Errorf("%s processes of the build's %%post still run 10 s after the build stopped", out)
+	}
+}
+
+// allowRootBuilds lets the test build task images as root (CI runs as
+// root; the test's Dockerfiles are its own).
+func allowRootBuilds(t *testing.T) {
+	t.Setenv(RootBuildsEnv, "1")
+}
+
+// As root, a task image is not built unless RootBuildsEnv says the
+// datasets are trusted: build --fakeroot by root would run the
+// Dockerfile's RUN steps as the host's root. The refusal says why and
+// what to do, and nothing is built or cached.
+func TestApptainerBuildRefusedAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the refusal is root's; an unprivileged user's build maps its root to the user")
+	}
+	_, sif := testenv.Apptainer(t)
+	t.Setenv(RootBuildsEnv, "")
+	cache := t.TempDir()
+	seedBase(t, cache, baseRef, sif)
+	dir := taskContext(t, map[string]string{"Dockerfile": "FROM " + baseRef + "\nRUN touch /built\n"})
+	sb, err := Open(context.Background(), Config{Type: "apptainer", BuildCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenSession(context.Background(), sb, SessionSpec{Build: dir})
+	if err == nil || !strings.Contains(err.Error(), "building a task image as root is refused") || !strings.Contains(err.Error(), RootBuildsEnv+"=1") {
+		t.Fatalf("a build as root: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(cache, "*")); len(m) != 1 {
+		t.Errorf("cache after a refused build: %q, want only the base image", m)
 	}
 }

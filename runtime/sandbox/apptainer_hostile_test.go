@@ -17,6 +17,8 @@ import (
 // the real SingularityCE's parser never sees it: the host file %setup
 // would touch is not there.
 func TestApptainerBuildHostileReal(t *testing.T) {
+	// Builds allowed: the converter alone must stop these.
+	allowRootBuilds(t)
 	_, sif := testenv.Apptainer(t)
 	cache := t.TempDir()
 	seedBase(t, cache, baseRef, sif)
