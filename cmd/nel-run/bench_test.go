@@ -42,7 +42,7 @@ func buildNelRun(b *testing.B) string {
 // the interceptors; 33 MB until the ECS Fargate sandbox's aws-sdk-go-v2,
 // issue 22, which costs 4.40 MB: 33.19 → 37.59 MB, and its SSM client 1.22 MB
 // more; the generated SSM, CloudWatch Logs and ECS clients have since given
-// way to a small signed JSON client: 36.69 MB);
+// way to a small signed JSON client: 36.84 MB with the apptainer builds);
 // `nel-run --version` takes at most
 // 20 ms (median of the runs; one run an iteration).
 func BenchmarkNelRunVersion(b *testing.B) {
