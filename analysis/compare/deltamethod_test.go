@@ -10,18 +10,25 @@ import (
 // The names are published (compare reports, gate verdicts): each
 // constant keeps its name, and the vocabulary lists each once.
 func TestDeltaMethodNames(t *testing.T) {
-	published := map[DeltaMethod]string{
-		DeltaAdjustedWald: "adjusted_wald", DeltaAdjustedT: "adjusted_t", DeltaClustered: "clt_clustered",
-		DeltaUnpairedMOVERJeffreys: "unpaired_mover_jeffreys", DeltaUnpairedMOVER: "unpaired_mover",
-		DeltaUnpairedNormal: "unpaired_normal", DeltaT: "t",
+	// A slice, not a map literal: a map's duplicate constant keys would
+	// not compile, while two constants with one value would.
+	pairs := []struct {
+		m    DeltaMethod
+		name string
+	}{
+		{DeltaAdjustedWald, "adjusted_wald"}, {DeltaAdjustedT, "adjusted_t"}, {DeltaClustered, "clt_clustered"},
+		{DeltaUnpairedMOVERJeffreys, "unpaired_mover_jeffreys"}, {DeltaUnpairedMOVER, "unpaired_mover"},
+		{DeltaUnpairedNormal, "unpaired_normal"}, {DeltaT, "t"},
 	}
-	if len(published) != 7 {
-		t.Fatalf("%d distinct constants, want 7: two share a name", len(published))
-	}
-	for m, name := range published {
-		if string(m) != name {
-			t.Errorf("constant for %q is %q", name, m)
+	published := map[DeltaMethod]string{}
+	for _, p := range pairs {
+		if string(p.m) != p.name {
+			t.Errorf("constant for %q is %q", p.name, p.m)
 		}
+		published[p.m] = p.name
+	}
+	if len(published) != len(pairs) {
+		t.Fatalf("%d distinct constants, want %d: two share a name", len(published), len(pairs))
 	}
 	all := DeltaMethods()
 	if len(all) != len(published) {

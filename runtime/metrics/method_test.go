@@ -13,23 +13,30 @@ import (
 // each constant keeps its name, and the vocabulary lists each once. A
 // constant given another value fails here, not in a bundle reader.
 func TestMethodNames(t *testing.T) {
-	published := map[metrics.Method]string{
-		metrics.MethodT: "t", metrics.MethodCLTClustered: "clt_clustered",
-		metrics.MethodWilsonEnds: "wilson_ends", metrics.MethodJeffreysEffective: "jeffreys_effective",
-		metrics.MethodJeffreysBetaBinomial: "jeffreys_betabinomial", metrics.MethodKornGraubardClustered: "korn_graubard_clustered",
-		metrics.MethodJeffreysRatio: "jeffreys_ratio", metrics.MethodCLTRatio: "clt_ratio",
-		metrics.MethodBootstrapPercentile: "bootstrap_percentile", metrics.MethodBootstrapClusterExpanded: "bootstrap_cluster_expanded",
-		metrics.MethodCLT: "clt", metrics.MethodWilson: "wilson", metrics.MethodWilsonEffective: "wilson_effective",
-		metrics.MethodKornGraubard: "korn_graubard", metrics.MethodWilsonClustered: "wilson_clustered",
-		metrics.MethodWilsonRatio: "wilson_ratio", metrics.MethodBootstrapCluster: "bootstrap_cluster",
+	// A slice, not a map literal: a map's duplicate constant keys would
+	// not compile, while two constants with one value would.
+	pairs := []struct {
+		m    metrics.Method
+		name string
+	}{
+		{metrics.MethodT, "t"}, {metrics.MethodCLTClustered, "clt_clustered"},
+		{metrics.MethodWilsonEnds, "wilson_ends"}, {metrics.MethodJeffreysEffective, "jeffreys_effective"},
+		{metrics.MethodJeffreysBetaBinomial, "jeffreys_betabinomial"}, {metrics.MethodKornGraubardClustered, "korn_graubard_clustered"},
+		{metrics.MethodJeffreysRatio, "jeffreys_ratio"}, {metrics.MethodCLTRatio, "clt_ratio"},
+		{metrics.MethodBootstrapPercentile, "bootstrap_percentile"}, {metrics.MethodBootstrapClusterExpanded, "bootstrap_cluster_expanded"},
+		{metrics.MethodCLT, "clt"}, {metrics.MethodWilson, "wilson"}, {metrics.MethodWilsonEffective, "wilson_effective"},
+		{metrics.MethodKornGraubard, "korn_graubard"}, {metrics.MethodWilsonClustered, "wilson_clustered"},
+		{metrics.MethodWilsonRatio, "wilson_ratio"}, {metrics.MethodBootstrapCluster, "bootstrap_cluster"},
 	}
-	if len(published) != 17 {
-		t.Fatalf("%d distinct constants, want 17: two share a name", len(published))
-	}
-	for m, name := range published {
-		if string(m) != name {
-			t.Errorf("constant for %q is %q", name, m)
+	published := map[metrics.Method]string{}
+	for _, p := range pairs {
+		if string(p.m) != p.name {
+			t.Errorf("constant for %q is %q", p.name, p.m)
 		}
+		published[p.m] = p.name
+	}
+	if len(published) != len(pairs) {
+		t.Fatalf("%d distinct constants, want %d: two share a name", len(published), len(pairs))
 	}
 	all := metrics.Methods()
 	if len(all) != len(published) {
