@@ -116,10 +116,8 @@ func (a awsJSON) call(ctx context.Context, op string, in, out any) error {
 		if derr != nil {
 			return fmt.Errorf("%w (after %d attempts: %w)", err, attempt, derr)
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return fmt.Errorf("%s.%s: %w (after: %w)", a.target, op, ctx.Err(), err)
+		if werr := sleepCtx(ctx, wait); werr != nil {
+			return fmt.Errorf("%s.%s: %w (after: %w)", a.target, op, werr, err)
 		}
 	}
 }

@@ -129,10 +129,8 @@ func (e *ecsEngine) waitRunning(ctx context.Context, arn string) (string, error)
 				return ip, nil
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("not running after %s (last status %s): %w", e.cfg.StartupTimeout, last, ctx.Err())
-		case <-time.After(e.cfg.PollInterval):
+		if err := sleepCtx(ctx, e.cfg.PollInterval); err != nil {
+			return "", fmt.Errorf("not running after %s (last status %s): %w", e.cfg.StartupTimeout, last, err)
 		}
 	}
 }

@@ -225,10 +225,8 @@ func (r *remote) waitHealthy(ctx context.Context, addr string) (Health, error) {
 			return h, nil
 		}
 		last = err
-		select {
-		case <-ctx.Done():
+		if sleepCtx(ctx, healthInterval) != nil {
 			return Health{}, last
-		case <-time.After(healthInterval):
 		}
 	}
 }
