@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/nel-eval/nel/runtime/sandbox/dockerdef"
 )
 
 // Image is the container image a container sandbox (docker, apptainer,
@@ -62,9 +64,13 @@ func needsBuild(format string, a ...any) error { return &buildError{fmt.Sprintf(
 // a session keeps only /app from one command to the next, so SWE-bench's
 // agent would lose what it changed in /testbed at its next command.
 func builtWorkdir(dockerfile string) error {
+	lines, err := dockerfileLines(dockerfile)
+	if err != nil {
+		return err
+	}
 	workdir := "/"
-	var err error // the last stage's last WORKDIR's: what the agent works in
-	for _, in := range dockerfileLines(dockerfile) {
+	// err is now the last stage's last WORKDIR's: what the agent works in.
+	for _, in := range lines {
 		word, rest, _ := strings.Cut(in.text, " ")
 		switch strings.ToUpper(word) {
 		case "FROM":
@@ -85,9 +91,13 @@ func builtWorkdir(dockerfile string) error {
 // baseImage reads a Dockerfile that only names its base image and copies
 // its build context to /app.
 func baseImage(dockerfile string) (string, error) {
+	lines, err := dockerfileLines(dockerfile)
+	if err != nil {
+		return "", err
+	}
 	var from string
 	workdir := "/"
-	for _, in := range dockerfileLines(dockerfile) {
+	for _, in := range lines {
 		n, line := in.line, in.text
 		word, rest, _ := strings.Cut(line, " ")
 		args := strings.Fields(rest)
@@ -128,28 +138,24 @@ func copiesToApp(workdir, dst string) bool {
 	return path.Clean(dst) == "/app"
 }
 
-// instruction is one Dockerfile instruction and the line it starts on.
+// instruction is one Dockerfile instruction and the line it starts on,
+// its words separated by single spaces.
 type instruction struct {
 	line int
 	text string
 }
 
-// dockerfileLines are a Dockerfile's instructions in order, continuation
-// lines joined, comments and blank lines left out.
-func dockerfileLines(s string) []instruction {
-	var out []instruction
-	lines := strings.Split(s, "\n")
-	for i := 0; i < len(lines); i++ {
-		start := i + 1
-		line := strings.TrimSpace(lines[i])
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
-			i++
-			line = strings.TrimSpace(strings.TrimSuffix(line, "\\")) + " " + strings.TrimSpace(lines[i])
-		}
-		out = append(out, instruction{start, strings.Join(strings.Fields(line), " ")})
+// dockerfileLines are a Dockerfile's instructions in order, read as
+// Docker's parser does (dockerdef.Steps: continuation lines joined,
+// comments, blank lines and parser directives left out).
+func dockerfileLines(s string) ([]instruction, error) {
+	steps, err := dockerdef.Steps(s)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	out := make([]instruction, len(steps))
+	for i, st := range steps {
+		out[i] = instruction{st.Line, strings.Join(strings.Fields(st.Text), " ")}
+	}
+	return out, nil
 }

@@ -33,6 +33,9 @@ func TestBaseImage(t *testing.T) {
 		"FROM ubuntu:24.04\nWORKDIR /app\nCOPY . ./\n":                     "ubuntu:24.04",
 		"FROM \\\n  registry.example/img@sha256:abc\n":                     "registry.example/img@sha256:abc",
 		"from alpine:3\ncopy . /app/\n":                                    "alpine:3",
+		// Read as Docker reads it (dockerdef.Steps): a comment inside a
+		// continued instruction is skipped, a parser directive is no step.
+		"# syntax=docker/dockerfile:1\nFROM alpine:3\nWORKDIR /app\nCOPY . \\\n# into the work folder\n  /app\n": "alpine:3",
 	}
 	for df, want := range ok {
 		if got, err := baseImage(df); err != nil || got != want {

@@ -62,6 +62,28 @@ func instructions(s string) ([]instruction, error) {
 	return out, nil
 }
 
+// Step is one Dockerfile instruction as Docker's parser reads it: the
+// line it starts on and its text, continuation lines joined.
+type Step struct {
+	Line int
+	Text string
+}
+
+// Steps reads a Dockerfile's instructions (instructions' reading, for
+// callers that only look at them: runtime/harbor's check of what a
+// task's image needs).
+func Steps(s string) ([]Step, error) {
+	ins, err := instructions(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Step, len(ins))
+	for i, in := range ins {
+		out[i] = Step{Line: in.line, Text: in.text}
+	}
+	return out, nil
+}
+
 // skip: a blank or comment line, which a continued instruction skips.
 func skip(line string) bool {
 	t := strings.TrimSpace(line)
